@@ -1,0 +1,79 @@
+// How a primitive (droplet, ssh, http_load, ... or a host's own) plugs into a run.
+//
+// A primitive is a global table scripts see. Its functions are lua_CFunctions that reach the run
+// through the Context. A function that waits never blocks: it starts the operation on the event
+// loop, suspends the calling task and yields; a loop callback later resumes or fails the task.
+//
+//   static int sleep_fn(lua_State* L) {
+//     auto& ctx = runara::Context::from(L);
+//     runara::WaitId w = ctx.suspend(L, [timer] { stop(timer); });   // on_cancel
+//     start_timer(ctx.loop(), [&ctx, w] { ctx.resume(w, [](lua_State*) { return 0; }); });
+//     return ctx.yield(L);
+//   }
+//   ctx.push_async(L, sleep_fn);   // registers it: errors from fail() are raised at the caller
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <lua.hpp>
+
+typedef struct uv_loop_s uv_loop_t;
+
+namespace runara {
+
+struct Permissions;
+using WaitId = std::uint64_t;
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  static Context& from(lua_State* L);  // the run a Lua state (or any of its coroutines) belongs to
+
+  virtual uv_loop_t* loop() = 0;
+  virtual std::string run_id() const = 0;
+  virtual const Permissions& permissions() const = 0;
+  virtual bool stopping() const = 0;               // the run is ending: start nothing new
+  virtual double remaining_runtime_s() const = 0;  // until the hard deadline
+
+  virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
+  virtual void progress(std::string_view line) = 0;  // transient status line
+  virtual std::string redact(std::string_view text) const = 0;
+  // The value behind a secret handle at `index` (for primitives that hand it to a machine);
+  // raises a Lua error if the value there is not a secret handle.
+  virtual std::string secret_value(lua_State* L, int index) = 0;
+  // The run's output folder (created on first use).
+  virtual std::string out_dir() = 0;
+
+  // --- waiting without blocking ---
+  // Marks the calling task as waiting. `on_cancel` runs if the task is cancelled (run stopped,
+  // deadline passed) before resume/fail: it must stop the operation and not call resume/fail.
+  virtual WaitId suspend(lua_State* L, std::function<void()> on_cancel = {}) = 0;
+  virtual int yield(lua_State* L) = 0;  // `return ctx.yield(L);` right after suspend
+  // Wakes the task; `push` pushes the function's results and returns how many.
+  virtual void resume(WaitId wait, std::function<int(lua_State*)> push) = 0;
+  // Wakes the task with an error raised at the script line that called the function.
+  virtual void fail(WaitId wait, std::string message) = 0;
+
+  // Pushes `fn` (with `nup` upvalues popped from the stack) as a function that may wait.
+  // Functions that never wait are pushed with lua_pushcclosure as usual.
+  virtual void push_async(lua_State* L, lua_CFunction fn, int nup = 0) = 0;
+};
+
+class Primitive {
+ public:
+  virtual ~Primitive() = default;
+  virtual std::string name() const = 0;               // the global's name, e.g. "droplet"
+  virtual void open(lua_State* L, Context& ctx) = 0;  // push exactly one value: the global
+  // Runs once when the run ends, whatever the reason, on the event loop, with no Lua running.
+  // Call `done` when finished ("" or an error to report loudly). Must not depend on the script.
+  virtual void teardown(Context& ctx, std::function<void(std::string error)> done) {
+    (void)ctx;
+    done({});
+  }
+  virtual std::string pending_teardown() const { return {}; }  // "destroying droplet 123, ..."
+};
+
+}  // namespace runara

@@ -1,0 +1,104 @@
+// The embedding API: create a Runtime, run a scenario, receive its events, cancel it.
+// Everything a run owns hangs off its Runtime object; two runtimes in one process share nothing.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runara {
+
+class Primitive;
+
+// Exit statuses, the same numbers the `runara` command exits with.
+enum class Exit : int {
+  ok = 0,
+  script_error = 1,
+  usage = 2,
+  watchdog = 3,
+  interrupted = 130,  // SIGINT
+  terminated = 143,   // SIGTERM (SIGHUP maps here too: the run was ended from outside)
+};
+
+// What a script may reach beyond its own folder and output folder. Everything else is denied.
+struct Permissions {
+  std::vector<std::string> read_paths;  // files or folders runara.read_file may open
+  std::vector<std::string> hosts;       // "HOST" or "HOST:PORT" network primitives may contact
+  std::vector<std::string> env;         // environment variables os.getenv may read
+};
+
+struct Options {
+  double max_runtime_s = 7200;                 // hard deadline for the whole run
+  std::size_t max_memory_bytes = std::size_t{1} << 30;  // cap on the Lua heap
+  std::string out_dir;                         // empty: results/<UTC>-<script>/ under the cwd
+  std::vector<std::string> args;               // reach the script as runara.args / arg
+  Permissions permissions;
+  std::map<std::string, std::string> secrets;  // name -> value; scripts only get opaque handles
+  std::string stdlib_dir;                      // empty: the stdlib this build was made with
+  double teardown_budget_s = 300;              // how long teardown may take before giving up
+};
+
+// Callbacks a host receives. All run on the thread that called run_*/eval. Text is redacted.
+struct Events {
+  std::function<void(std::string_view text)> print;  // the script's print()
+  std::function<void(std::string_view line)> log;    // runara.log, warnings, runtime reports
+  std::function<void(std::string_view line)> progress;  // transient status ("waiting for ...")
+  std::function<void(std::string_view name, std::string_view json)> result;  // runara.result
+};
+
+struct Outcome {
+  Exit exit = Exit::ok;
+  std::string message;    // why the run did not succeed (empty on success)
+  std::string traceback;  // Lua traceback of the failing script, when there is one
+  std::string out_dir;    // where run.log / results.json went ("" if nothing was written)
+};
+
+// The REPL's view of one evaluated input.
+struct EvalResult {
+  enum class Kind { ok, incomplete, error, stopped } kind = Kind::ok;
+  std::string text;  // printed values (ok) or the error message (error/stopped)
+};
+
+class Runtime {
+ public:
+  explicit Runtime(Options options, Events events = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Adds a primitive (a global table scripts see). Call before running anything.
+  void add_primitive(std::unique_ptr<Primitive> primitive);
+
+  // One whole run: execute, wait for the main chunk, cancel leftover tasks, tear down.
+  Outcome run_file(const std::string& path);
+  Outcome run_string(std::string_view code, std::string_view chunk_name = "=(command line)");
+
+  // Interactive use (REPL, `-i`): the same sandbox, kept alive between inputs.
+  Outcome exec_file(const std::string& path);  // run a script, keep its globals and tasks
+  EvalResult eval(std::string_view code);      // an expression or statement, REPL style
+  std::vector<std::string> complete(std::string_view prefix);  // "foo.ba" -> "foo.bar", ...
+  Outcome finish();                           // cancel tasks, tear down, close the state
+
+  // Thread-safe and async-signal-safe. `signal_number` 0 means a plain host cancel.
+  void cancel(int signal_number = 0);
+  // Stops the input eval()/exec_file() is running without ending the session (REPL Ctrl-C).
+  void interrupt();
+  // A line saying what teardown is still waiting for (for a second Ctrl-C); "" if nothing.
+  std::string pending_teardown() const;
+  // The command a user runs to clean up what this run may have left behind.
+  std::string cleanup_command() const;
+  std::string run_id() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string version();
+
+}  // namespace runara
