@@ -20,8 +20,9 @@ enum class Exit : int {
   script_error = 1,
   usage = 2,
   watchdog = 3,
+  hangup = 129,       // SIGHUP
   interrupted = 130,  // SIGINT
-  terminated = 143,   // SIGTERM (SIGHUP maps here too: the run was ended from outside)
+  terminated = 143,   // SIGTERM, or a host's cancel()
 };
 
 // What a script may reach beyond its own folder and output folder. Everything else is denied.

@@ -1,0 +1,110 @@
+// The `runara` table: the run's own API (tasks, time, logging, files, secrets, results).
+#include "args.hpp"
+#include "lua_values.hpp"
+#include "runara_binding.hpp"
+
+namespace runara {
+
+namespace {
+
+int now(lua_State* L) {
+  lua_pushnumber(L, monotonic_seconds() - impl_of(L).started_at());
+  return 1;
+}
+
+// runara.log(...): like print, but timestamped, sent to the log stream and into run.log.
+int log(lua_State* L) {
+  const int n = lua_gettop(L);
+  std::string line;
+  for (int i = 1; i <= n; ++i) {
+    lua_pushvalue(L, lua_upvalueindex(1));  // the original tostring
+    lua_pushvalue(L, i);
+    lua_call(L, 1, 1);
+    std::size_t len;
+    const char* s = lua_tolstring(L, -1, &len);
+    if (!s) return luaL_error(L, "runara.log: 'tostring' must return a string");
+    if (i > 1) line += ' ';
+    line.append(s, len);
+    lua_pop(L, 1);
+  }
+  impl_of(L).log(line);
+  return 0;
+}
+
+int secret(lua_State* L) {
+  const std::string name = args::string(L, 1, "runara.secret", "name");
+  if (!impl_of(L).secrets_.has(name)) {
+    return luaL_error(L, "runara.secret: secret '%s' was not granted; run with --secret %s "
+                         "(its value is read from the environment variable %s)",
+                      name.c_str(), name.c_str(), name.c_str());
+  }
+  Secrets::push_handle(L, name);
+  return 1;
+}
+
+int result(lua_State* L) {
+  const std::string name = args::string(L, 1, "runara.result", "name");
+  if (lua_isnone(L, 2)) args::fail(L, "runara.result", 2, "value", "a value (number, string, boolean or table)");
+  impl_of(L).emit_result(name, to_json(L, 2, ("runara.result: '" + name + "'").c_str()));
+  return 0;
+}
+
+int out_dir(lua_State* L) {
+  lua_pushstring(L, impl_of(L).out_dir().c_str());
+  return 1;
+}
+
+// runara.args / arg (arg[0] is the script) / runara.params (key=value arguments).
+void push_arguments(lua_State* L, Runtime::Impl& rt) {
+  const auto& list = rt.options_.args;
+  lua_createtable(L, static_cast<int>(list.size()), 0);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    lua_pushstring(L, list[i].c_str());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setfield(L, -2, "args");
+
+  lua_createtable(L, static_cast<int>(list.size()), 1);
+  lua_pushstring(L, rt.script_path_.c_str());
+  lua_rawseti(L, -2, 0);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    lua_pushstring(L, list[i].c_str());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setglobal(L, "arg");
+
+  lua_newtable(L);
+  for (const auto& a : list) {
+    const std::size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    lua_pushstring(L, a.substr(eq + 1).c_str());
+    lua_setfield(L, -2, a.substr(0, eq).c_str());
+  }
+  lua_setfield(L, -2, "params");
+}
+
+}  // namespace
+
+void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
+  lua_newtable(L);
+  lua_pushcfunction(L, now);
+  lua_setfield(L, -2, "now");
+  lua_getglobal(L, "tostring");
+  lua_pushcclosure(L, log, 1);
+  lua_setfield(L, -2, "log");
+  lua_pushcfunction(L, secret);
+  lua_setfield(L, -2, "secret");
+  lua_pushcfunction(L, result);
+  lua_setfield(L, -2, "result");
+  lua_pushcfunction(L, out_dir);
+  lua_setfield(L, -2, "out_dir");
+  lua_pushstring(L, rt.run_id().c_str());
+  lua_setfield(L, -2, "run_id");
+  lua_pushstring(L, RUNARA_VERSION);
+  lua_setfield(L, -2, "version");
+  push_arguments(L, rt);
+  open_task_api(L, rt);
+  open_file_api(L, rt);
+}
+
+}  // namespace runara

@@ -1,0 +1,136 @@
+#include "cli_options.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace runara::cli {
+
+namespace {
+
+bool parse_positive(const std::string& text, double& out) {
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end && *end == '\0' && !text.empty() && std::isfinite(out) && out > 0;
+}
+
+// "1G", "512M", "1048576" -> bytes.
+bool parse_bytes(const std::string& text, std::size_t& out) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (!end || end == text.c_str() || !(value > 0)) return false;
+  double scale = 1;
+  const std::string unit = end;
+  if (unit == "K" || unit == "KiB" || unit == "k") scale = 1024.0;
+  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (!unit.empty()) return false;
+  out = static_cast<std::size_t>(value * scale);
+  return out >= (1u << 20);
+}
+
+}  // namespace
+
+const char* help_text() {
+  return R"(usage: runara [OPTIONS] SCRIPT [ARGS...]   run a scenario script
+       runara [OPTIONS] -e CODE              run a string of Lua
+       runara [OPTIONS] -i SCRIPT [ARGS...]  run a script, then a REPL with its globals
+       runara [OPTIONS]                      start the REPL
+
+Scripts are sandboxed: they reach only what these options grant.
+  --allow-read PATH       let runara.read_file read PATH (a file or folder); repeatable
+  --allow-host HOST[:PORT] let network primitives contact HOST; repeatable
+  --allow-env NAME        let os.getenv read the environment variable NAME; repeatable
+  --secret NAME           pass the environment variable NAME as an opaque secret handle
+                          (runara.secret("NAME")); its value never reaches the script
+Limits:
+  --max-runtime SECONDS   hard deadline for the whole run (default 7200)
+  --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
+Output:
+  --out DIR               results folder (default results/<UTC time>-<script name>/)
+Other:
+  -h, --help              this text
+  --version               print the version
+
+ARGS reach the script as runara.args (and arg); KEY=VALUE arguments also appear in
+runara.params.
+
+Exit status:
+  0    success
+  1    the script raised an error (or a task failed, or teardown failed)
+  2    usage error (bad option, missing script)
+  3    stopped by the watchdog (--max-runtime or watchdog.limit)
+  129  hung up (SIGHUP)
+  130  interrupted (SIGINT, Ctrl-C)
+  143  terminated (SIGTERM)
+On SIGINT/SIGTERM/SIGHUP runara stops the script and tears down what it created; a second
+Ctrl-C shows what teardown is waiting for, a third exits at once and prints the command that
+cleans up the rest.
+)";
+}
+
+std::string parse_command_line(int argc, char** argv, CommandLine& out) {
+  int i = 1;
+  auto value = [&](const std::string& flag, std::string& into) -> std::string {
+    if (i + 1 >= argc) return flag + " needs a value";
+    into = argv[++i];
+    return {};
+  };
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string v, error;
+    if (a == "-h" || a == "--help") {
+      out.mode = CommandLine::Mode::help;
+      return {};
+    } else if (a == "--version" || a == "-v") {
+      out.mode = CommandLine::Mode::version;
+      return {};
+    } else if (a == "-e") {
+      if (!(error = value(a, out.code)).empty()) return error;
+      out.mode = CommandLine::Mode::eval;
+    } else if (a == "-i") {
+      out.mode = CommandLine::Mode::interactive_script;
+    } else if (a == "--allow-read") {
+      if (!(error = value(a, v)).empty()) return error;
+      out.options.permissions.read_paths.push_back(v);
+    } else if (a == "--allow-host") {
+      if (!(error = value(a, v)).empty()) return error;
+      out.options.permissions.hosts.push_back(v);
+    } else if (a == "--allow-env") {
+      if (!(error = value(a, v)).empty()) return error;
+      out.options.permissions.env.push_back(v);
+    } else if (a == "--secret") {
+      if (!(error = value(a, v)).empty()) return error;
+      out.secret_names.push_back(v);
+    } else if (a == "--max-runtime") {
+      if (!(error = value(a, v)).empty()) return error;
+      if (!parse_positive(v, out.options.max_runtime_s)) return "--max-runtime expects a number of seconds > 0, got '" + v + "'";
+    } else if (a == "--max-memory") {
+      if (!(error = value(a, v)).empty()) return error;
+      if (!parse_bytes(v, out.options.max_memory_bytes)) return "--max-memory expects a size of at least 1M such as 512M or 2G, got '" + v + "'";
+    } else if (a == "--out") {
+      if (!(error = value(a, out.options.out_dir)).empty()) return error;
+    } else if (a == "--") {
+      ++i;
+      break;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return "unknown option '" + a + "' (see runara --help)";
+    } else {
+      break;
+    }
+  }
+  if (i < argc && out.mode != CommandLine::Mode::eval) {
+    out.script = argv[i++];
+    if (out.mode != CommandLine::Mode::interactive_script) out.mode = CommandLine::Mode::script;
+  } else if (out.mode == CommandLine::Mode::interactive_script) {
+    return "-i needs a script to run first";
+  }
+  for (; i < argc; ++i) out.options.args.push_back(argv[i]);
+  for (const auto& name : out.secret_names) {
+    const char* secret = std::getenv(name.c_str());
+    if (!secret || !*secret) return "--secret " + name + ": the environment variable " + name + " is not set";
+    out.options.secrets[name] = secret;
+  }
+  return {};
+}
+
+}  // namespace runara::cli

@@ -1,0 +1,55 @@
+// `runara`: a thin command-line client of the runtime library.
+#include <cstdio>
+
+#include "cli_options.hpp"
+#include "repl.hpp"
+#include "runara/runtime.hpp"
+#include "signals.hpp"
+#include "terminal_events.hpp"
+
+namespace {
+
+int report(const runara::Outcome& outcome) {
+  if (outcome.exit != runara::Exit::ok) {
+    std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
+    if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
+  }
+  if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
+  return static_cast<int>(outcome.exit);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using runara::cli::CommandLine;
+  CommandLine command;
+  if (std::string error = runara::cli::parse_command_line(argc, argv, command); !error.empty()) {
+    std::fprintf(stderr, "runara: %s\n", error.c_str());
+    return static_cast<int>(runara::Exit::usage);
+  }
+  if (command.mode == CommandLine::Mode::help) {
+    std::fputs(runara::cli::help_text(), stdout);
+    return 0;
+  }
+  if (command.mode == CommandLine::Mode::version) {
+    std::printf("runara %s\n", runara::version().c_str());
+    return 0;
+  }
+
+  runara::Runtime runtime(command.options, runara::cli::terminal_events());
+  runara::cli::install_signal_handlers(runtime);
+  switch (command.mode) {
+    case CommandLine::Mode::script: return report(runtime.run_file(command.script));
+    case CommandLine::Mode::eval: return report(runtime.run_string(command.code));
+    case CommandLine::Mode::interactive_script: {
+      runara::Outcome first = runtime.exec_file(command.script);
+      if (first.exit == runara::Exit::usage) return report(first);
+      if (first.exit != runara::Exit::ok) report(first);
+      runara::cli::run_repl(runtime);
+      return report(runtime.finish());
+    }
+    default:
+      runara::cli::run_repl(runtime);
+      return report(runtime.finish());
+  }
+}

@@ -1,0 +1,110 @@
+#include "repl.hpp"
+
+#include <editline/readline.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "signals.hpp"
+
+namespace runara::cli {
+
+namespace {
+
+Runtime* g_repl_runtime = nullptr;  // libedit's completion callback takes no user data
+std::vector<std::string> g_matches;
+
+std::string history_path() {
+  const char* state = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string dir;
+  if (state && *state) dir = std::string(state) + "/runara";
+  else if (home && *home) dir = std::string(home) + "/.local/state/runara";
+  else return {};
+  std::string partial;
+  for (std::size_t pos = 1; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    mkdir(dir.substr(0, pos).c_str(), 0700);
+  }
+  return dir + "/history";
+}
+
+char* match_generator(const char* text, int state) {
+  static std::size_t next;
+  if (state == 0) {
+    g_matches = g_repl_runtime->complete(text);
+    next = 0;
+  }
+  if (next < g_matches.size()) return strdup(g_matches[next++].c_str());
+  return nullptr;
+}
+
+char** complete(const char* text, int, int) {
+  rl_attempted_completion_over = 1;  // no filename completion
+  return rl_completion_matches(text, match_generator);
+}
+
+// Reads one line; returns false at end of input (Ctrl-D). Ctrl-C at the prompt drops the line.
+bool read_line(const char* prompt, std::string& line, bool& interrupted) {
+  set_repl_prompt(true);
+  char* raw = readline(prompt);
+  set_repl_prompt(false);
+  interrupted = take_prompt_interrupt();
+  if (!raw) return interrupted;  // an interrupted read also returns NULL: not an end
+  line = raw;
+  std::free(raw);
+  return true;
+}
+
+}  // namespace
+
+void run_repl(Runtime& runtime) {
+  g_repl_runtime = &runtime;
+  const std::string history = history_path();
+  using_history();
+  if (!history.empty()) read_history(history.c_str());
+  rl_attempted_completion_function = complete;
+  rl_basic_word_break_characters = const_cast<char*>(" \t\n\"'><=;+-*/%^~#{}()[],");
+  std::printf("runara %s — Lua REPL. Ctrl-D to leave (tears down what the session created).\n",
+              version().c_str());
+
+  std::string buffer;
+  while (true) {
+    std::string line;
+    bool interrupted = false;
+    if (!read_line(buffer.empty() ? "runara> " : "    >> ", line, interrupted)) break;
+    if (interrupted) {
+      std::printf("^C\n");
+      buffer.clear();
+      continue;
+    }
+    buffer += buffer.empty() ? line : "\n" + line;
+    if (buffer.find_first_not_of(" \t") == std::string::npos) {
+      buffer.clear();
+      continue;
+    }
+    set_repl_statement_running(true);
+    EvalResult result = runtime.eval(buffer);
+    set_repl_statement_running(false);
+    if (result.kind == EvalResult::Kind::incomplete) continue;
+    add_history(buffer.c_str());
+    if (!history.empty()) write_history(history.c_str());
+    buffer.clear();
+    if (result.kind == EvalResult::Kind::ok && !result.text.empty()) {
+      std::printf("%s\n", result.text.c_str());
+    } else if (result.kind == EvalResult::Kind::error) {
+      std::fprintf(stderr, "error: %s\n", result.text.c_str());
+    } else if (result.kind == EvalResult::Kind::stopped) {
+      std::fprintf(stderr, "%s\n", result.text.c_str());
+      break;
+    }
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+}
+
+}  // namespace runara::cli

@@ -1,0 +1,266 @@
+#include "lua_values.hpp"
+
+#include <cmath>
+#include <cctype>
+#include <set>
+
+#include "secrets.hpp"
+
+namespace runara {
+
+namespace {
+
+std::string number_text(lua_Number n) {
+  if (std::isfinite(n) && n == std::floor(n) && std::fabs(n) < 1e15) {
+    return std::to_string(static_cast<long long>(n));
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.14g", n);
+  return buf;
+}
+
+struct JsonWriter {
+  lua_State* L;
+  std::set<const void*> open;  // tables on the current path: a repeat is a cycle
+
+  [[noreturn]] void fail(const std::string& path, const std::string& why) {
+    luaL_error(L, "%s is not plain data: %s", path.c_str(), why.c_str());
+    std::abort();  // luaL_error does not return
+  }
+
+  // Returns the array length n when the keys are exactly 1..n, or -1.
+  long array_length(int index) {
+    long count = 0, max = 0;
+    lua_pushnil(L);
+    while (lua_next(L, index)) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) != LUA_TNUMBER) { lua_pop(L, 1); return -1; }
+      lua_Number k = lua_tonumber(L, -1);
+      if (k < 1 || k != std::floor(k)) { lua_pop(L, 1); return -1; }
+      max = std::max(max, static_cast<long>(k));
+      ++count;
+    }
+    return count == max ? max : -1;
+  }
+
+  nlohmann::json table(int index, const std::string& path) {
+    const void* id = lua_topointer(L, index);
+    if (!open.insert(id).second) fail(path, "it contains itself (a cycle)");
+    if (open.size() > 100) fail(path, "nested deeper than 100 levels");
+    nlohmann::json out;
+    long n = array_length(index);
+    if (n == 0) {
+      out = nlohmann::json::object();  // {} is the more common meaning of an empty table
+    } else if (n > 0) {
+      out = nlohmann::json::array();
+      for (long i = 1; i <= n; ++i) {
+        lua_rawgeti(L, index, static_cast<int>(i));
+        out.push_back(value(lua_gettop(L), path + "[" + std::to_string(i) + "]"));
+        lua_pop(L, 1);
+      }
+    } else {
+      out = nlohmann::json::object();
+      lua_pushnil(L);
+      while (lua_next(L, index)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+          fail(path, std::string("it has a key of type ") + luaL_typename(L, -2) +
+                         " (only string keys or a 1..n list can be written)");
+        }
+        std::string key = lua_tostring(L, -2);
+        out[key] = value(lua_gettop(L), path + "." + key);
+        lua_pop(L, 1);
+      }
+    }
+    open.erase(id);
+    return out;
+  }
+
+  nlohmann::json value(int index, const std::string& path) {
+    switch (lua_type(L, index)) {
+      case LUA_TNIL: return nullptr;
+      case LUA_TBOOLEAN: return static_cast<bool>(lua_toboolean(L, index));
+      case LUA_TNUMBER: {
+        lua_Number n = lua_tonumber(L, index);
+        if (!std::isfinite(n)) return nullptr;  // JSON has no inf/nan
+        if (n == std::floor(n) && std::fabs(n) < 9e15) return static_cast<long long>(n);
+        return n;
+      }
+      case LUA_TSTRING: {
+        std::size_t len;
+        const char* s = lua_tolstring(L, index, &len);
+        return std::string(s, len);
+      }
+      case LUA_TTABLE: return table(index, path);
+      case LUA_TUSERDATA:
+        if (const char* name = Secrets::handle_name(L, index)) {
+          return "<secret " + std::string(name) + ">";
+        }
+        [[fallthrough]];
+      default: fail(path, std::string("it is a ") + luaL_typename(L, index));
+    }
+  }
+};
+
+}  // namespace
+
+std::string describe_value(lua_State* L, int index) {
+  switch (lua_type(L, index)) {
+    case LUA_TSTRING: {
+      std::size_t len;
+      const char* s = lua_tolstring(L, index, &len);
+      return std::string(s, len);
+    }
+    case LUA_TNUMBER: return number_text(lua_tonumber(L, index));
+    case LUA_TNIL: return "nil";
+    case LUA_TBOOLEAN: return lua_toboolean(L, index) ? "true" : "false";
+    case LUA_TTABLE: {
+      index = index < 0 ? lua_gettop(L) + index + 1 : index;
+      for (const char* field : {"message", "msg", "error"}) {
+        lua_pushstring(L, field);
+        lua_rawget(L, index);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+          std::string text = lua_tostring(L, -1);
+          lua_pop(L, 1);
+          return text;
+        }
+        lua_pop(L, 1);
+      }
+      return "(error object: a table without a string 'message' field)";
+    }
+    case LUA_TUSERDATA:
+      if (const char* name = Secrets::handle_name(L, index)) return "<secret " + std::string(name) + ">";
+      return "(error object of type userdata)";
+    default: return std::string("(error object of type ") + luaL_typename(L, index) + ")";
+  }
+}
+
+nlohmann::json to_json(lua_State* L, int index, const char* what) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  luaL_checkstack(L, 220, "nested too deeply");
+  JsonWriter writer{L, {}};
+  return writer.value(index, what);
+}
+
+void push_json(lua_State* L, const nlohmann::json& value) {
+  luaL_checkstack(L, 4, "JSON nested too deeply");
+  switch (value.type()) {
+    case nlohmann::json::value_t::null: lua_pushnil(L); break;
+    case nlohmann::json::value_t::boolean: lua_pushboolean(L, value.get<bool>()); break;
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float: lua_pushnumber(L, value.get<double>()); break;
+    case nlohmann::json::value_t::string: {
+      const auto& s = value.get_ref<const std::string&>();
+      lua_pushlstring(L, s.data(), s.size());
+      break;
+    }
+    case nlohmann::json::value_t::array: {
+      lua_createtable(L, static_cast<int>(value.size()), 0);
+      int i = 1;
+      for (const auto& item : value) {
+        push_json(L, item);
+        lua_rawseti(L, -2, i++);
+      }
+      break;
+    }
+    case nlohmann::json::value_t::object: {
+      lua_createtable(L, 0, static_cast<int>(value.size()));
+      for (const auto& [key, item] : value.items()) {
+        lua_pushlstring(L, key.data(), key.size());
+        push_json(L, item);
+        lua_rawset(L, -3);
+      }
+      break;
+    }
+    default: lua_pushnil(L); break;
+  }
+}
+
+}  // namespace runara
+
+namespace runara {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+void pretty(lua_State* L, int index, int depth, std::set<const void*>& seen, std::string& out) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  switch (lua_type(L, index)) {
+    case LUA_TSTRING: {
+      std::string s = describe_value(L, index);
+      out += '"';
+      for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n') { out += "\\n"; continue; }
+        out += c;
+      }
+      out += '"';
+      return;
+    }
+    case LUA_TTABLE: break;
+    case LUA_TFUNCTION: case LUA_TTHREAD: case LUA_TLIGHTUSERDATA: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s: %p", luaL_typename(L, index), lua_topointer(L, index));
+      out += buf;
+      return;
+    }
+    case LUA_TUSERDATA:
+      if (const char* name = Secrets::handle_name(L, index)) {
+        out += "<secret " + std::string(name) + ">";
+      } else {
+        out += "userdata";
+      }
+      return;
+    default: out += describe_value(L, index); return;
+  }
+  const void* id = lua_topointer(L, index);
+  if (seen.count(id) || depth > 6) {
+    out += "{...}";
+    return;
+  }
+  seen.insert(id);
+  luaL_checkstack(L, 4, "table nested too deeply");
+  const std::string indent(2 * (depth + 1), ' ');
+  std::string body;
+  int count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, index)) {
+    if (++count > 200) {
+      lua_pop(L, 2);
+      body += indent + "...\n";
+      break;
+    }
+    body += indent;
+    if (lua_type(L, -2) == LUA_TSTRING && is_identifier(lua_tostring(L, -2))) {
+      body += lua_tostring(L, -2);
+    } else {
+      body += "[";
+      pretty(L, -2, depth + 1, seen, body);
+      body += "]";
+    }
+    body += " = ";
+    pretty(L, -1, depth + 1, seen, body);
+    body += ",\n";
+    lua_pop(L, 1);
+  }
+  seen.erase(id);
+  out += count == 0 ? "{}" : "{\n" + body + std::string(2 * depth, ' ') + "}";
+}
+
+}  // namespace
+
+std::string pretty_value(lua_State* L, int index) {
+  std::set<const void*> seen;
+  std::string out;
+  pretty(L, index, 0, seen, out);
+  return out;
+}
+
+}  // namespace runara

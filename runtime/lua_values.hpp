@@ -1,0 +1,28 @@
+// Reading script values from C++ without ever running the script's code: raw access only,
+// no metamethods (a script's __tostring or __index must not hang or crash the runtime).
+#pragma once
+
+#include <string>
+
+#include <lua.hpp>
+#include <nlohmann/json.hpp>
+
+namespace runara {
+
+// A one-line description of any value, e.g. for error objects: strings and numbers as they are,
+// tables as "table: { message = ... }" when they carry a string `message`/`msg` field.
+std::string describe_value(lua_State* L, int index);
+
+// Converts plain data (nil, booleans, numbers, strings, tables) to JSON. Tables with keys 1..n
+// become arrays. Raises a Lua error naming the path of anything that is not plain data
+// (functions, cycles, non-string keys) — `what` names the value in that message.
+nlohmann::json to_json(lua_State* L, int index, const char* what);
+
+void push_json(lua_State* L, const nlohmann::json& value);
+
+}  // namespace runara
+
+namespace runara {
+// REPL display of a value: strings quoted, tables pretty-printed (raw access, depth-limited).
+std::string pretty_value(lua_State* L, int index);
+}  // namespace runara

@@ -1,0 +1,134 @@
+// Runtime::Impl: everything one run owns — its Lua state, event loop, scheduler, watchdog,
+// secrets, permissions and output folder — and the Context primitives see of it.
+// Bindings include this header; hosts only see include/runara/.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lua_heap.hpp"
+#include "permissions.hpp"
+#include "run_output.hpp"
+#include "runara/primitive.hpp"
+#include "runara/runtime.hpp"
+#include "scheduler.hpp"
+#include "secrets.hpp"
+#include "watchdog.hpp"
+
+namespace runara {
+
+// Why a run is being stopped from outside the script. The first reason wins.
+enum class StopReason : int { none = 0, watchdog, memory, sigint, sigterm, sighup, cancelled };
+
+struct Runtime::Impl final : Context {
+  Impl(Options options, Events events);
+  ~Impl() override;
+
+  // --- Context ---
+  uv_loop_t* loop() override { return &loop_; }
+  std::string run_id() const override { return run_id_; }
+  const Permissions& permissions() const override { return options_.permissions; }
+  bool stopping() const override { return stop_reason() != StopReason::none; }
+  double remaining_runtime_s() const override;
+  void log(std::string_view line) override;
+  void progress(std::string_view line) override;
+  std::string redact(std::string_view text) const override { return secrets_.redact(text); }
+  std::string secret_value(lua_State* L, int index) override;
+  std::string out_dir() override { return output_.dir(); }
+  WaitId suspend(lua_State* L, std::function<void()> on_cancel) override;
+  int yield(lua_State* L) override { return lua_yield(L, 0); }
+  void resume(WaitId wait, std::function<int(lua_State*)> push) override;
+  void fail(WaitId wait, std::string message) override;
+  void push_async(lua_State* L, lua_CFunction fn, int nup) override;
+
+  // --- lifecycle (runtime.cpp) ---
+  void start(const std::string& script_path);
+  Outcome exec_chunk(const std::string& code, const std::string& chunk_name);
+  Outcome exec_path(const std::string& path);
+  Outcome finish();
+  EvalResult eval(std::string_view code);
+  std::vector<std::string> complete(std::string_view text);
+
+  // --- running (run_loop.cpp) ---
+  bool drive(std::uint64_t main_id);
+  Outcome run_main(std::uint64_t main_id);
+  Outcome stopped_outcome() const;
+  void halt();  // cancels every unfinished task
+
+  // --- the end (teardown.cpp) ---
+  void report_leftover_tasks(Outcome& out);
+  void teardown(Outcome& out);
+  void write_results();
+  std::string cleanup_command() const;
+
+  // --- stopping (stop.cpp); all of these are safe from any thread or a signal handler ---
+  void request_stop(StopReason reason);
+  StopReason stop_reason() const { return static_cast<StopReason>(stop_.load()); }
+  void request_interrupt();
+  std::string stop_message() const;
+  void install_hook();
+  static void hook(lua_State* L, lua_Debug* ar);
+
+  // --- deadlines of watchdog.deadline(), per task (watchdog_binding.cpp) ---
+  bool deadline_passed(lua_State* L, Task* task) const;
+
+  void print(std::string_view text);
+  void emit_result(const std::string& name, const nlohmann::json& value);
+  void clear_deadlines(Task& task);
+  void set_run_deadline(double deadline, std::string source);
+  double started_at() const { return started_at_; }
+
+  Options options_;
+  Events events_;
+  std::string run_id_;
+  std::string script_path_;  // "" for -e / REPL
+  std::string script_dir_;   // folder require and read_file start from
+  double started_at_ = 0;
+  std::string deadline_source_;
+
+  LuaHeap heap_;
+  lua_State* L_ = nullptr;
+  uv_loop_t loop_{};
+  uv_async_t wake_{};
+  std::unique_ptr<Scheduler> scheduler_;
+  Watchdog watchdog_;
+  Secrets secrets_;
+  RunOutput output_;
+  std::vector<std::unique_ptr<Primitive>> primitives_;
+  nlohmann::json results_ = nlohmann::json::object();  // runara.result
+  std::map<std::uint64_t, uv_timer_t*> deadline_timers_;  // watchdog.deadline() token -> timer
+  std::uint64_t next_deadline_token_ = 1;
+
+  std::atomic<int> stop_{0};
+  std::atomic<int> signals_seen_{0};
+  std::atomic<bool> interrupt_{false};
+  std::atomic<bool> tearing_down_{false};
+  std::uint64_t last_main_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+  int async_ref_ = LUA_NOREF;  // the shim that turns fail() into an error at the caller
+};
+
+// The Impl a Lua state belongs to (set when the state is created).
+Runtime::Impl& impl_of(lua_State* L);
+
+// Built-in bindings (bindings/), opened into every run before the host's primitives.
+void open_runara_binding(lua_State* L, Runtime::Impl& rt);
+void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
+
+// The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
+void open_sandbox(lua_State* L, Runtime::Impl& rt);
+void open_require(lua_State* L, Runtime::Impl& rt);
+
+// "file:line" of the Lua code that called the running C function (level 1).
+std::string caller_location(lua_State* L, int level = 1);
+
+}  // namespace runara

@@ -1,0 +1,231 @@
+#include "scheduler.hpp"
+
+#include <algorithm>
+
+#include "lua_values.hpp"
+
+namespace runara {
+
+Scheduler::~Scheduler() = default;
+
+Task* Scheduler::spawn(lua_State* from, int fn_index, int nargs, std::string origin, bool is_main) {
+  auto task = std::make_unique<Task>();
+  task->id = next_task_++;
+  task->origin = std::move(origin);
+  task->is_main = is_main;
+  task->co = lua_newthread(from);
+  task->co_ref = luaL_ref(from, LUA_REGISTRYINDEX);
+  lua_pushvalue(from, fn_index);
+  lua_xmove(from, task->co, 1);
+  for (int i = 1; i <= nargs; ++i) {
+    lua_pushvalue(from, fn_index + i);
+    lua_xmove(from, task->co, 1);
+  }
+  task->start_nargs = nargs;
+  Task* raw = task.get();
+  by_thread_[raw->co] = raw;
+  tasks_[raw->id] = std::move(task);
+  make_ready(raw);
+  return raw;
+}
+
+Task* Scheduler::task_of(lua_State* co) const {
+  auto it = by_thread_.find(co);
+  return it == by_thread_.end() ? nullptr : it->second;
+}
+
+Task* Scheduler::find(std::uint64_t id) const {
+  auto it = tasks_.find(id);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+
+WaitId Scheduler::suspend(lua_State* co, std::function<void()> on_cancel) {
+  Task* task = task_of(co);
+  if (!task || task != current_) {
+    luaL_error(co, "cannot wait inside a coroutine made with coroutine.create/wrap; "
+                   "run the waiting code in a task (runara.spawn) instead");
+  }
+  task->wait = next_wait_++;
+  task->on_cancel = std::move(on_cancel);
+  task->state = Task::State::waiting;
+  waits_[task->wait] = task;
+  return task->wait;
+}
+
+void Scheduler::resume(WaitId wait, std::function<int(lua_State*)> push) {
+  auto it = waits_.find(wait);
+  if (it == waits_.end()) return;  // cancelled meanwhile: nobody is waiting any more
+  Task* task = it->second;
+  waits_.erase(it);
+  task->wait = 0;
+  task->on_cancel = nullptr;
+  task->push_resume = std::move(push);
+  make_ready(task);
+}
+
+void Scheduler::fail(WaitId wait, std::string message, bool with_location) {
+  void* marker = fail_marker();
+  resume(wait, [marker, with_location, message = std::move(message)](lua_State* co) {
+    lua_pushlightuserdata(co, marker);
+    lua_pushlstring(co, message.data(), message.size());
+    lua_pushboolean(co, with_location);
+    return 3;
+  });
+}
+
+void Scheduler::make_ready(Task* task) {
+  task->state = Task::State::ready;
+  ready_.push_back(task);
+  if (on_ready) on_ready();
+}
+
+bool Scheduler::drain() {
+  if (ready_.empty()) return false;
+  while (!ready_.empty()) {
+    Task* task = ready_.front();
+    ready_.pop_front();
+    if (task->state == Task::State::ready) run(task);
+  }
+  return true;
+}
+
+void Scheduler::run(Task* task) {
+  lua_State* co = task->co;
+  int nargs = 0;
+  if (task->start_nargs >= 0) {
+    nargs = task->start_nargs;
+    task->start_nargs = -1;
+  } else {
+    if (lua_status(co) != LUA_YIELD) return;  // defensive: only a suspended coroutine resumes
+    lua_settop(co, 0);
+    if (task->push_resume) nargs = task->push_resume(co);
+    task->push_resume = nullptr;
+  }
+  task->state = Task::State::running;
+  current_ = task;
+  const int status = lua_resume(co, nargs);
+  current_ = nullptr;
+  if (task->state == Task::State::cancelled) return;
+  if (status == LUA_YIELD) {
+    if (task->wait == 0) make_ready(task);  // a bare coroutine.yield(): let the others run
+    return;
+  }
+  if (status == 0) {
+    collect_results(task, lua_gettop(co));
+    finish(task, Task::State::done);
+  } else {
+    record_error(task);
+    finish(task, Task::State::failed);
+  }
+}
+
+void Scheduler::collect_results(Task* task, int nresults) {
+  lua_State* co = task->co;
+  lua_createtable(co, nresults, 1);
+  lua_insert(co, 1);
+  for (int i = nresults; i >= 1; --i) lua_rawseti(co, 1, i);
+  lua_pushinteger(co, nresults);
+  lua_setfield(co, 1, "n");
+  task->results_ref = luaL_ref(co, LUA_REGISTRYINDEX);
+}
+
+void Scheduler::record_error(Task* task) {
+  lua_State* co = task->co;
+  task->error = describe_value(co, -1);
+  luaL_traceback(L_, co, nullptr, 0);
+  task->traceback = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "";
+  lua_pop(L_, 1);
+}
+
+void Scheduler::finish(Task* task, Task::State state) {
+  task->state = state;
+  if (task->wait) {
+    waits_.erase(task->wait);
+    task->wait = 0;
+  }
+  task->on_cancel = nullptr;
+  by_thread_.erase(task->co);
+  luaL_unref(L_, LUA_REGISTRYINDEX, task->co_ref);
+  task->co_ref = LUA_NOREF;
+  task->co = nullptr;
+  wake_joiners(task);
+  if (on_finished) on_finished(*task);
+}
+
+void Scheduler::wake_joiners(Task* task) {
+  std::vector<WaitId> joiners;
+  joiners.swap(task->joiners);
+  for (WaitId wait : joiners) {
+    if (task->state == Task::State::done) {
+      const int ref = task->results_ref;
+      resume(wait, [ref](lua_State* co) {
+        lua_rawgeti(co, LUA_REGISTRYINDEX, ref);
+        lua_getfield(co, -1, "n");
+        const int n = static_cast<int>(lua_tointeger(co, -1));
+        lua_pop(co, 1);
+        luaL_checkstack(co, n + 1, "too many results to join");
+        for (int i = 1; i <= n; ++i) lua_rawgeti(co, -i, i);
+        lua_remove(co, -n - 1);
+        return n;
+      });
+    } else if (task->state == Task::State::failed) {
+      task->error_observed = true;
+      fail(wait, task->error, false);
+    } else {
+      fail(wait, "task " + std::to_string(task->id) + " was cancelled");
+    }
+  }
+}
+
+void Scheduler::interrupt_wait(Task* task, std::string message) {
+  if (task->state != Task::State::waiting || !task->wait) return;
+  if (task->on_cancel) {
+    auto on_cancel = std::move(task->on_cancel);
+    on_cancel();
+  }
+  fail(task->wait, std::move(message));
+}
+
+void Scheduler::cancel(Task* task) {
+  if (task == current_) return;  // a running task ends by returning or raising
+  if (task->state == Task::State::done || task->state == Task::State::failed ||
+      task->state == Task::State::cancelled) {
+    return;
+  }
+  if (task->state == Task::State::waiting && task->on_cancel) {
+    auto on_cancel = std::move(task->on_cancel);
+    on_cancel();
+  }
+  ready_.erase(std::remove(ready_.begin(), ready_.end(), task), ready_.end());
+  finish(task, Task::State::cancelled);
+}
+
+std::vector<Task*> Scheduler::unfinished() const {
+  std::vector<Task*> out;
+  for (const auto& [id, task] : tasks_) {
+    if (task->state != Task::State::done && task->state != Task::State::failed &&
+        task->state != Task::State::cancelled) {
+      out.push_back(task.get());
+    }
+  }
+  std::sort(out.begin(), out.end(), [](Task* a, Task* b) { return a->id < b->id; });
+  return out;
+}
+
+std::vector<Task*> Scheduler::failed_unobserved() const {
+  std::vector<Task*> out;
+  for (const auto& [id, task] : tasks_) {
+    if (task->state == Task::State::failed && !task->error_observed && !task->is_main) {
+      out.push_back(task.get());
+    }
+  }
+  std::sort(out.begin(), out.end(), [](Task* a, Task* b) { return a->id < b->id; });
+  return out;
+}
+
+void Scheduler::forget(Task* task) {
+  if (task->results_ref != LUA_NOREF) luaL_unref(L_, LUA_REGISTRYINDEX, task->results_ref);
+  tasks_.erase(task->id);
+}
+
+}  // namespace runara

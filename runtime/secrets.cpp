@@ -1,0 +1,71 @@
+#include "secrets.hpp"
+
+#include <cstring>
+
+namespace runara {
+
+namespace {
+const char* const kHandleType = "runara.secret";
+
+int handle_tostring(lua_State* L) {
+  lua_pushfstring(L, "<secret %s>", Secrets::handle_name(L, 1));
+  return 1;
+}
+
+// Any attempt to turn a handle into text other than tostring() ends up here.
+int handle_refuse(lua_State* L) {
+  return luaL_error(L, "a secret handle cannot be read, concatenated or compared; "
+                       "pass it to a primitive that sends it to a machine");
+}
+}  // namespace
+
+void Secrets::add(const std::string& name, const std::string& value) { values_[name] = value; }
+
+const std::string* Secrets::value(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+std::string Secrets::redact(std::string_view text) const {
+  std::string out(text);
+  for (const auto& [name, value] : values_) {
+    if (value.empty()) continue;
+    const std::string mask = "<secret " + name + ">";
+    for (std::size_t pos = out.find(value); pos != std::string::npos;
+         pos = out.find(value, pos + mask.size())) {
+      out.replace(pos, value.size(), mask);
+    }
+  }
+  return out;
+}
+
+void Secrets::register_metatable(lua_State* L) {
+  luaL_newmetatable(L, kHandleType);
+  lua_pushcfunction(L, handle_tostring);
+  lua_setfield(L, -2, "__tostring");
+  for (const char* event : {"__concat", "__index", "__newindex", "__len", "__call", "__lt", "__le"}) {
+    lua_pushcfunction(L, handle_refuse);
+    lua_setfield(L, -2, event);
+  }
+  lua_pushliteral(L, "secret");
+  lua_setfield(L, -2, "__metatable");  // getmetatable() shows this, setmetatable() refuses
+  lua_pop(L, 1);
+}
+
+void Secrets::push_handle(lua_State* L, const std::string& name) {
+  auto* block = static_cast<char*>(lua_newuserdata(L, name.size() + 1));
+  std::memcpy(block, name.c_str(), name.size() + 1);
+  luaL_getmetatable(L, kHandleType);
+  lua_setmetatable(L, -2);
+}
+
+const char* Secrets::handle_name(lua_State* L, int index) {
+  void* block = lua_touserdata(L, index);
+  if (!block || !lua_getmetatable(L, index)) return nullptr;
+  luaL_getmetatable(L, kHandleType);
+  const bool same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? static_cast<const char*>(block) : nullptr;
+}
+
+}  // namespace runara

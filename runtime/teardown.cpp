@@ -1,0 +1,81 @@
+// The end of a run, whatever ended it: leftover tasks are cancelled and reported, every
+// primitive tears down what it created (on the event loop, under its own time budget, with no
+// script code involved), and what was measured is written out.
+#include "lua_values.hpp"
+#include "run_state.hpp"
+
+namespace runara {
+
+void Runtime::Impl::report_leftover_tasks(Outcome& out) {
+  const auto leftover = scheduler_->unfinished();
+  if (!leftover.empty() && !stopping()) {
+    std::string line = "the main chunk ended; cancelling " + std::to_string(leftover.size()) +
+                       " unfinished task(s):";
+    for (Task* task : leftover) line += " task " + std::to_string(task->id) + " (spawned at " + task->origin + ")";
+    log(line);
+  }
+  halt();
+  for (Task* task : scheduler_->failed_unobserved()) {
+    task->error_observed = true;
+    log("task " + std::to_string(task->id) + " (spawned at " + task->origin + ") failed: " +
+        task->error + "\n" + task->traceback);
+    if (out.exit == Exit::ok) {
+      out.exit = Exit::script_error;
+      out.message = "task " + std::to_string(task->id) + " failed and was never joined: " + task->error;
+    }
+  }
+}
+
+void Runtime::Impl::teardown(Outcome& out) {
+  tearing_down_ = true;
+  std::size_t pending = primitives_.size();
+  std::vector<std::string> errors;
+  for (auto it = primitives_.rbegin(); it != primitives_.rend(); ++it) {
+    (*it)->teardown(*this, [&pending, &errors](std::string error) {
+      if (!error.empty()) errors.push_back(std::move(error));
+      --pending;
+    });
+  }
+  const double give_up = monotonic_seconds() + options_.teardown_budget_s;
+  while (pending > 0 && monotonic_seconds() < give_up) {
+    if (uv_run(&loop_, UV_RUN_ONCE) == 0 && pending > 0) break;  // nothing left that could finish it
+  }
+  if (pending > 0) errors.push_back("teardown did not finish within " +
+                                    std::to_string(static_cast<int>(options_.teardown_budget_s)) +
+                                    " s; run `" + cleanup_command() + "`");
+  for (const auto& error : errors) {
+    log("TEARDOWN FAILED: " + error);
+    if (out.exit == Exit::ok) {
+      out.exit = Exit::script_error;
+      out.message = "teardown failed: " + error;
+    }
+  }
+  tearing_down_ = false;
+}
+
+void Runtime::Impl::write_results() {
+  if (results_.empty()) return;
+  const std::string error = output_.write("results.json", redact(results_.dump(2) + "\n"));
+  if (!error.empty()) log("could not write results.json: " + error);
+}
+
+std::string Runtime::Impl::cleanup_command() const { return "runara reap --run " + run_id_; }
+
+Outcome Runtime::Impl::finish() {
+  Outcome out;
+  if (finished_ || !started_) return out;
+  finished_ = true;
+  if (stopping()) out = stopped_outcome();
+  report_leftover_tasks(out);
+  teardown(out);
+  write_results();
+  lua_close(L_);
+  L_ = nullptr;
+  scheduler_.reset();
+  watchdog_.disarm();
+  if (output_.created()) out.out_dir = output_.dir();
+  output_.close();
+  return out;
+}
+
+}  // namespace runara
