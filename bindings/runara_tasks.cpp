@@ -148,6 +148,7 @@ int sleep(lua_State* L) {
   owned.release();  // from here the timer's close callback owns it
   op->timer.data = op;
   uv_timer_init(rt.loop(), &op->timer);
+  uv_update_time(rt.loop());  // the loop's cached clock may be stale after running Lua
   uv_timer_start(&op->timer, [](uv_timer_t* timer) {
     auto* sleep = static_cast<Sleep*>(timer->data);
     sleep->rt->resume(sleep->wait, [](lua_State*) { return 0; });

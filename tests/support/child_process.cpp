@@ -1,0 +1,141 @@
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace runara::test {
+
+namespace {
+double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env,
+                           std::string cwd) {
+  int in[2], out[2], err[2];
+  if (pipe(in) || pipe(out) || pipe(err)) throw std::runtime_error("pipe failed");
+  started_ = now_s();
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+    setpgid(0, 0);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  in_ = in[1];
+  out_ = out[0];
+  err_ = err[0];
+  fcntl(out_, F_SETFL, O_NONBLOCK);
+  fcntl(err_, F_SETFL, O_NONBLOCK);
+}
+
+ChildProcess::~ChildProcess() {
+  if (!done_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  for (int fd : {in_, out_, err_}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void ChildProcess::write_stdin(const std::string& data) {
+  const ssize_t n = ::write(in_, data.data(), data.size());
+  (void)n;
+}
+
+void ChildProcess::close_stdin() {
+  if (in_ >= 0) close(in_);
+  in_ = -1;
+}
+
+void ChildProcess::signal(int signal_number) { kill(pid_, signal_number); }
+
+void ChildProcess::pump(double timeout_s) {
+  pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+  poll(fds, 2, static_cast<int>(timeout_s * 1000));
+  char buf[65536];
+  for (auto [fd, into] : {std::pair{out_, &result_.out}, std::pair{err_, &result_.err}}) {
+    while (true) {
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      into->append(buf, static_cast<std::size_t>(n));
+    }
+  }
+}
+
+bool ChildProcess::wait_for_output(const std::string& text, double timeout_s) {
+  const double until = now_s() + timeout_s;
+  while (now_s() < until) {
+    if (result_.out.find(text) != std::string::npos || result_.err.find(text) != std::string::npos) return true;
+    pump(0.02);
+  }
+  return false;
+}
+
+ChildResult ChildProcess::wait(double timeout_s) {
+  if (done_) return result_;
+  const double until = now_s() + timeout_s;
+  int status = 0;
+  while (true) {
+    pump(0.01);
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (now_s() > until) {
+      result_.timed_out = true;
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      break;
+    }
+  }
+  result_.seconds = now_s() - started_;
+  pump(0);
+  done_ = true;
+  result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result_;
+}
+
+ChildResult run_runara(std::vector<std::string> args, double timeout_s,
+                       std::map<std::string, std::string> env, const std::string& stdin_data) {
+  args.insert(args.begin(), RUNARA_BINARY);
+  ChildProcess child(args, env);
+  if (!stdin_data.empty()) child.write_stdin(stdin_data);
+  child.close_stdin();
+  return child.wait(timeout_s);
+}
+
+std::string temp_dir(const std::string& tag) {
+  std::string pattern = "/tmp/runara-test-" + tag + "-XXXXXX";
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+std::string write_temp_file(const std::string& dir, const std::string& name, const std::string& content) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+}  // namespace runara::test

@@ -1,0 +1,53 @@
+// Runs the runara binary (or any program) as a child process for end-to-end tests: feed stdin,
+// capture stdout/stderr, send signals, wait with a timeout.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace runara::test {
+
+struct ChildResult {
+  int exit_code = -1;   // exit status, or 128+signal if killed by a signal
+  std::string out, err;
+  double seconds = 0;   // wall time until exit
+  bool timed_out = false;
+};
+
+class ChildProcess {
+ public:
+  // `env` entries are added to (or replace in) the current environment.
+  ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env = {},
+               std::string cwd = "");
+  ~ChildProcess();  // kills the child if still running
+
+  void write_stdin(const std::string& data);
+  void close_stdin();
+  void signal(int signal_number);
+  // Waits until stderr or stdout contains `text` (true) or `timeout_s` passes (false).
+  bool wait_for_output(const std::string& text, double timeout_s);
+  ChildResult wait(double timeout_s = 30);
+  pid_t pid() const { return pid_; }
+
+ private:
+  void pump(double timeout_s);
+
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1, err_ = -1;
+  double started_ = 0;
+  ChildResult result_;
+  bool done_ = false;
+};
+
+// Shorthand: run `runara ARGS...` to completion.
+ChildResult run_runara(std::vector<std::string> args, double timeout_s = 30,
+                       std::map<std::string, std::string> env = {}, const std::string& stdin_data = "");
+
+// A fresh temporary folder (removed by the OS's tmp cleaning; tests use unique names).
+std::string temp_dir(const std::string& tag);
+std::string write_temp_file(const std::string& dir, const std::string& name, const std::string& content);
+
+}  // namespace runara::test
