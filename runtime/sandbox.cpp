@@ -5,10 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if __has_include("lua_patterns.hpp")  // TEMP until the guarded patterns land
 #include "lua_patterns.hpp"
-#define RUNARA_HAVE_PATTERNS 1
-#endif
 #include "run_state.hpp"
 
 namespace runara {
@@ -92,11 +89,7 @@ void guard_string(lua_State* L) {
   lua_getglobal(L, "string");
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
-#ifdef RUNARA_HAVE_PATTERNS
   install_guarded_patterns(L, lua_gettop(L), pattern_interrupt);
-#else
-  (void)pattern_interrupt;
-#endif
   // Lock the shared string metatable: a script must not reroute every string method.
   lua_pushliteral(L, "");
   lua_getmetatable(L, -1);
