@@ -1,0 +1,571 @@
+// DigitalOcean API client; see do_client.hpp for the contract.
+#include "cloud/do_client.hpp"
+
+#include <curl/curl.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace runara {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxPages = 1000;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
+                        s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::string url_encode(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// "https://host/v2/x?page=2" -> "/v2/x?page=2"; anything not under /v2/ is refused.
+std::optional<std::string> path_of_link(const std::string& link) {
+  std::string path = link;
+  if (auto scheme = link.find("://"); scheme != std::string::npos) {
+    auto slash = link.find('/', scheme + 3);
+    if (slash == std::string::npos) return std::nullopt;
+    path = link.substr(slash);
+  }
+  if (path.rfind("/v2/", 0) != 0) return std::nullopt;
+  for (char c : path)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return std::nullopt;
+  return path;
+}
+
+// Printable prefix of a non-JSON body, for error messages.
+std::string snippet(std::string_view body) {
+  std::string out;
+  for (char c : body.substr(0, 200)) out += (c >= ' ' && c != 0x7f) ? c : ' ';
+  return std::string(trim(out));
+}
+
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s >= 0.095 ? "%.1f" : "%.2f", s);
+  return buf;
+}
+
+double now_epoch_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<double> header_number(const HttpResponse& r, const std::string& name) {
+  auto it = r.headers.find(name);
+  if (it == r.headers.end()) return std::nullopt;
+  const std::string v(trim(it->second));
+  if (v.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// Seconds the server asked us to wait, if it did.
+std::optional<double> server_wait(const HttpResponse& r) {
+  std::optional<double> wait;
+  if (auto ra = header_number(r, "retry-after")) {
+    wait = *ra;
+  } else if (auto it = r.headers.find("retry-after"); it != r.headers.end()) {
+    const time_t when = curl_getdate(it->second.c_str(), nullptr);  // HTTP-date form
+    if (when > 0) wait = static_cast<double>(when) - now_epoch_s();
+  }
+  if (r.status == 429) {
+    auto remaining = header_number(r, "ratelimit-remaining");
+    auto reset = header_number(r, "ratelimit-reset");
+    if (remaining && *remaining <= 0 && reset) {
+      const double until = *reset - now_epoch_s();
+      wait = std::max(wait.value_or(0.0), until);
+    }
+  }
+  if (wait) wait = std::max(0.0, *wait);
+  return wait;
+}
+
+bool should_retry(const HttpResponse& r) {
+  if (!r.error.empty()) {
+    // Permanent local problems are not worth repeating.
+    return r.curl_code != CURLE_URL_MALFORMAT && r.curl_code != CURLE_UNSUPPORTED_PROTOCOL &&
+           r.curl_code != CURLE_WRITE_ERROR && r.curl_code != CURLE_FAILED_INIT &&
+           r.curl_code != CURLE_OUT_OF_MEMORY;
+  }
+  return r.status == 429 || r.status >= 500;
+}
+
+json parse_body(const std::string& body) {
+  if (trim(body).empty()) return nullptr;
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return nullptr;
+  return j;
+}
+
+struct RetryTimer {
+  uv_timer_t handle{};
+  std::function<void()> fire;
+};
+
+void on_retry_timer_closed(uv_handle_t* h) { delete static_cast<RetryTimer*>(h->data); }
+
+void close_retry_timer(RetryTimer* t) {
+  t->fire = nullptr;
+  uv_timer_stop(&t->handle);
+  uv_close(reinterpret_cast<uv_handle_t*>(&t->handle), &on_retry_timer_closed);
+}
+
+}  // namespace
+
+struct DoClient::Impl {
+  HttpClient& http;
+  std::string api_base;
+  std::string token;
+  DoClientOptions options;
+  std::mt19937_64 rng;
+
+  struct Op {
+    Callback done;
+    HttpClient::Id http_id = 0;
+    RetryTimer* timer = nullptr;
+    int attempts = 0;
+  };
+  std::map<OpId, Op> ops;
+  OpId next_op = 1;
+
+  struct Call {
+    std::string method, path, body;
+    bool retry = false;
+  };
+  using StepDone = std::function<void(HttpResponse)>;
+  using PagesDone = std::function<void(std::optional<DoResult> failure, json items)>;
+
+  Impl(HttpClient& h, std::string base, std::string tok, DoClientOptions opts)
+      : http(h), api_base(std::move(base)), token(std::move(tok)), options(std::move(opts)) {
+    while (!api_base.empty() && api_base.back() == '/') api_base.pop_back();
+    if (options.seed != 0) {
+      rng.seed(options.seed);
+    } else {
+      std::random_device rd;
+      rng.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+    }
+  }
+
+  std::string redact(std::string_view text) const {
+    std::string out(text);
+    if (token.empty()) return out;
+    for (size_t pos = out.find(token); pos != std::string::npos;
+         pos = out.find(token, pos + 10)) {
+      out.replace(pos, token.size(), "[REDACTED]");
+    }
+    return out;
+  }
+
+  void log(const std::string& line) {
+    if (options.log) options.log(redact(line));
+  }
+
+  OpId start(Callback done) {
+    const OpId id = next_op++;
+    ops[id].done = std::move(done);
+    return id;
+  }
+
+  // Runs `fn` from the loop after `delay_s`, unless the op is cancelled first.
+  void schedule(OpId op, double delay_s, std::function<void()> fn) {
+    auto it = ops.find(op);
+    if (it == ops.end()) return;
+    auto* t = new RetryTimer;
+    t->handle.data = t;
+    t->fire = [this, op, fn = std::move(fn)] {
+      if (auto o = ops.find(op); o != ops.end()) o->second.timer = nullptr;  // it is closing
+      fn();
+    };
+    uv_timer_init(http.loop(), &t->handle);
+    uv_update_time(http.loop());  // the loop's clock may be stale (e.g. after a ledger fsync)
+    it->second.timer = t;
+    const auto ms = static_cast<uint64_t>(std::llround(std::max(0.0, delay_s) * 1000.0));
+    uv_timer_start(
+        &t->handle,
+        [](uv_timer_t* h) {
+          auto* self = static_cast<RetryTimer*>(h->data);
+          auto fire = std::move(self->fire);
+          close_retry_timer(self);
+          if (fire) fire();
+        },
+        ms, 0);
+  }
+
+  void complete(OpId op, DoResult r) {
+    auto it = ops.find(op);
+    if (it == ops.end()) return;
+    Callback cb = std::move(it->second.done);
+    r.attempts = it->second.attempts;
+    r.error = redact(r.error);
+    if (!r.body.is_object()) r.body = json::object();  // callers may use body.value(...) freely
+    ops.erase(it);
+    if (cb) cb(std::move(r));  // last: the callback may destroy the client
+  }
+
+  void fail_later(OpId op, std::string error) {
+    schedule(op, 0, [this, op, error = std::move(error)] {
+      DoResult r;
+      r.error = error;
+      complete(op, std::move(r));
+    });
+  }
+
+  double backoff_delay(const HttpResponse& r, int attempt) {
+    const auto& p = options.retry;
+    double d = std::min(p.max_delay_s, p.base_delay_s * std::pow(2.0, attempt - 1));
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    d *= 1.0 + std::max(0.0, p.jitter) * u(rng);
+    if (auto wait = server_wait(r)) d = std::max(d, std::min(*wait, p.max_server_wait_s));
+    return std::max(0.0, d);
+  }
+
+  // One HTTP request (with retries when call->retry); `next` gets the final response.
+  void attempt(OpId op, std::shared_ptr<const Call> call, int n, StepDone next) {
+    auto it = ops.find(op);
+    if (it == ops.end()) return;
+    HttpRequest req;
+    req.method = call->method;
+    req.url = api_base + call->path;
+    req.timeout_s = options.timeout_s;
+    req.headers = {"Authorization: Bearer " + token, "Accept: application/json",
+                   "User-Agent: " + options.user_agent};
+    if (!call->body.empty() || call->method == "POST") {
+      req.headers.push_back("Content-Type: application/json");
+      req.body = call->body;
+    }
+    ++it->second.attempts;
+    const HttpClient::Id hid =
+        http.send(std::move(req), [this, op, call, n, next](HttpResponse resp) {
+          auto it = ops.find(op);
+          if (it == ops.end()) return;
+          it->second.http_id = 0;
+          if (call->retry && n < options.retry.max_attempts && should_retry(resp)) {
+            const double delay = backoff_delay(resp, n);
+            const std::string reason =
+                resp.error.empty() ? std::to_string(resp.status) : resp.error;
+            log("retrying " + call->method + " " + call->path + " in " + format_seconds(delay) +
+                " s (" + reason + ")");
+            schedule(op, delay, [this, op, call, n, next] { attempt(op, call, n + 1, next); });
+            return;
+          }
+          next(std::move(resp));
+        });
+    if (hid == 0) {
+      fail_later(op, "DigitalOcean API: " + call->method + " " + call->path +
+                         ": HTTP client is closed");
+      return;
+    }
+    it->second.http_id = hid;
+  }
+
+  void request(OpId op, Call call, StepDone next) {
+    attempt(op, std::make_shared<const Call>(std::move(call)), 1, std::move(next));
+  }
+
+  // Turns a final response into a result (not yet redacted: complete() does that).
+  static DoResult to_result(const Call& call, HttpResponse& resp, bool retried_out) {
+    DoResult r;
+    r.status = resp.status;
+    if (!resp.error.empty()) {
+      r.error = "DigitalOcean API: " + call.method + " " + call.path + ": " + resp.error;
+    } else {
+      r.body = parse_body(resp.body);
+      if (resp.status >= 200 && resp.status < 300) {
+        r.ok = true;
+        return r;
+      }
+      std::string message;
+      if (r.body.is_object()) {
+        if (auto id = r.body.find("id"); id != r.body.end() && id->is_string())
+          r.error_id = id->get<std::string>();
+        if (auto m = r.body.find("message"); m != r.body.end() && m->is_string())
+          message = m->get<std::string>();
+      }
+      r.error = "DigitalOcean API: " + std::to_string(resp.status);
+      if (!r.error_id.empty()) r.error += " " + r.error_id;
+      if (!message.empty()) {
+        r.error += ": " + message;
+      } else if (!r.body.is_object() && !snippet(resp.body).empty()) {
+        r.error += ": " + snippet(resp.body);
+      } else {
+        r.error += " (" + call.method + " " + call.path + ")";
+      }
+    }
+    if (retried_out) r.error += " (gave up after retries)";
+    return r;
+  }
+
+  bool retried_out(const Call& call, const HttpResponse& resp) const {
+    return call.retry && options.retry.max_attempts > 1 && should_retry(resp);
+  }
+
+  OpId simple(std::string method, std::string path, Callback done, bool delete_404_ok = false) {
+    const OpId op = start(std::move(done));
+    Call call{method, path, "", true};
+    request(op, call, [this, op, call, delete_404_ok](HttpResponse resp) {
+      if (delete_404_ok && resp.error.empty() && resp.status == 404) {
+        DoResult r;
+        r.ok = true;
+        r.status = 404;
+        complete(op, std::move(r));
+        return;
+      }
+      DoResult r = to_result(call, resp, retried_out(call, resp));
+      if (r.ok && call.method == "GET" && !r.body.is_object()) {
+        r.ok = false;
+        r.error = "DigitalOcean API: " + std::to_string(resp.status) + " answer to GET " +
+                  call.path + " is not a JSON object";
+      }
+      complete(op, std::move(r));
+    });
+    return op;
+  }
+
+  // Fetches `path` and every page after it, concatenating body[key].
+  void pages(OpId op, std::string path, std::string key, PagesDone next) {
+    auto state = std::make_shared<std::pair<json, std::set<std::string>>>(json::array(),
+                                                                        std::set<std::string>{});
+    auto step = std::make_shared<std::function<void(std::string)>>();
+    // The function refers to itself only through a weak pointer (no cycle).
+    std::weak_ptr<std::function<void(std::string)>> weak = step;
+    *step = [this, op, key, next, state, weak](std::string page_path) {
+      auto self = weak.lock();
+      state->second.insert(page_path);
+      Call call{"GET", page_path, "", true};
+      request(op, call, [this, call, key, next, state, self](HttpResponse resp) {
+        DoResult r = to_result(call, resp, retried_out(call, resp));
+        if (!r.ok) return next(std::move(r), nullptr);
+        if (!r.body.is_object() || !r.body.contains(key) || !r.body[key].is_array()) {
+          r.ok = false;
+          r.error = "DigitalOcean API: " + call.path + ": response has no \"" + key + "\" list";
+          return next(std::move(r), nullptr);
+        }
+        for (auto& item : r.body[key]) state->first.push_back(std::move(item));
+        const json* link = nullptr;
+        if (auto l = r.body.find("links"); l != r.body.end() && l->is_object())
+          if (auto p = l->find("pages"); p != l->end() && p->is_object())
+            if (auto n = p->find("next"); n != p->end() && n->is_string()) link = &*n;
+        if (!link) return next(std::nullopt, std::move(state->first));
+        auto next_path = path_of_link(link->get<std::string>());
+        if (!next_path || state->second.count(*next_path) ||
+            state->second.size() >= static_cast<size_t>(kMaxPages)) {
+          DoResult bad;
+          bad.status = r.status;
+          bad.error = "DigitalOcean API: " + call.path + ": unusable pagination link";
+          return next(std::move(bad), nullptr);
+        }
+        (*self)(*next_path);
+      });
+    };
+    (*step)(std::move(path));
+  }
+
+  void cancel(OpId op) {
+    auto it = ops.find(op);
+    if (it == ops.end()) return;
+    if (it->second.http_id) http.cancel(it->second.http_id);
+    if (it->second.timer) close_retry_timer(it->second.timer);
+    ops.erase(it);
+  }
+};
+
+DoClient::DoClient(HttpClient& http, std::string api_base, std::string token,
+                   DoClientOptions options)
+    : impl_(std::make_unique<Impl>(http, std::move(api_base), std::move(token),
+                                   std::move(options))) {}
+
+DoClient::~DoClient() { cancel_all(); }
+
+DoClient::OpId DoClient::create_droplet(const nlohmann::json& body, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  std::string text;
+  try {
+    text = body.dump();
+  } catch (const std::exception& e) {
+    im.fail_later(op, std::string("DigitalOcean API: create droplet: bad request body: ") +
+                          e.what());
+    return op;
+  }
+  Impl::Call call{"POST", "/v2/droplets", std::move(text), false};  // never retried
+  im.request(op, call, [&im, op, call](HttpResponse resp) {
+    DoResult r = Impl::to_result(call, resp, false);
+    if (!resp.error.empty()) {
+      r.ambiguous = resp.ambiguous();
+    } else if (resp.status >= 500) {
+      r.ambiguous = true;
+    } else if (r.ok) {
+      const json& b = r.body;
+      const bool has_id = b.is_object() && b.contains("droplet") && b["droplet"].is_object() &&
+                          b["droplet"].contains("id") && b["droplet"]["id"].is_number_integer();
+      if (!has_id) {
+        r.ok = false;
+        r.ambiguous = true;
+        r.error = "DigitalOcean API: " + std::to_string(resp.status) +
+                  " answer to create droplet without a droplet id";
+      }
+    }
+    if (r.ambiguous) r.error += " (ambiguous: the droplet may exist)";
+    im.complete(op, std::move(r));
+  });
+  return op;
+}
+
+DoClient::OpId DoClient::get_droplet(std::int64_t id, Callback done) {
+  return impl_->simple("GET", "/v2/droplets/" + std::to_string(id), std::move(done));
+}
+
+DoClient::OpId DoClient::delete_droplet(std::int64_t id, Callback done) {
+  return impl_->simple("DELETE", "/v2/droplets/" + std::to_string(id), std::move(done), true);
+}
+
+DoClient::OpId DoClient::get_account(Callback done) {
+  return impl_->simple("GET", "/v2/account", std::move(done));
+}
+
+DoClient::OpId DoClient::list_sizes(Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  im.pages(op, "/v2/sizes?per_page=200", "sizes",
+           [&im, op](std::optional<DoResult> failure, nlohmann::json items) {
+             if (failure) return im.complete(op, std::move(*failure));
+             DoResult r;
+             r.ok = true;
+             r.status = 200;
+             const auto n = items.size();
+             r.body = {{"sizes", std::move(items)}, {"meta", {{"total", n}}}};
+             im.complete(op, std::move(r));
+           });
+  return op;
+}
+
+DoClient::OpId DoClient::list_droplets(const std::string& tag, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  // tag_name cannot be combined with type, so GPU droplets need their own listing.
+  const std::string first = tag.empty() ? "/v2/droplets?per_page=200"
+                                        : "/v2/droplets?tag_name=" + url_encode(tag) +
+                                              "&per_page=200";
+  im.pages(op, first, "droplets",
+           [&im, op, tag](std::optional<DoResult> failure, nlohmann::json tagged) {
+             if (failure) return im.complete(op, std::move(*failure));
+             im.pages(op, "/v2/droplets?type=gpus&per_page=200", "droplets",
+                      [&im, op, tag, tagged = std::move(tagged)](
+                          std::optional<DoResult> failure, nlohmann::json gpus) mutable {
+                        if (failure) return im.complete(op, std::move(*failure));
+                        nlohmann::json out = nlohmann::json::array();
+                        std::set<std::string> seen;
+                        auto add = [&](nlohmann::json& d) {
+                          const std::string key =
+                              d.is_object() && d.contains("id") ? d["id"].dump() : d.dump();
+                          if (seen.insert(key).second) out.push_back(std::move(d));
+                        };
+                        for (auto& d : tagged) add(d);
+                        for (auto& d : gpus) {
+                          bool match = tag.empty();
+                          if (!match && d.is_object() && d.contains("tags") &&
+                              d["tags"].is_array()) {
+                            for (const auto& t : d["tags"])
+                              if (t.is_string() && t.get<std::string>() == tag) match = true;
+                          }
+                          if (match) add(d);
+                        }
+                        DoResult r;
+                        r.ok = true;
+                        r.status = 200;
+                        const auto n = out.size();
+                        r.body = {{"droplets", std::move(out)}, {"meta", {{"total", n}}}};
+                        im.complete(op, std::move(r));
+                      });
+           });
+  return op;
+}
+
+void DoClient::cancel(OpId op) { impl_->cancel(op); }
+
+void DoClient::cancel_all() {
+  while (!impl_->ops.empty()) impl_->cancel(impl_->ops.begin()->first);
+}
+
+std::size_t DoClient::pending() const { return impl_->ops.size(); }
+
+const std::string& DoClient::api_base() const { return impl_->api_base; }
+
+std::string DoClient::redact(std::string_view text) const { return impl_->redact(text); }
+
+std::optional<std::string> load_do_token(std::string* source) {
+  for (const char* name : {"DIGITALOCEAN_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN"}) {
+    if (const char* v = std::getenv(name)) {
+      const std::string value(trim(v));
+      if (!value.empty()) {
+        if (source) *source = name;
+        return value;
+      }
+    }
+  }
+  std::vector<std::string> candidates;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    candidates.push_back(std::string(xdg) + "/doctl/config.yaml");
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    candidates.push_back(std::string(home) + "/.config/doctl/config.yaml");
+#ifdef __APPLE__
+    candidates.push_back(std::string(home) + "/Library/Application Support/doctl/config.yaml");
+#endif
+  }
+  for (const auto& path : candidates) {
+    std::ifstream in(path);
+    std::string line;
+    while (in && std::getline(in, line)) {
+      // Only the top-level key: nested `access-token`s (auth contexts) are indented.
+      static constexpr std::string_view key = "access-token:";
+      if (line.rfind(key, 0) != 0) continue;
+      std::string_view v = trim(std::string_view(line).substr(key.size()));
+      if (!v.empty() && (v.front() == '"' || v.front() == '\'')) {
+        const char q = v.front();
+        const auto close = v.find(q, 1);
+        v = close == std::string_view::npos ? v.substr(1) : v.substr(1, close - 1);
+      } else if (auto hash = v.find(" #"); hash != std::string_view::npos) {
+        v = trim(v.substr(0, hash));
+      }
+      if (!v.empty()) {
+        if (source) *source = path;
+        return std::string(v);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace runara

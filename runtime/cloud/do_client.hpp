@@ -1,0 +1,96 @@
+// DigitalOcean API v2 client on top of HttpClient (asynchronous, on the HttpClient's loop).
+//
+// Retries: GET and DELETE retry on transport errors, 429 and 5xx with exponential backoff plus
+// jitter, waiting at least what `retry-after` / `ratelimit-reset` ask (capped). POST (create) is
+// never retried: a failure that may have reached DigitalOcean (timeout or reset after sending, a
+// 5xx, a 2xx without a droplet id) is reported with `ambiguous = true`, and the caller
+// reconciles by listing the run's tag. DELETE answering 404 counts as success (already gone).
+//
+// Errors and log lines never contain the token (every string leaving the client is redacted).
+// Callbacks run on the loop, at most once, never from inside the call that started the
+// operation, and never after cancel() or destruction. The HttpClient must outlive the DoClient.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "net/http_client.hpp"
+
+namespace runara {
+
+struct DoResult {
+  bool ok = false;
+  long status = 0;        // HTTP status of the last response (0: none arrived)
+  nlohmann::json body;    // DigitalOcean's JSON object ({} if none or not an object, so
+                          // body.value(...) is always safe); lists are merged across pages
+                          // into {"droplets"|"sizes": [...], "meta": {"total": n}}; on an
+                          // API error it is DigitalOcean's {"id", "message", "request_id"}
+  std::string error;      // "" when ok, e.g. "DigitalOcean API: 422 unprocessable_entity: ..."
+  std::string error_id;   // DigitalOcean's error "id" when it sent one
+  bool ambiguous = false;  // create_droplet only: the droplet may exist; reconcile by tag
+  int attempts = 0;        // HTTP requests made for this call (all pages and retries)
+};
+
+struct DoRetryPolicy {
+  int max_attempts = 6;             // per HTTP request, the first try included
+  double base_delay_s = 1.0;        // backoff after attempt n: base * 2^(n-1) ...
+  double max_delay_s = 30.0;        // ... capped here, then stretched by jitter
+  double jitter = 0.25;             // random stretch factor in [1, 1 + jitter]
+  double max_server_wait_s = 120.0;  // cap on waits asked by retry-after / ratelimit-reset
+};
+
+struct DoClientOptions {
+  DoRetryPolicy retry;
+  double timeout_s = 30;  // per HTTP request
+  std::function<void(const std::string& line)> log;  // e.g. "retrying GET /v2/droplets/1 in 2.0 s (429)"
+  std::string user_agent = "runara";
+  std::uint64_t seed = 0;  // jitter RNG seed; 0 picks a random one
+};
+
+// The token from DIGITALOCEAN_TOKEN, else DIGITALOCEAN_ACCESS_TOKEN, else doctl's config
+// ($XDG_CONFIG_HOME or ~/.config, /doctl/config.yaml, top-level `access-token:` line).
+// `source` (optional) receives the variable name or file path it came from.
+std::optional<std::string> load_do_token(std::string* source = nullptr);
+
+class DoClient {
+ public:
+  using Callback = std::function<void(DoResult)>;
+  using OpId = std::uint64_t;
+  static constexpr const char* kDefaultApiBase = "https://api.digitalocean.com";
+
+  // api_base: scheme://host[:port] (a trailing slash is dropped); the caller reads
+  // RUNARA_DO_API_URL. The token is only ever sent to api_base (pagination links are rebased).
+  DoClient(HttpClient& http, std::string api_base, std::string token,
+           DoClientOptions options = {});
+  ~DoClient();  // cancels everything (no callbacks)
+  DoClient(const DoClient&) = delete;
+  DoClient& operator=(const DoClient&) = delete;
+
+  OpId create_droplet(const nlohmann::json& body, Callback done);  // POST /v2/droplets
+  OpId get_droplet(std::int64_t id, Callback done);                // 404: ok=false, status 404
+  OpId delete_droplet(std::int64_t id, Callback done);             // 204 or 404: ok
+  // Union of GET /v2/droplets?tag_name=TAG and GET /v2/droplets?type=gpus (the latter filtered
+  // by TAG client-side), all pages, de-duplicated by id. An empty tag lists everything.
+  OpId list_droplets(const std::string& tag, Callback done);
+  OpId list_sizes(Callback done);   // all pages of GET /v2/sizes
+  OpId get_account(Callback done);  // GET /v2/account
+
+  void cancel(OpId op);  // its callback will not run
+  void cancel_all();
+  std::size_t pending() const;
+  const std::string& api_base() const;
+  std::string redact(std::string_view text) const;  // replaces the token with "[REDACTED]"
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace runara

@@ -1,0 +1,467 @@
+#include "droplet_fleet.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <regex>
+
+#include "run_output.hpp"
+#include "watchdog.hpp"
+
+namespace runara {
+
+namespace {
+
+struct Delay {
+  uv_timer_t timer;
+  std::function<void()> fn;
+  std::vector<uv_timer_t*>* list;
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+std::string dollars(double usd) {
+  char text[32];
+  std::snprintf(text, sizeof text, "$%.2f", usd);
+  return text;
+}
+
+std::string duration_text(double seconds) {
+  char text[32];
+  if (seconds < 10) std::snprintf(text, sizeof text, "%.1f s", seconds);
+  else if (seconds < 120) std::snprintf(text, sizeof text, "%.0f s", seconds);
+  else std::snprintf(text, sizeof text, "%.1f min", seconds / 60);
+  return text;
+}
+
+// The first IPv4 address of a type ("public" or "private") in a droplet's networks.
+std::string ipv4(const nlohmann::json& droplet, const std::string& type) {
+  const auto networks = droplet.value("networks", nlohmann::json::object());
+  for (const auto& net : networks.value("v4", nlohmann::json::array())) {
+    if (net.value("type", "") == type) return net.value("ip_address", "");
+  }
+  return {};
+}
+
+}  // namespace
+
+double Machine::cost() const {
+  if (created_at == 0) return 0;
+  const double end = destroyed_at != 0 ? destroyed_at : monotonic_seconds();
+  return price_hourly * std::max(0.0, end - created_at) / 3600.0;
+}
+
+std::string default_state_dir() {
+  if (const char* dir = std::getenv("RUNARA_STATE_DIR"); dir && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/state/runara";
+}
+
+struct DropletFleet::Creation {
+  CreateRequest request;
+  std::string name;
+  double price = 0;
+  double started = 0;
+  std::int64_t id = 0;
+  MachineDone done;
+  int reconcile_tries = 0;
+};
+
+DropletFleet::DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions options, Log log, Log progress,
+                           std::function<double()> remaining_s)
+    : loop_(loop), run_id_(std::move(run_id)), options_(std::move(options)), log_(std::move(log)),
+      progress_(std::move(progress)), remaining_s_(std::move(remaining_s)) {
+  api_base_ = !options_.api_base.empty() ? options_.api_base
+                                         : env_or("RUNARA_DO_API_URL", DoClient::kDefaultApiBase);
+  token_ = options_.token;
+  if (token_.empty()) token_ = load_do_token(&token_source_).value_or("");
+  state_dir_ = !options_.state_dir.empty() ? options_.state_dir : default_state_dir();
+  // Polling faster than the real API allows is only for the fake one (tests, simulations).
+  if (const char* poll = std::getenv("RUNARA_POLL_S"); poll && std::atof(poll) > 0) options_.poll_s = std::atof(poll);
+}
+
+DropletFleet::~DropletFleet() {
+  for (uv_timer_t* timer : timers_) {
+    uv_timer_stop(timer);
+    uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
+  }
+  cleanup_.reset();
+  client_.reset();
+  if (http_) http_->close({});
+  http_.reset();
+}
+
+void DropletFleet::after(double seconds, std::function<void()> fn) {
+  auto* delay = new Delay{{}, std::move(fn), &timers_};
+  uv_timer_init(loop_, &delay->timer);
+  timers_.push_back(&delay->timer);
+  uv_update_time(loop_);
+  uv_timer_start(&delay->timer, [](uv_timer_t* t) {
+    auto* d = reinterpret_cast<Delay*>(t);
+    d->list->erase(std::remove(d->list->begin(), d->list->end(), t), d->list->end());
+    auto fn = std::move(d->fn);
+    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
+    fn();
+  }, static_cast<std::uint64_t>(seconds * 1000), 0);
+}
+
+std::string DropletFleet::check_ready() {
+  if (token_.empty()) {
+    return "no DigitalOcean token: set DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or log in with "
+           "`doctl auth init`)";
+  }
+  if (api_base_.rfind("http://", 0) != 0 && api_base_.rfind("https://", 0) != 0) {
+    return "RUNARA_DO_API_URL must start with http:// or https://, got '" + api_base_ + "'";
+  }
+  if (!client_) {
+    http_ = std::make_unique<HttpClient>(loop_);
+    DoClientOptions client_options;
+    client_options.log = [this](const std::string& line) { log_(line); };
+    client_ = std::make_unique<DoClient>(*http_, api_base_, token_, client_options);
+    try {
+      ledger_ = std::make_unique<Ledger>(state_dir_);
+    } catch (const std::exception& e) {
+      return std::string("cannot open the ledger in ") + state_dir_ + ": " + e.what();
+    }
+  }
+  return {};
+}
+
+void DropletFleet::with_sizes(std::function<void(std::string)> then) {
+  if (sizes_) return then({});
+  sizes_waiters_.push_back(std::move(then));
+  if (sizes_waiters_.size() > 1) return;
+  client_->list_sizes([this](DoResult result) {
+    if (result.ok) sizes_ = result.body.value("sizes", nlohmann::json::array());
+    auto waiters = std::move(sizes_waiters_);
+    sizes_waiters_.clear();
+    for (auto& waiter : waiters) waiter(result.ok ? "" : result.error);
+  });
+}
+
+void DropletFleet::sizes(JsonDone done) {
+  if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
+  with_sizes([this, done](std::string error) { done(error, error.empty() ? *sizes_ : nlohmann::json()); });
+}
+
+void DropletFleet::account(JsonDone done) {
+  if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
+  client_->get_account([done](DoResult result) {
+    done(result.ok ? "" : result.error, result.ok ? result.body.value("account", nlohmann::json::object()) : nlohmann::json());
+  });
+}
+
+std::string DropletFleet::validate(const CreateRequest& request, double& price) {
+  static const std::regex name_pattern("^[a-zA-Z0-9]?[a-z0-9A-Z.\\-]*[a-z0-9A-Z]$");
+  static const std::regex tag_pattern("^[a-zA-Z0-9_\\-\\:]+$");
+  if (!request.name.empty() && !std::regex_match(request.name, name_pattern)) {
+    return "name '" + request.name + "' is not a valid droplet name (letters, digits, '.' and '-'; no underscores)";
+  }
+  for (const auto& tag : request.tags) {
+    if (!std::regex_match(tag, tag_pattern)) return "tag '" + tag + "' is not valid (letters, digits, '_', '-', ':')";
+  }
+  if (auto assumed = options_.assumed_prices.find(request.size); assumed != options_.assumed_prices.end()) {
+    price = assumed->second;
+    return {};
+  }
+  for (const auto& size : *sizes_) {
+    if (size.value("slug", "") != request.size) continue;
+    if (!size.value("available", true)) return "size '" + request.size + "' is not available right now";
+    const auto regions = size.value("regions", nlohmann::json::array());
+    if (std::find(regions.begin(), regions.end(), request.region) == regions.end()) {
+      std::string list;
+      for (const auto& r : regions) list += (list.empty() ? "" : ", ") + r.get<std::string>();
+      return "size '" + request.size + "' is not offered in region '" + request.region + "' (it is in: " +
+             (list.empty() ? "none" : list) + ")";
+    }
+    price = size.value("price_hourly", 0.0);
+    return {};
+  }
+  return "unknown size '" + request.size + "': /v2/sizes does not list it (see droplet.sizes()). For a contract "
+         "size, state its price with --assume-price " + request.size + "=USD_PER_HOUR";
+}
+
+bool DropletFleet::ensure_guardian(std::string& error) {
+  if (guardian_) return true;
+  try {
+    RunRecord run;
+    run.run_id = run_id_;
+    run.pid = getpid();
+    run.deadline = static_cast<double>(std::time(nullptr)) + remaining_s_();
+    ledger_->begin_run(run);
+  } catch (const std::exception& e) {
+    error = std::string("cannot record the run in the ledger: ") + e.what();
+    return false;
+  }
+  GuardianSpec spec{options_.guardian_executable, run_id_, state_dir_, api_base_, token_,
+                    static_cast<double>(std::time(nullptr)) + remaining_s_() + 300};
+  guardian_ = Guardian::start(spec, error);
+  return guardian_ != nullptr;
+}
+
+void DropletFleet::create(CreateRequest request, MachineDone done) {
+  if (stopping_) return done("the run is ending", nullptr);
+  if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
+  with_sizes([this, request = std::move(request), done](std::string error) mutable {
+    if (!error.empty() && !options_.assumed_prices.count(request.size)) {
+      return done("cannot check the size against /v2/sizes: " + error, nullptr);
+    }
+    if (!sizes_) sizes_ = nlohmann::json::array();
+    auto creation = std::make_shared<Creation>();
+    if (std::string invalid = validate(request, creation->price); !invalid.empty()) return done(invalid, nullptr);
+    std::vector<RunningMachine> running;
+    for (const auto& [id, m] : machines_) {
+      if (m.destroyed_at == 0) running.push_back({m.price_hourly, m.cost()});
+    }
+    for (int i = 0; i < in_flight_creates_; ++i) {
+      running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
+    }
+    BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
+    if (std::string refusal = check_budget(limits, request.size, creation->price, remaining_s_(), running);
+        !refusal.empty()) {
+      return done(refusal, nullptr);
+    }
+    if (std::string guardian_error; !ensure_guardian(guardian_error)) {
+      return done(guardian_error + "; no machine is created without a guardian", nullptr);
+    }
+    creation->name = (request.name.empty() ? std::string("runara") : request.name) + "-" + run_id_ + "-" +
+                     std::to_string(++counter_);
+    creation->request = std::move(request);
+    creation->done = std::move(done);
+    creation->started = monotonic_seconds();
+    try {
+      ledger_->record_intent({run_id_, creation->name, tag(), api_base_, creation->price,
+                              creation->request.size, creation->request.region});
+    } catch (const std::exception& e) {
+      return creation->done(std::string("cannot record the create in the ledger: ") + e.what(), nullptr);
+    }
+    send_create(creation);
+  });
+}
+
+void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
+  const auto& r = creation->request;
+  nlohmann::json body = {{"name", creation->name}, {"size", r.size}, {"image", r.image}, {"region", r.region}};
+  nlohmann::json tags = nlohmann::json::array({"runara", tag()});
+  for (const auto& t : r.tags) tags.push_back(t);
+  body["tags"] = tags;
+  if (!r.ssh_keys.empty()) body["ssh_keys"] = r.ssh_keys;
+  if (!r.user_data.empty()) body["user_data"] = r.user_data;
+  ++in_flight_creates_;
+  in_flight_price_ += creation->price;
+  log_("creating droplet " + creation->name + " (" + r.size + " in " + r.region + ", " +
+       dollars(creation->price) + "/h)");
+  client_->create_droplet(body, [this, creation](DoResult result) {
+    in_flight_price_ -= creation->price;
+    if (result.ok) {
+      --in_flight_creates_;
+      return adopt(creation, result.body.value("droplet", nlohmann::json::object()));
+    }
+    if (result.ambiguous) return reconcile(creation, result.error);
+    --in_flight_creates_;
+    ledger_->mark_create_failed(creation->name);
+    creation->done("DigitalOcean refused to create " + creation->name + ": " + result.error, nullptr);
+    if (on_creates_settled_ && in_flight_creates_ == 0) on_creates_settled_();
+  });
+}
+
+// The create may or may not have happened: the run's tag tells.
+void DropletFleet::reconcile(std::shared_ptr<Creation> creation, std::string why) {
+  log_("the create of " + creation->name + " ended ambiguously (" + why + "); looking for it by tag");
+  client_->list_droplets(tag(), [this, creation, why](DoResult result) {
+    if (result.ok) {
+      for (const auto& droplet : result.body.value("droplets", nlohmann::json::array())) {
+        if (droplet.value("name", "") == creation->name) {
+          --in_flight_creates_;
+          return adopt(creation, droplet);
+        }
+      }
+    }
+    if (++creation->reconcile_tries < 5) {
+      return after(options_.poll_s, [this, creation, why] { reconcile(creation, why); });
+    }
+    --in_flight_creates_;
+    // Not marked create_failed: teardown and the guardian keep looking for it by tag.
+    creation->done("the create of " + creation->name + " failed (" + why +
+                   ") and the droplet does not show up under the run's tag", nullptr);
+    if (on_creates_settled_ && in_flight_creates_ == 0) on_creates_settled_();
+  });
+}
+
+// Test-only fault switch: RUNARA_FAULT=crash-after-create makes the runtime die the hard way
+// right after a create succeeded, so tests can prove the guardian cleans up after a crash.
+static void crash_if_asked(const char* moment) {
+  const char* fault = std::getenv("RUNARA_FAULT");
+  if (fault && std::string(fault) == moment) std::abort();
+}
+
+void DropletFleet::adopt(std::shared_ptr<Creation> creation, const nlohmann::json& droplet) {
+  creation->id = droplet.value("id", std::int64_t{0});
+  ledger_->record_id(creation->name, creation->id);
+  crash_if_asked("crash-after-create");
+  Machine& machine = machines_[creation->id];
+  machine.id = creation->id;
+  machine.price_hourly = creation->price;
+  machine.created_at = monotonic_seconds();
+  update(machine, droplet);
+  if (on_creates_settled_ && in_flight_creates_ == 0) on_creates_settled_();
+  if (stopping_) return;
+  if (!creation->request.wait) return creation->done({}, &machine);
+  wait_active(creation);
+}
+
+void DropletFleet::wait_active(std::shared_ptr<Creation> creation) {
+  if (stopping_) return;
+  Machine& machine = machines_[creation->id];
+  const double waited = monotonic_seconds() - creation->started;
+  if (machine.status == "active" && !machine.ip.empty()) {
+    log_("droplet " + machine.name + " is active at " + machine.ip + " after " + duration_text(waited));
+    return creation->done({}, &machine);
+  }
+  if (waited > creation->request.timeout_s) {
+    return creation->done("droplet " + machine.name + " did not become active within " +
+                          duration_text(creation->request.timeout_s) + " (status '" + machine.status +
+                          "'); it is destroyed at the end of the run, or now with :destroy()", nullptr);
+  }
+  progress_("droplet " + machine.name + ": " + machine.status + " (" + duration_text(waited) + ")");
+  after(options_.poll_s, [this, creation] {
+    client_->get_droplet(creation->id, [this, creation](DoResult result) {
+      Machine& m = machines_[creation->id];
+      if (result.status == 404) {
+        m.destroyed_at = monotonic_seconds();
+        m.status = "gone";
+        ledger_->mark_destroyed(api_base_, creation->id);
+        return creation->done("droplet " + m.name + " disappeared after it was created (DigitalOcean removes GPU "
+                              "droplets whose placement failed); try again or another region", nullptr);
+      }
+      if (result.ok) update(m, result.body.value("droplet", nlohmann::json::object()));
+      wait_active(creation);
+    });
+  });
+}
+
+void DropletFleet::update(Machine& machine, const nlohmann::json& droplet) {
+  machine.raw = droplet;
+  machine.name = droplet.value("name", machine.name);
+  machine.status = droplet.value("status", machine.status);
+  machine.size = droplet.value("size_slug", machine.size);
+  if (droplet.contains("region") && droplet["region"].is_object()) machine.region = droplet["region"].value("slug", "");
+  machine.ip = ipv4(droplet, "public");
+  machine.private_ip = ipv4(droplet, "private");
+}
+
+void DropletFleet::refresh(std::int64_t id, MachineDone done) {
+  if (!machines_.count(id)) return done("droplet " + std::to_string(id) + " does not belong to this run", nullptr);
+  client_->get_droplet(id, [this, id, done](DoResult result) {
+    Machine& m = machines_[id];
+    if (result.status == 404) {
+      if (m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
+      m.status = "gone";
+      return done({}, &m);
+    }
+    if (!result.ok) return done(result.error, nullptr);
+    update(m, result.body.value("droplet", nlohmann::json::object()));
+    done({}, &m);
+  });
+}
+
+void DropletFleet::destroy(std::int64_t id, MachineDone done) {
+  if (!machines_.count(id)) return done("droplet " + std::to_string(id) + " does not belong to this run", nullptr);
+  client_->delete_droplet(id, [this, id, done](DoResult result) {
+    if (!result.ok) return done("could not destroy droplet " + std::to_string(id) + ": " + result.error, nullptr);
+    ledger_->mark_destroying(api_base_, id);
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [this, id, done, poll] {
+      client_->get_droplet(id, [this, id, done, poll](DoResult r) {
+        if (r.status == 404) {
+          Machine& m = machines_[id];
+          m.destroyed_at = monotonic_seconds();
+          m.status = "gone";
+          ledger_->mark_destroyed(api_base_, id);
+          log_("droplet " + m.name + " destroyed after " + duration_text(m.destroyed_at - m.created_at) + ", " +
+               dollars(m.cost()));
+          auto self = std::move(*poll);  // break the cycle
+          return done({}, &m);
+        }
+        after(options_.poll_s, *poll);
+      });
+    };
+    (*poll)();
+  });
+}
+
+const Machine* DropletFleet::find(std::int64_t id) const {
+  auto it = machines_.find(id);
+  return it == machines_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Machine*> DropletFleet::machines() const {
+  std::vector<const Machine*> out;
+  for (const auto& [id, m] : machines_) out.push_back(&m);
+  return out;
+}
+
+void DropletFleet::cancel_all() { stopping_ = true; }
+
+void DropletFleet::report_costs() {
+  double total = 0;
+  for (auto& [id, m] : machines_) {
+    if (m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
+    total += m.cost();
+    log_("droplet " + m.name + " (" + std::to_string(id) + ", " + m.size + "): lived " +
+         duration_text(m.destroyed_at - m.created_at) + ", cost " + dollars(m.cost()));
+  }
+  if (!machines_.empty()) log_("machines of this run cost " + dollars(total) + " in all");
+}
+
+void DropletFleet::teardown(std::function<void(std::string)> done) {
+  stopping_ = true;
+  if (!client_ || !ledger_) return done({});  // never touched the cloud
+  // Creates still in flight settle first (answer, error or reconciliation): a cancelled POST
+  // could still land after the listing below and leave a machine behind.
+  if (in_flight_creates_ > 0) {
+    on_creates_settled_ = [this, done] {
+      on_creates_settled_ = nullptr;
+      teardown(done);
+    };
+    log_("waiting for " + std::to_string(in_flight_creates_) + " create request(s) in flight");
+    return;
+  }
+  for (const auto& entry : ledger_->pending(run_id_)) {
+    if (entry.droplet_id) log_("destroying droplet " + entry.name + " (" + std::to_string(*entry.droplet_id) + ")");
+  }
+  CleanupOptions options;
+  options.poll_s = options_.poll_s;
+  cleanup_ = std::make_unique<RunCleanup>(loop_, *client_, *ledger_, run_id_, tag(), options, log_);
+  cleanup_->start([this, done](CleanupReport report) {
+    for (auto& [id, m] : machines_) {
+      for (const auto& line : report.destroyed) {
+        if (line.rfind(std::to_string(id) + " ", 0) == 0 && m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
+      }
+    }
+    report_costs();
+    if (report.complete()) {
+      ledger_->finish_run(run_id_, RunStatus::finished);
+      guardian_.reset();  // the guardian sees a finished run and exits
+      return done({});
+    }
+    std::string what;
+    for (const auto& line : report.remaining) what += (what.empty() ? "" : ", ") + line;
+    // The run stays "running" in the ledger: the guardian takes over when its pipe closes.
+    guardian_.reset();
+    done("could not confirm that these are destroyed: " + what + (report.error.empty() ? "" : " (" + report.error + ")") +
+         ". The guardian keeps trying in the background; to finish by hand run: runara reap --run " + run_id_);
+  });
+}
+
+std::string DropletFleet::pending() const {
+  if (in_flight_creates_ > 0) return "waiting for " + std::to_string(in_flight_creates_) + " create request(s)";
+  return cleanup_ ? cleanup_->pending() : "";
+}
+
+}  // namespace runara

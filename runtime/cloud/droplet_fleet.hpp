@@ -1,0 +1,112 @@
+// The droplets of one run: creating them within budget, waiting for them, destroying them,
+// and — whatever happens to the script — tearing all of them down at the end.
+//
+// Every create is written to the ledger before the request is sent; a guardian process is
+// started before the first one, so that even a SIGKILL of the runtime leaves nothing billing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <uv.h>
+
+#include "cloud/budget.hpp"
+#include "cloud/do_client.hpp"
+#include "cloud/guardian.hpp"
+#include "cloud/ledger.hpp"
+#include "cloud/run_cleanup.hpp"
+#include "net/http_client.hpp"
+#include "runara/runtime.hpp"
+
+namespace runara {
+
+struct Machine {
+  std::int64_t id = 0;
+  std::string name, status, ip, private_ip, size, region;
+  double price_hourly = 0;
+  double created_at = 0;    // monotonic seconds
+  double destroyed_at = 0;  // monotonic seconds; 0 while alive
+  nlohmann::json raw;       // the API's latest view
+  double cost() const;      // accrued dollars
+};
+
+struct CreateRequest {
+  std::string name, size, image, region, user_data;
+  std::vector<std::string> ssh_keys, tags;
+  bool wait = true;
+  double timeout_s = 900;
+};
+
+class DropletFleet {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  using MachineDone = std::function<void(std::string error, const Machine* machine)>;
+  using JsonDone = std::function<void(std::string error, const nlohmann::json& value)>;
+
+  // `remaining_s` tells how long the run may still last (for the budget).
+  DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions options, Log log, Log progress,
+               std::function<double()> remaining_s);
+  ~DropletFleet();
+
+  // Fails with a clear message when the token is missing or the API base is invalid.
+  std::string check_ready();
+  const std::string& token() const { return token_; }
+
+  void create(CreateRequest request, MachineDone done);
+  void refresh(std::int64_t id, MachineDone done);
+  void destroy(std::int64_t id, MachineDone done);
+  void sizes(JsonDone done);    // the /v2/sizes catalogue (fetched once per run)
+  void account(JsonDone done);
+  const Machine* find(std::int64_t id) const;
+  std::vector<const Machine*> machines() const;
+
+  void teardown(std::function<void(std::string error)> done);
+  std::string pending() const;
+  void cancel_all();  // the run stopped: abandon waits (teardown still destroys everything)
+
+ private:
+  struct Creation;
+  void with_sizes(std::function<void(std::string)> then);
+  std::string validate(const CreateRequest& request, double& price);
+  void send_create(std::shared_ptr<Creation> creation);
+  void reconcile(std::shared_ptr<Creation> creation, std::string why);
+  void adopt(std::shared_ptr<Creation> creation, const nlohmann::json& droplet);
+  void wait_active(std::shared_ptr<Creation> creation);
+  void update(Machine& machine, const nlohmann::json& droplet);
+  void after(double seconds, std::function<void()> fn);
+  void report_costs();
+  bool ensure_guardian(std::string& error);
+  std::string tag() const { return "runara:run-" + run_id_; }
+
+  uv_loop_t* loop_;
+  std::string run_id_;
+  CloudOptions options_;
+  Log log_, progress_;
+  std::function<double()> remaining_s_;
+  std::string api_base_, token_, token_source_, state_dir_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<DoClient> client_;
+  std::unique_ptr<Ledger> ledger_;
+  std::unique_ptr<Guardian> guardian_;
+  std::unique_ptr<RunCleanup> cleanup_;
+  std::optional<nlohmann::json> sizes_;
+  std::vector<std::function<void(std::string)>> sizes_waiters_;
+  std::map<std::int64_t, Machine> machines_;
+  int in_flight_creates_ = 0;
+  double in_flight_price_ = 0;  // $/h of the creates in flight
+  int counter_ = 0;
+  bool stopping_ = false;
+  std::function<void()> on_creates_settled_;
+  std::vector<uv_timer_t*> timers_;
+};
+
+// Default state folder: $RUNARA_STATE_DIR, else ~/.local/state/runara.
+std::string default_state_dir();
+
+}  // namespace runara

@@ -1,0 +1,198 @@
+#include "guardian.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+#include "cloud/do_client.hpp"
+#include "cloud/ledger.hpp"
+#include "cloud/run_cleanup.hpp"
+#include "net/http_client.hpp"
+
+extern char** environ;
+
+namespace runara {
+
+namespace {
+
+// How long past the run's deadline (teardown included) a runtime may hang before the guardian
+// kills it.
+constexpr double kGraceS = 60;
+
+std::FILE* g_log = nullptr;  // the guardian process's own log (one process, one run)
+
+void say(const std::string& line) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::fprintf(stderr, "runara guardian: %s\n", line.c_str());
+  if (g_log) {
+    std::fprintf(g_log, "%s %s\n", stamp, line.c_str());
+    std::fflush(g_log);
+  }
+}
+
+std::string flag(int argc, char** argv, const std::string& name) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (argv[i] == name) return argv[i + 1];
+  }
+  return {};
+}
+
+std::string read_token(int fd) {
+  std::string token;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') token += c;
+  return token;
+}
+
+// Waits until the pipe closes (true) or the deadline passes (false).
+bool wait_for_runtime(int fd, double deadline_unix) {
+  while (true) {
+    const double left = deadline_unix - static_cast<double>(std::time(nullptr));
+    if (deadline_unix > 0 && left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int timeout_ms = deadline_unix > 0 ? static_cast<int>(std::min(left, 3600.0) * 1000) : -1;
+    if (poll(&p, 1, timeout_ms) > 0) {
+      char buf[64];
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return true;
+    }
+  }
+}
+
+int clean_up(const std::string& run_id, const std::string& state_dir, const std::string& api_base,
+             const std::string& token) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int status = 0;
+  {
+    HttpClient http(&loop);
+    DoClient client(http, api_base, token, DoClientOptions{.log = say});
+    Ledger ledger(state_dir);
+    RunCleanup cleanup(&loop, client, ledger, run_id, "runara:run-" + run_id, CleanupOptions{}, say);
+    cleanup.start([&](CleanupReport report) {
+      for (const auto& line : report.destroyed) say("destroyed droplet " + line);
+      if (report.complete()) {
+        ledger.finish_run(run_id, RunStatus::crashed);
+        say("run " + run_id + " is cleaned up");
+      } else {
+        for (const auto& line : report.remaining) say("COULD NOT DESTROY: " + line);
+        say("run `runara reap --run " + run_id + "` to finish" + (report.error.empty() ? "" : " (" + report.error + ")"));
+        status = 1;
+      }
+      http.close({});
+    });
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return status;
+}
+
+}  // namespace
+
+std::unique_ptr<Guardian> Guardian::start(const GuardianSpec& spec, std::string& error) {
+  if (access(spec.executable.c_str(), X_OK) != 0) {
+    error = "cannot start the guardian: '" + spec.executable + "' is not executable";
+    return nullptr;
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    error = std::string("cannot start the guardian: pipe: ") + std::strerror(errno);
+    return nullptr;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], 3);  // dup2 clears close-on-exec
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  char deadline[32];
+  std::snprintf(deadline, sizeof deadline, "%.0f", spec.deadline_unix);
+  const std::string runtime_pid = std::to_string(getpid());
+  std::vector<std::string> args{spec.executable, "__guardian", "--run", spec.run_id, "--state-dir", spec.state_dir,
+                                "--api", spec.api_base, "--runtime-pid", runtime_pid, "--deadline", deadline};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, spec.executable.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[0]);
+  if (rc != 0) {
+    close(fds[1]);
+    error = std::string("cannot start the guardian: ") + std::strerror(rc);
+    return nullptr;
+  }
+  // The token travels through the pipe, never through argv or the environment.
+  const std::string line = spec.token + "\n";
+  if (write(fds[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    close(fds[1]);
+    error = "cannot start the guardian: could not hand it the token";
+    return nullptr;
+  }
+  return std::unique_ptr<Guardian>(new Guardian(pid, fds[1]));
+}
+
+Guardian::~Guardian() {
+  if (pipe_fd_ >= 0) close(pipe_fd_);
+}
+
+int guardian_main(int argc, char** argv) {
+  signal(SIGINT, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  const std::string run_id = flag(argc, argv, "--run"), state_dir = flag(argc, argv, "--state-dir");
+  const std::string api_base = flag(argc, argv, "--api");
+  const pid_t runtime_pid = static_cast<pid_t>(std::atol(flag(argc, argv, "--runtime-pid").c_str()));
+  const double deadline = std::atof(flag(argc, argv, "--deadline").c_str());
+  if (run_id.empty() || state_dir.empty() || api_base.empty()) {
+    std::fprintf(stderr, "runara __guardian is started by runara itself\n");
+    return 2;
+  }
+  g_log = std::fopen((state_dir + "/guardian-" + run_id + ".log").c_str(), "a");
+  const std::string token = read_token(3);
+  const bool runtime_ended = wait_for_runtime(3, deadline > 0 ? deadline + kGraceS : 0);
+  if (!runtime_ended) {
+    say("the runtime (pid " + std::to_string(runtime_pid) + ") is past its deadline; killing it");
+    kill(runtime_pid, SIGKILL);
+  }
+  try {
+    Ledger ledger(state_dir);
+    for (const auto& run : ledger.runs()) {
+      if (run.run_id == run_id && run.status == RunStatus::finished && runtime_ended) return 0;
+    }
+    if (ledger.pending(run_id).empty()) {
+      ledger.finish_run(run_id, RunStatus::crashed);
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    say(std::string("ledger: ") + e.what());
+  }
+  say("the runtime of run " + run_id + " ended without tearing down; destroying its machines");
+  const int status = clean_up(run_id, state_dir, api_base, token);
+  if (g_log) std::fclose(g_log);
+  return status;
+}
+
+}  // namespace runara

@@ -1,0 +1,113 @@
+// The durable ledger of cloud resources: what runara asked a cloud to create and how far their
+// destruction has got, so that a crash, a kill or a second process can always find (and
+// destroy) whatever might still be billing.
+//
+// One SQLite file, $RUNARA_STATE_DIR/ledger.db (the caller passes the directory), in WAL mode
+// with synchronous=FULL (every committed change is fsynced before the call returns) and a busy
+// timeout, so several runara processes can share it. Every call is one short transaction and no
+// transaction is ever held open between calls, so nothing stays locked across network waits.
+//
+// The calls are synchronous: the file is local and each transaction tiny (an fsync at most), so
+// they are made directly from the event loop rather than from a worker thread.
+//
+// A Ledger is one connection; use it from one thread at a time and never across fork().
+// Failures throw LedgerError.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runara {
+
+class LedgerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// intent: about to be created (no id yet) -> created (id known) -> destroying (DELETE
+// accepted) -> destroyed (GET answered 404). create_failed: the create certainly did not
+// produce a droplet (a definite error, or reconciliation by tag found none).
+enum class ResourceState { intent, created, destroying, destroyed, create_failed };
+enum class RunStatus { running, finished, crashed };
+
+const char* to_string(ResourceState state);
+const char* to_string(RunStatus status);
+std::optional<ResourceState> parse_resource_state(std::string_view text);
+std::optional<RunStatus> parse_run_status(std::string_view text);
+
+struct LedgerIntent {
+  std::string run_id;
+  std::string name;      // droplet name, unique in the ledger
+  std::string tag;       // the run's tag, e.g. "runara:run-<id>"
+  std::string api_base;  // the API the droplet is created through
+  double price_hourly = 0;
+  std::string size;
+  std::string region;
+};
+
+struct LedgerEntry {
+  std::string run_id, name, tag, api_base;
+  double created_at = 0;  // unix seconds when the intent was recorded
+  std::optional<std::int64_t> droplet_id;
+  ResourceState state = ResourceState::intent;
+  double price_hourly = 0;
+  std::string size, region;
+  double updated_at = 0;  // unix seconds of the last change
+};
+
+struct RunRecord {
+  std::string run_id;
+  std::int64_t pid = 0;
+  double started_at = 0;  // unix seconds
+  std::string script;
+  RunStatus status = RunStatus::running;
+  double deadline = 0;  // unix seconds by which the run must be over (0: none)
+  std::optional<double> ended_at;
+};
+
+class Ledger {
+ public:
+  // Opens (creating if needed) state_dir/ledger.db; missing directories are created 0700 and
+  // a new database file 0600.
+  explicit Ledger(const std::string& state_dir);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  const std::string& path() const;
+
+  // Durably records that a droplet is about to be created; call (and let it return) BEFORE the
+  // create request is sent. Throws LedgerError if the name is already in the ledger.
+  void record_intent(const LedgerIntent& intent);
+  // The create answered with an id: intent/create_failed -> created. False: unknown name.
+  bool record_id(const std::string& name, std::int64_t droplet_id);
+  // DELETE was accepted for (api_base, id): -> destroying (unless already destroyed).
+  bool mark_destroying(const std::string& api_base, std::int64_t droplet_id);
+  // Only once GET for the droplet answered 404: -> destroyed.
+  bool mark_destroyed(const std::string& api_base, std::int64_t droplet_id);
+  // The create certainly produced nothing: intent -> create_failed (rows with an id are kept).
+  bool mark_create_failed(const std::string& name);
+
+  std::optional<LedgerEntry> find(const std::string& name);
+  // Everything of a run (or of all runs) that is not destroyed or create_failed, oldest first.
+  std::vector<LedgerEntry> pending(const std::string& run_id);
+  std::vector<LedgerEntry> pending_all();
+
+  // Records a run as running (started_at/status of `run` are used as given; started_at 0 means
+  // now). Throws LedgerError if the run id exists.
+  void begin_run(const RunRecord& run);
+  // running -> finished or crashed, with ended_at = now. False: unknown run id.
+  bool finish_run(const std::string& run_id, RunStatus status);
+  std::vector<RunRecord> runs();  // oldest first
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace runara

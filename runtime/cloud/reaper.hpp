@@ -1,0 +1,24 @@
+// `runara ls` and `runara reap`: what earlier runs left behind, and destroying it. The ledger
+// says what runara created on this machine; the account's runara tags catch the rest.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace runara {
+
+struct ReapOptions {
+  std::string run_id;         // only this run ("" = every run that is not alive)
+  double older_than_s = 0;    // only machines created longer ago than this
+  bool yes = false;           // do not ask
+  std::string state_dir, api_base, token;
+};
+
+int list_leftovers(const ReapOptions& options);  // runara ls; returns the exit status
+int reap_leftovers(const ReapOptions& options);  // runara reap
+// One line to print at start when earlier runs left something in the ledger ("" if nothing).
+std::string leftover_warning(const std::string& state_dir);
+// "90m", "2h", "1d", "3600" -> seconds; < 0 when invalid.
+double parse_duration(const std::string& text);
+
+}  // namespace runara

@@ -1,0 +1,182 @@
+#include "run_cleanup.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+
+#include "watchdog.hpp"
+
+namespace runara {
+
+namespace {
+double unix_now() { return static_cast<double>(std::time(nullptr)); }
+
+struct Delay {
+  uv_timer_t timer;
+  std::function<void()> fn;
+  std::vector<uv_timer_t*>* owner_list;
+};
+}  // namespace
+
+CleanupOptions::CleanupOptions() {
+  if (const char* poll = std::getenv("RUNARA_POLL_S"); poll && std::atof(poll) > 0) poll_s = std::atof(poll);
+}
+
+RunCleanup::RunCleanup(uv_loop_t* loop, DoClient& client, Ledger& ledger, std::string run_id,
+                       std::string tag, CleanupOptions options, std::function<void(const std::string&)> log)
+    : loop_(loop), client_(client), ledger_(ledger), run_id_(std::move(run_id)), tag_(std::move(tag)),
+      options_(options), log_(std::move(log)) {}
+
+RunCleanup::~RunCleanup() {
+  for (uv_timer_t* timer : timers_) {
+    uv_timer_stop(timer);
+    uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
+  }
+}
+
+void RunCleanup::after(double seconds, std::function<void()> fn) {
+  auto* delay = new Delay{{}, std::move(fn), &timers_};
+  uv_timer_init(loop_, &delay->timer);
+  timers_.push_back(&delay->timer);
+  uv_update_time(loop_);
+  uv_timer_start(&delay->timer, [](uv_timer_t* t) {
+    auto* d = reinterpret_cast<Delay*>(t);
+    auto& list = *d->owner_list;
+    list.erase(std::remove(list.begin(), list.end(), t), list.end());
+    auto fn = std::move(d->fn);
+    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
+    fn();
+  }, static_cast<std::uint64_t>(seconds * 1000), 0);
+}
+
+void RunCleanup::start(std::function<void(CleanupReport)> done) {
+  done_ = std::move(done);
+  give_up_at_ = monotonic_seconds() + options_.budget_s;
+  for (const auto& entry : ledger_.pending(run_id_)) {
+    if (entry.droplet_id) destroy(*entry.droplet_id);
+  }
+  list();
+}
+
+bool RunCleanup::has_unresolved_intents() {
+  bool open = false;
+  for (const auto& entry : ledger_.pending(run_id_)) {
+    if (entry.droplet_id) continue;
+    if (unix_now() - entry.created_at > options_.max_create_s && listed_once_) {
+      ledger_.mark_create_failed(entry.name);  // no listing shows it and it can no longer land
+    } else {
+      open = true;
+    }
+  }
+  return open;
+}
+
+void RunCleanup::list() {
+  if (finished_ || listing_) return;
+  listing_ = true;
+  client_.list_droplets(tag_, [this](DoResult result) {
+    listing_ = false;
+    on_listed(result);
+  });
+}
+
+void RunCleanup::on_listed(const DoResult& result) {
+  if (!result.ok) {
+    last_error_ = result.error;
+    if (monotonic_seconds() >= give_up_at_) return finish();
+    return after(options_.poll_s, [this] { list(); });
+  }
+  listed_once_ = true;
+  for (const auto& droplet : result.body.value("droplets", nlohmann::json::array())) {
+    const std::int64_t id = droplet.value("id", std::int64_t{0});
+    const std::string name = droplet.value("name", "");
+    if (!id || gone_.count(id) || targets_.count(id)) continue;
+    if (auto entry = ledger_.find(name); entry && !entry->droplet_id) ledger_.record_id(name, id);
+    targets_[id].name = name;
+    destroy(id);
+  }
+  if (has_unresolved_intents() && monotonic_seconds() < give_up_at_) {
+    after(options_.poll_s, [this] { list(); });
+    return;
+  }
+  maybe_finish();
+}
+
+void RunCleanup::destroy(std::int64_t id) {
+  if (finished_ || gone_.count(id)) return;
+  auto& target = targets_[id];
+  if (target.name.empty()) {
+    for (const auto& entry : ledger_.pending(run_id_)) {
+      if (entry.droplet_id == id) target.name = entry.name;
+    }
+  }
+  client_.delete_droplet(id, [this, id](DoResult result) { on_deleted(id, result); });
+}
+
+void RunCleanup::on_deleted(std::int64_t id, const DoResult& result) {
+  if (!result.ok) {
+    last_error_ = result.error;
+    if (monotonic_seconds() >= give_up_at_) return maybe_finish();
+    return after(options_.poll_s, [this, id] { destroy(id); });
+  }
+  targets_[id].deleted = true;
+  ledger_.mark_destroying(client_.api_base(), id);
+  if (result.status == 404) {
+    ledger_.mark_destroyed(client_.api_base(), id);
+    gone_.insert(id);
+    log_("droplet " + std::to_string(id) + " (" + targets_[id].name + ") is gone");
+    return maybe_finish();
+  }
+  after(options_.poll_s, [this, id] { confirm(id); });
+}
+
+void RunCleanup::confirm(std::int64_t id) {
+  if (finished_) return;
+  client_.get_droplet(id, [this, id](DoResult result) {
+    if (result.status == 404) {
+      ledger_.mark_destroyed(client_.api_base(), id);
+      gone_.insert(id);
+      log_("droplet " + std::to_string(id) + " (" + targets_[id].name + ") is gone");
+      return maybe_finish();
+    }
+    if (!result.ok) last_error_ = result.error;
+    if (monotonic_seconds() >= give_up_at_) return maybe_finish();
+    after(options_.poll_s, [this, id] { confirm(id); });
+  });
+}
+
+void RunCleanup::maybe_finish() {
+  if (finished_ || listing_) return;
+  const bool timed_out = monotonic_seconds() >= give_up_at_;
+  bool all_gone = listed_once_;
+  for (const auto& [id, target] : targets_) all_gone = all_gone && gone_.count(id);
+  if (all_gone || timed_out) finish();
+}
+
+void RunCleanup::finish() {
+  if (finished_) return;
+  finished_ = true;
+  CleanupReport report;
+  report.error = last_error_;
+  for (const auto& [id, target] : targets_) {
+    const std::string line = std::to_string(id) + " (" + target.name + ")";
+    (gone_.count(id) ? report.destroyed : report.remaining).push_back(line);
+  }
+  if (!listed_once_) report.remaining.push_back("droplets tagged " + tag_ + " (the API could not be listed)");
+  for (const auto& entry : ledger_.pending(run_id_)) {
+    if (!entry.droplet_id) report.remaining.push_back("a create of " + entry.name + " whose outcome is unknown");
+  }
+  auto done = std::move(done_);
+  if (done) done(report);
+}
+
+std::string RunCleanup::pending() const {
+  std::string out;
+  for (const auto& [id, target] : targets_) {
+    if (gone_.count(id)) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(id) + " (" + target.name + (target.deleted ? ", deleting" : "") + ")";
+  }
+  return out.empty() ? (listing_ ? "listing droplets tagged " + tag_ : "") : "destroying droplets " + out;
+}
+
+}  // namespace runara

@@ -1,0 +1,79 @@
+// Destroys everything a run may have left on the cloud and confirms it is gone (GET -> 404).
+// One mechanism with three users: the run's own teardown, the guardian after the runtime died,
+// and `runara reap`. It trusts only the ledger and the cloud's own lists, never the script.
+//
+// What it destroys: every ledger entry of the run that has a droplet id, plus whatever carries
+// the run's tag (creates whose response never arrived). An intent without an id stays open
+// until a listing shows it or it is older than `max_create_s` (its create can no longer land).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+#include "cloud/do_client.hpp"
+#include "cloud/ledger.hpp"
+
+namespace runara {
+
+struct CleanupOptions {
+  CleanupOptions();          // poll_s honours RUNARA_POLL_S (fast polling for fake APIs)
+  double poll_s = 3;         // between GETs waiting for 404, and between listings
+  double budget_s = 600;     // give up (and report) after this long
+  double max_create_s = 45;  // a create older than this that no listing shows did not happen
+};
+
+struct CleanupReport {
+  std::vector<std::string> destroyed;  // "123 (name)"
+  std::vector<std::string> remaining;  // what could not be confirmed gone
+  std::string error;                   // last API error, if any
+  bool complete() const { return remaining.empty(); }
+};
+
+class RunCleanup {
+ public:
+  RunCleanup(uv_loop_t* loop, DoClient& client, Ledger& ledger, std::string run_id, std::string tag,
+             CleanupOptions options, std::function<void(const std::string&)> log);
+  ~RunCleanup();
+  RunCleanup(const RunCleanup&) = delete;
+  RunCleanup& operator=(const RunCleanup&) = delete;
+
+  void start(std::function<void(CleanupReport)> done);
+  std::string pending() const;  // "destroying droplets 123 (a), 456 (b)"
+
+ private:
+  struct Target {
+    std::string name;
+    bool deleted = false;  // DELETE accepted
+  };
+  void list();
+  void on_listed(const DoResult& result);
+  void destroy(std::int64_t id);
+  void on_deleted(std::int64_t id, const DoResult& result);
+  void confirm(std::int64_t id);
+  void after(double seconds, std::function<void()> fn);
+  void maybe_finish();
+  void finish();
+  bool has_unresolved_intents();
+
+  uv_loop_t* loop_;
+  DoClient& client_;
+  Ledger& ledger_;
+  std::string run_id_, tag_;
+  CleanupOptions options_;
+  std::function<void(const std::string&)> log_;
+  std::function<void(CleanupReport)> done_;
+  std::map<std::int64_t, Target> targets_;  // droplets being destroyed
+  std::set<std::int64_t> gone_;
+  bool listing_ = false, listed_once_ = false, finished_ = false;
+  double give_up_at_ = 0;
+  std::string last_error_;
+  std::vector<uv_timer_t*> timers_;
+};
+
+}  // namespace runara

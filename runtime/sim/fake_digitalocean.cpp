@@ -1,0 +1,374 @@
+// The fake DigitalOcean's HTTP front: cpp-httplib server lifecycle, and the per-request pipeline
+// (unreachable -> rate limit -> injected failure -> auth -> route -> decorate -> latency).
+#include "sim/fake_digitalocean.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include <httplib.h>
+
+#include "sim/fake_do_ratelimit.hpp"
+#include "sim/fake_do_routes.hpp"
+#include "sim/fake_do_store.hpp"
+#include "sim/fake_do_support.hpp"
+
+namespace runara::sim {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kJson = "application/json; charset=utf-8";
+
+fakedo::StoreConfig store_config(const FakeDoConfig& c) {
+  fakedo::StoreConfig s;
+  s.active_after_s = c.active_after_s;
+  s.delete_after_s = c.delete_after_s;
+  s.droplet_limit = c.droplet_limit;
+  s.reject_delete_while_new = c.reject_delete_while_new;
+  s.public_ipv4 = c.public_ipv4;
+  return s;
+}
+
+fakedo::RateLimitConfig rate_config(const FakeDoConfig& c) {
+  fakedo::RateLimitConfig r;
+  r.enforce = c.enforce_rate_limits;
+  r.per_hour = c.rate_limit_per_hour;
+  r.per_minute = c.rate_limit_per_minute;
+  return r;
+}
+
+// Port of an AF_INET socket address, or -1.
+int port_of(const sockaddr_storage& a) {
+  if (a.ss_family != AF_INET) return -1;
+  return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+}
+
+// Shuts down (without closing: httplib still owns the descriptors) this process's accepted
+// connections on `server_port`: the one from `peer_port`, or all of them when peer_port < 0. The
+// peer then sees the connection end without an answer.
+void shutdown_connections(int server_port, int peer_port) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const auto fd = fakedo::parse_int(entry.path().filename().string());
+    if (!fd) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t llen = sizeof local, plen = sizeof peer;
+    if (getsockname(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&local), &llen) != 0) continue;
+    if (port_of(local) != server_port) continue;
+    if (getpeername(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) continue;  // the listener
+    if (peer_port >= 0 && port_of(peer) != peer_port) continue;
+    ::shutdown(static_cast<int>(*fd), SHUT_RDWR);
+  }
+}
+
+std::string error_id_for(int status) {
+  switch (status) {
+    case 400: return "bad_request";
+    case 401: return "Unauthorized";
+    case 403: return "forbidden";
+    case 404: return "not_found";
+    case 409: return "conflict";
+    case 422: return "unprocessable_entity";
+    case 429: return "too_many_requests";
+    default: return "server_error";
+  }
+}
+
+const char* gateway_reason(int status) {
+  switch (status) {
+    case 502: return "Bad Gateway";
+    case 503: return "Service Temporarily Unavailable";
+    case 504: return "Gateway Time-out";
+    default: return "Error";
+  }
+}
+
+struct Failure {
+  int status;
+  std::optional<int> retry_after_s;
+};
+
+}  // namespace
+
+struct FakeDigitalOcean::Impl {
+  explicit Impl(FakeDoConfig c)
+      : cfg(std::move(c)),
+        store(store_config(cfg)),
+        limiter(rate_config(cfg)),
+        latency_s(cfg.latency_s),
+        rng(std::random_device{}()) {}
+
+  // Everything the request pipeline touches.
+  mutable std::mutex mu;
+  FakeDoConfig cfg;
+  fakedo::Store store;
+  fakedo::RateLimiter limiter;
+  std::deque<Failure> failures;
+  int drop_creates = 0;
+  double latency_s;
+  std::vector<std::string> request_log;
+  std::mt19937_64 rng;
+  std::atomic<bool> unreachable{false};
+
+  // Server lifecycle (start/stop/set_unreachable), separate from `mu` so requests keep flowing.
+  std::mutex life_mu;
+  std::unique_ptr<httplib::Server> server;
+  std::thread thread;
+  std::atomic<int> port{0};
+  bool started = false;  // between start() and stop()
+
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port.load()); }
+
+  void launch(int want_port);  // life_mu held
+  void halt();                 // life_mu held
+  void handle(const httplib::Request& req, httplib::Response& res);
+};
+
+void FakeDigitalOcean::Impl::launch(int want_port) {
+  auto svr = std::make_unique<httplib::Server>();
+  svr->new_task_queue = [] { return new httplib::ThreadPool(16); };
+  svr->set_keep_alive_timeout(2);
+  svr->set_read_timeout(10, 0);
+  svr->set_write_timeout(10, 0);
+  const auto handler = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
+  svr->Get(".*", handler);
+  svr->Post(".*", handler);
+  svr->Put(".*", handler);
+  svr->Patch(".*", handler);
+  svr->Delete(".*", handler);
+
+  int bound = -1;
+  if (want_port == 0) {
+    bound = svr->bind_to_any_port("127.0.0.1");
+  } else if (svr->bind_to_port("127.0.0.1", want_port)) {
+    bound = want_port;
+  }
+  if (bound <= 0)
+    throw std::runtime_error("FakeDigitalOcean: cannot bind 127.0.0.1:" + std::to_string(want_port));
+  port = bound;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    store.set_base_url(base_url());
+  }
+
+  httplib::Server* raw = svr.get();
+  thread = std::thread([raw] {
+    // Writing to a connection the fake shut down must not raise SIGPIPE; the worker threads
+    // httplib creates from here inherit this mask.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    raw->listen_after_bind();
+  });
+  server = std::move(svr);
+  // stop() only takes effect once the accept loop runs.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!server->is_running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void FakeDigitalOcean::Impl::halt() {
+  if (!server) return;
+  server->stop();
+  // Wake workers idling on keep-alive connections so the pool joins promptly.
+  shutdown_connections(port, -1);
+  if (thread.joinable()) thread.join();
+  server.reset();
+}
+
+void FakeDigitalOcean::Impl::handle(const httplib::Request& req, httplib::Response& res) {
+  const std::string target = req.target.empty() ? req.path : req.target;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    request_log.push_back(req.method + " " + target);
+  }
+  if (unreachable) {
+    shutdown_connections(port, req.remote_port);
+    return;
+  }
+
+  fakedo::ApiRequest api;
+  api.method = req.method == "HEAD" ? "GET" : req.method;
+  api.path = req.path;
+  for (const auto& [k, v] : req.params) api.params.emplace(k, v);
+  api.body = req.body;
+  api.base_url = base_url();
+
+  fakedo::Reply reply;
+  std::string content_type = kJson;
+  std::string html;
+  std::optional<int> retry_after;
+  bool drop = false;
+  std::string request_id;
+  fakedo::RateDecision rate;
+  double latency = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    api.per_page_default = cfg.per_page_default;
+    request_id = fakedo::uuid4(rng);
+    latency = latency_s;
+    rate = limiter.admit(fakedo::is_key_list(api));
+    if (rate.limited) {
+      reply = fakedo::error_reply(429, "too_many_requests", "API Rate limit exceeded.");
+      retry_after = rate.retry_after_s;
+    } else if (!failures.empty()) {
+      const Failure f = failures.front();
+      failures.pop_front();
+      retry_after = f.retry_after_s;
+      if (f.status == 429) {
+        reply = fakedo::error_reply(429, "too_many_requests", "API Rate limit exceeded.");
+        rate.remaining = 0;
+      } else if (f.status == 500) {
+        reply = fakedo::error_reply(500, "server_error", "Unexpected server-side error");
+      } else if (f.status >= 500) {
+        // What a gateway in front of the API answers: not the API's JSON.
+        reply.status = f.status;
+        content_type = "text/html";
+        const std::string title = std::to_string(f.status) + " " + gateway_reason(f.status);
+        html = "<html>\r\n<head><title>" + title + "</title></head>\r\n<body>\r\n<center><h1>" + title +
+               "</h1></center>\r\n</body>\r\n</html>\r\n";
+      } else {
+        reply = fakedo::error_reply(f.status, error_id_for(f.status), "Injected failure.");
+      }
+    } else {
+      const std::string auth = req.get_header_value("Authorization");
+      const std::string scheme = auth.substr(0, std::min<std::size_t>(7, auth.size()));
+      bool ok = auth.size() > 7 && std::equal(scheme.begin(), scheme.end(), "bearer ", [](char a, char b) {
+                  return std::tolower(static_cast<unsigned char>(a)) == b;
+                });
+      ok = ok && auth.substr(7) == cfg.token;
+      if (!ok) {
+        reply = fakedo::error_reply(401, "Unauthorized", "Unable to authenticate you");
+      } else {
+        try {
+          reply = fakedo::route(store, api);
+        } catch (const std::exception&) {
+          reply = fakedo::error_reply(500, "server_error", "Unexpected server-side error");
+        }
+        if (fakedo::is_droplet_create(api) && reply.status == 202 && drop_creates > 0) {
+          --drop_creates;
+          drop = true;
+        }
+      }
+    }
+  }
+
+  if (latency > 0) std::this_thread::sleep_for(std::chrono::duration<double>(latency));
+  if (drop || unreachable) {
+    shutdown_connections(port, req.remote_port);
+    return;
+  }
+
+  res.status = reply.status;
+  res.set_header("ratelimit-limit", std::to_string(rate.limit));
+  res.set_header("ratelimit-remaining", std::to_string(rate.remaining));
+  res.set_header("ratelimit-reset", std::to_string(rate.reset));
+  res.set_header("x-request-id", request_id);
+  if (retry_after) res.set_header("retry-after", std::to_string(*retry_after));
+  if (!html.empty()) {
+    res.set_content(html, content_type.c_str());
+  } else if (reply.body.is_null()) {
+    res.set_header("Content-Type", content_type);
+  } else {
+    if (reply.body.is_object() && reply.body.contains("id") && reply.body.contains("message") &&
+        reply.status >= 400)
+      reply.body["request_id"] = request_id;
+    res.set_content(reply.body.dump(), content_type.c_str());
+  }
+}
+
+FakeDigitalOcean::FakeDigitalOcean(FakeDoConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {}
+
+FakeDigitalOcean::~FakeDigitalOcean() { stop(); }
+
+int FakeDigitalOcean::start(int port) {
+  std::lock_guard<std::mutex> lock(impl_->life_mu);
+  if (impl_->started) throw std::runtime_error("FakeDigitalOcean: already started");
+  impl_->launch(port);
+  impl_->started = true;
+  if (impl_->unreachable) impl_->halt();  // keep the port, refuse connections
+  return impl_->port;
+}
+
+void FakeDigitalOcean::stop() {
+  std::lock_guard<std::mutex> lock(impl_->life_mu);
+  impl_->halt();
+  impl_->started = false;
+}
+
+int FakeDigitalOcean::port() const { return impl_->port; }
+
+std::string FakeDigitalOcean::base_url() const { return impl_->base_url(); }
+
+void FakeDigitalOcean::fail_next(int count, int status, std::optional<int> retry_after_s) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (int i = 0; i < count; ++i) impl_->failures.push_back({status, retry_after_s});
+}
+
+void FakeDigitalOcean::drop_next_create_response() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ++impl_->drop_creates;
+}
+
+void FakeDigitalOcean::vanish_next_create(double after_s) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->store.vanish_next_create(after_s);
+}
+
+void FakeDigitalOcean::set_latency(double seconds) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->latency_s = seconds;
+}
+
+void FakeDigitalOcean::set_unreachable(bool unreachable) {
+  std::lock_guard<std::mutex> lock(impl_->life_mu);
+  if (impl_->unreachable.exchange(unreachable) == unreachable || !impl_->started) return;
+  if (unreachable)
+    impl_->halt();
+  else
+    impl_->launch(impl_->port);
+}
+
+int FakeDigitalOcean::live_droplets() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.live_droplets();
+}
+
+int FakeDigitalOcean::existing_droplets() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.existing_droplets();
+}
+
+int FakeDigitalOcean::creates() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.creates();
+}
+
+std::vector<json> FakeDigitalOcean::droplets() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.droplets();
+}
+
+int FakeDigitalOcean::requests(const std::string& prefix) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  int n = 0;
+  for (const auto& line : impl_->request_log) n += line.rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
+}
+
+}  // namespace runara::sim

@@ -1,0 +1,87 @@
+// A fake DigitalOcean v2 API server for tests and the simulated cloud: Droplets (single and
+// multiple create, list with GPU/tag/name filters and pagination, get, delete, delete by tag),
+// sizes (regular and GPU), account, SSH keys, tags and actions, answering with the published
+// OpenAPI description's shapes (/work/shared/specs/digitalocean-openapi), rate-limit headers
+// included. Runs cpp-httplib on its own thread bound to 127.0.0.1, and injects the faults a client
+// that must never leak a Droplet has to survive.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace runara::sim {
+
+struct FakeDoConfig {
+  // Required as "Authorization: Bearer <token>"; otherwise
+  // 401 {"id":"Unauthorized","message":"Unable to authenticate you"}.
+  std::string token = "test-token";
+  double active_after_s = 0.5;  // "new" -> "active"; networks.v4 (public + private) appear then
+  double delete_after_s = 0.5;  // after DELETE (204) GET still answers ("off") until this passes, then 404
+  int per_page_default = 20;    // collections: `per_page` default (max 200)
+  double latency_s = 0;         // every response is held back this long (after the request took effect)
+
+  int droplet_limit = 25;  // GET /v2/account droplet_limit; creates beyond it answer 422
+  // Real limits: 5000 requests/hour, 250/minute (429 with retry-after), 10 GET /v2/account/keys
+  // per minute. Turn off for long accelerated simulations that poll faster than a real client may.
+  bool enforce_rate_limits = true;
+  int rate_limit_per_hour = 5000;
+  int rate_limit_per_minute = 250;
+  // Behaviour reported of the real API: DELETE of a Droplet still "new" answers
+  // 422 "Droplet already has a pending event." (and delete-by-tag skips it).
+  bool reject_delete_while_new = false;
+  // Public IPv4 for a Droplet id (e.g. 127.0.0.x for a simulated cloud). Empty: TEST-NET addresses.
+  // Called with the fake's lock held: it must not call back into the fake.
+  std::function<std::string(std::int64_t droplet_id)> public_ipv4;
+};
+
+class FakeDigitalOcean {
+ public:
+  explicit FakeDigitalOcean(FakeDoConfig cfg = {});
+  ~FakeDigitalOcean();  // stops the server thread
+  FakeDigitalOcean(const FakeDigitalOcean&) = delete;
+  FakeDigitalOcean& operator=(const FakeDigitalOcean&) = delete;
+
+  // Binds 127.0.0.1:port (0: an ephemeral port) and serves on a thread. Returns the bound port;
+  // throws std::runtime_error when the port cannot be bound or the server is already started.
+  int start(int port = 0);
+  void stop();  // idempotent; the destructor calls it
+  int port() const;
+  std::string base_url() const;  // "http://127.0.0.1:PORT"
+
+  // Fault injection (thread-safe, may be called while running).
+  // The next `count` requests (any endpoint) answer `status`: 429 {"id":"too_many_requests",...}
+  // with ratelimit-remaining 0 and, when given, retry-after; 500 {"id":"server_error",...};
+  // 502/503/504 an HTML gateway page, as a proxy in front of the API answers.
+  void fail_next(int count, int status, std::optional<int> retry_after_s = {});
+  // The next successful POST /v2/droplets creates its Droplet(s), then closes the connection
+  // without answering.
+  void drop_next_create_response();
+  // The next Droplet created stays "new" and disappears (404, its create action "errored") after
+  // `after_s`, as a GPU Droplet does when placement fails.
+  void vanish_next_create(double after_s);
+  void set_latency(double seconds);
+  // true: the port refuses connections and open connections are closed without an answer.
+  // false: serves again on the same port (throws std::runtime_error if it was taken meanwhile).
+  void set_unreachable(bool unreachable);
+
+  // Inspection for tests.
+  int live_droplets() const;      // created and not DELETEd (and not vanished)
+  int existing_droplets() const;  // still answering GET, delete-pending ones included
+  int creates() const;            // Droplets ever created
+  std::vector<nlohmann::json> droplets() const;  // every Droplet still answering GET (GPU too)
+  // Requests received whose "METHOD /path?query" starts with the prefix, e.g.
+  // requests("DELETE /v2/droplets"). Counts every request that reached the server.
+  int requests(const std::string& method_and_path_prefix) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace runara::sim
