@@ -1,5 +1,7 @@
 #include "cli_options.hpp"
 
+#include "cloud/budget.hpp"
+
 #include <cmath>
 #include <cstdlib>
 
@@ -45,11 +47,27 @@ Scripts are sandboxed: they reach only what these options grant.
 Limits:
   --max-runtime SECONDS   hard deadline for the whole run (default 7200)
   --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
+Money (enforced by runara, scripts can only tighten):
+  --budget USD            worst-case spend a run may reach (default 20); checked before each create
+  --max-droplets N        machines alive at once (default 4)
+  --assume-price SLUG=USD_PER_HOUR
+                          price of a size /v2/sizes does not list (contract GPU plans)
 Output:
   --out DIR               results folder (default results/<UTC time>-<script name>/)
 Other:
   -h, --help              this text
   --version               print the version
+
+Cleaning up:
+  runara ls               machines earlier runs left (ledger and account tags)
+  runara reap [--run ID] [--older-than DURATION] [--yes]
+                          destroy them
+  runara serve-fake-do    a fake DigitalOcean API on loopback, for tests and rehearsals
+
+Environment: DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or doctl's config) is the API
+token, never visible to scripts; RUNARA_DO_API_URL the API (default https://api.digitalocean.com;
+AMD Developer Cloud speaks the same API); RUNARA_STATE_DIR the ledger's folder (default
+~/.local/state/runara).
 
 ARGS reach the script as runara.args (and arg); KEY=VALUE arguments also appear in
 runara.params.
@@ -107,6 +125,17 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
     } else if (a == "--max-memory") {
       if (!(error = value(a, v)).empty()) return error;
       if (!parse_bytes(v, out.options.max_memory_bytes)) return "--max-memory expects a size of at least 1M such as 512M or 2G, got '" + v + "'";
+    } else if (a == "--budget") {
+      if (!(error = value(a, v)).empty()) return error;
+      if (!parse_positive(v, out.options.cloud.budget_usd)) return "--budget expects a number of US dollars > 0, got '" + v + "'";
+    } else if (a == "--max-droplets") {
+      if (!(error = value(a, v)).empty()) return error;
+      double n = 0;
+      if (!parse_positive(v, n) || n != static_cast<int>(n)) return "--max-droplets expects a whole number > 0, got '" + v + "'";
+      out.options.cloud.max_droplets = static_cast<int>(n);
+    } else if (a == "--assume-price") {
+      if (!(error = value(a, v)).empty()) return error;
+      if (std::string bad = parse_assumed_price(v, out.options.cloud.assumed_prices); !bad.empty()) return bad;
     } else if (a == "--out") {
       if (!(error = value(a, out.options.out_dir)).empty()) return error;
     } else if (a == "--") {

@@ -1,10 +1,16 @@
 // `runara`: a thin command-line client of the runtime library.
+#include <unistd.h>
+
+#include <climits>
 #include <cstdio>
 
 #include "cli_options.hpp"
 #include "repl.hpp"
 #include "runara/runtime.hpp"
+#include "cloud/droplet_fleet.hpp"
+#include "cloud/reaper.hpp"
 #include "signals.hpp"
+#include "subcommands.hpp"
 #include "terminal_events.hpp"
 
 namespace {
@@ -18,9 +24,17 @@ int report(const runara::Outcome& outcome) {
   return static_cast<int>(outcome.exit);
 }
 
+// The guardian is this very executable, started as `runara __guardian`.
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (int status = runara::cli::run_subcommand(argc, argv); status >= 0) return status;
   using runara::cli::CommandLine;
   CommandLine command;
   if (std::string error = runara::cli::parse_command_line(argc, argv, command); !error.empty()) {
@@ -36,6 +50,10 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  command.options.cloud.guardian_executable = own_executable();
+  if (std::string warning = runara::leftover_warning(runara::default_state_dir()); !warning.empty()) {
+    std::fprintf(stderr, "runara: warning: %s\n", warning.c_str());
+  }
   runara::Runtime runtime(command.options, runara::cli::terminal_events());
   runara::cli::install_signal_handlers(runtime);
   switch (command.mode) {

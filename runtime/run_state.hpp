@@ -123,6 +123,7 @@ Runtime::Impl& impl_of(lua_State* L);
 // Built-in bindings (bindings/), opened into every run before the host's primitives.
 void open_runara_binding(lua_State* L, Runtime::Impl& rt);
 void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
+std::unique_ptr<Primitive> make_droplet_primitive();  // built in: every run may create machines
 
 // The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
 void open_sandbox(lua_State* L, Runtime::Impl& rt);

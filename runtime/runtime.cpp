@@ -60,6 +60,7 @@ Runtime::Impl::Impl(Options options, Events events)
   heap_.on_exceeded = on_heap_exceeded;
   heap_.owner = this;
   for (const auto& [name, value] : options_.secrets) secrets_.add(name, value);
+  primitives_.push_back(make_droplet_primitive());
   if (options_.stdlib_dir.empty()) options_.stdlib_dir = RUNARA_DEFAULT_STDLIB;
 }
 

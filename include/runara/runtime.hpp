@@ -32,6 +32,20 @@ struct Permissions {
   std::vector<std::string> env;         // environment variables os.getenv may read
 };
 
+// Where machines are created and how much a run may spend on them.
+struct CloudOptions {
+  std::string api_base;   // "": $RUNARA_DO_API_URL, else https://api.digitalocean.com
+  std::string token;      // "": $DIGITALOCEAN_TOKEN, $DIGITALOCEAN_ACCESS_TOKEN, doctl's config
+  std::string state_dir;  // the ledger's folder; "": $RUNARA_STATE_DIR, else ~/.local/state/runara
+  double budget_usd = 20;                        // worst case a run may cost
+  int max_droplets = 4;                          // machines alive at once
+  std::map<std::string, double> assumed_prices;  // size slug -> $/h for sizes /v2/sizes omits
+  // The runara executable that runs the guardian process ("runara __guardian ..."). ""
+  // means the one this library was built with. Without a guardian no machine is created.
+  std::string guardian_executable;
+  double poll_s = 3;  // how often to look at a machine while waiting for it
+};
+
 struct Options {
   double max_runtime_s = 7200;                 // hard deadline for the whole run
   std::size_t max_memory_bytes = std::size_t{1} << 30;  // cap on the Lua heap
@@ -41,6 +55,7 @@ struct Options {
   std::map<std::string, std::string> secrets;  // name -> value; scripts only get opaque handles
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
   double teardown_budget_s = 300;              // how long teardown may take before giving up
+  CloudOptions cloud;
 };
 
 // Callbacks a host receives. All run on the thread that called run_*/eval. Text is redacted.

@@ -1,0 +1,294 @@
+// The `droplet` table: cloud machines for scripts. The work — budget, ledger, guardian,
+// teardown — is the DropletFleet's (runtime/cloud/); this file only speaks Lua.
+//
+//   local d = droplet.create{ size = "gpu-mi300x1-192gb", image = "...", region = "atl1" }
+//   print(d.ip, d:cost()); d:destroy()
+#include "args.hpp"
+#include "cloud/droplet_fleet.hpp"
+#include "lua_values.hpp"
+#include "run_state.hpp"
+
+namespace runara {
+
+namespace {
+
+const char* const kFn = "droplet.create";
+char kMethodsKey;  // registry key of the droplet objects' metatable
+
+DropletFleet& fleet_of(lua_State* L) {
+  return *static_cast<DropletFleet*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+void set_string(lua_State* L, const char* key, const std::string& value) {
+  lua_pushlstring(L, value.data(), value.size());
+  lua_setfield(L, -2, key);
+}
+
+// Fills the droplet object at the top of the stack from the machine.
+void fill(lua_State* L, const Machine& m) {
+  lua_pushnumber(L, static_cast<lua_Number>(m.id));
+  lua_setfield(L, -2, "id");
+  set_string(L, "name", m.name);
+  set_string(L, "status", m.status);
+  set_string(L, "size", m.size);
+  set_string(L, "region", m.region);
+  if (!m.ip.empty()) set_string(L, "ip", m.ip);
+  if (!m.private_ip.empty()) set_string(L, "private_ip", m.private_ip);
+  lua_pushnumber(L, m.price_hourly);
+  lua_setfield(L, -2, "price_hourly");
+}
+
+void push_machine(lua_State* L, const Machine& m) {
+  lua_newtable(L);
+  fill(L, m);
+  lua_pushlightuserdata(L, &kMethodsKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_setmetatable(L, -2);
+}
+
+std::int64_t self_id(lua_State* L, const char* fn) {
+  if (lua_type(L, 1) != LUA_TTABLE) args::fail(L, fn, 1, "self", "a droplet (call it with ':')");
+  lua_pushliteral(L, "id");
+  lua_rawget(L, 1);
+  const auto id = static_cast<std::int64_t>(lua_tonumber(L, -1));
+  lua_pop(L, 1);
+  return id;
+}
+
+std::vector<std::string> string_list(lua_State* L, int index, const char* field) {
+  std::vector<std::string> out;
+  lua_pushstring(L, field);
+  lua_rawget(L, index);
+  if (lua_istable(L, -1)) {
+    for (int i = 1;; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        break;
+      }
+      if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER) {
+        luaL_error(L, "%s: option '%s' must be a list of strings", kFn, field);
+      }
+      out.push_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    luaL_error(L, "%s: option '%s' must be a list of strings, got %s", kFn, field, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+std::string required(lua_State* L, const char* field, const char* example) {
+  auto value = args::opt_string(L, 1, kFn, field);
+  if (!value || value->empty()) luaL_error(L, "%s: option '%s' is required (e.g. %s = \"%s\")", kFn, field, field, example);
+  return *value;
+}
+
+// Resumes a waiting task with a droplet object, or fails it.
+DropletFleet::MachineDone resume_with_machine(Runtime::Impl& rt, WaitId wait) {
+  return [&rt, wait](std::string error, const Machine* m) {
+    if (!error.empty() || !m) return rt.fail(wait, error.empty() ? "droplet operation failed" : error);
+    Machine copy = *m;
+    rt.resume(wait, [copy](lua_State* L) {
+      push_machine(L, copy);
+      return 1;
+    });
+  };
+}
+
+int create(lua_State* L) {
+  args::table(L, 1, kFn, "options");
+  args::only_fields(L, 1, kFn, {"name", "size", "image", "region", "ssh_keys", "tags", "user_data", "wait", "timeout"});
+  CreateRequest request;
+  request.name = args::opt_string(L, 1, kFn, "name").value_or("");
+  request.size = required(L, "size", "gpu-mi300x1-192gb");
+  request.image = required(L, "image", "gpu-amd-base");
+  request.region = required(L, "region", "atl1");
+  request.user_data = args::opt_string(L, 1, kFn, "user_data").value_or("");
+  request.ssh_keys = string_list(L, 1, "ssh_keys");
+  request.tags = string_list(L, 1, "tags");
+  request.wait = args::opt_bool(L, 1, kFn, "wait").value_or(true);
+  request.timeout_s = args::opt_number(L, 1, kFn, "timeout").value_or(900);
+  auto& rt = impl_of(L);
+  DropletFleet& fleet = fleet_of(L);
+  const WaitId wait = rt.suspend(L, {});
+  fleet.create(std::move(request), resume_with_machine(rt, wait));
+  return rt.yield(L);
+}
+
+int refresh(lua_State* L) {
+  const std::int64_t id = self_id(L, "droplet:refresh");
+  auto& rt = impl_of(L);
+  lua_pushvalue(L, 1);
+  const int self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  const WaitId wait = rt.suspend(L, [L, self_ref] { luaL_unref(L, LUA_REGISTRYINDEX, self_ref); });
+  fleet_of(L).refresh(id, [&rt, wait, self_ref, L](std::string error, const Machine* m) {
+    if (!error.empty() || !m) {
+      luaL_unref(L, LUA_REGISTRYINDEX, self_ref);
+      return rt.fail(wait, error);
+    }
+    Machine copy = *m;
+    rt.resume(wait, [copy, self_ref](lua_State* co) {
+      lua_rawgeti(co, LUA_REGISTRYINDEX, self_ref);
+      luaL_unref(co, LUA_REGISTRYINDEX, self_ref);
+      fill(co, copy);
+      return 1;
+    });
+  });
+  return rt.yield(L);
+}
+
+int destroy(lua_State* L) {
+  const std::int64_t id = self_id(L, "droplet:destroy");
+  auto& rt = impl_of(L);
+  const WaitId wait = rt.suspend(L, {});
+  fleet_of(L).destroy(id, [&rt, wait](std::string error, const Machine*) {
+    if (!error.empty()) return rt.fail(wait, error);
+    rt.resume(wait, [](lua_State* co) {
+      lua_pushboolean(co, 1);
+      return 1;
+    });
+  });
+  return rt.yield(L);
+}
+
+int cost(lua_State* L) {
+  const Machine* m = fleet_of(L).find(self_id(L, "droplet:cost"));
+  lua_pushnumber(L, m ? m->cost() : 0);
+  return 1;
+}
+
+int list(lua_State* L) {
+  lua_newtable(L);
+  int i = 0;
+  for (const Machine* m : fleet_of(L).machines()) {
+    if (m->destroyed_at != 0) continue;
+    push_machine(L, *m);
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
+nlohmann::json size_entry(const nlohmann::json& s) {
+  nlohmann::json out = {{"slug", s.value("slug", "")},
+                        {"price_hourly", s.value("price_hourly", 0.0)},
+                        {"price_monthly", s.value("price_monthly", 0.0)},
+                        {"vcpus", s.value("vcpus", 0)},
+                        {"memory_mb", s.value("memory", 0)},
+                        {"disk_gb", s.value("disk", 0)},
+                        {"available", s.value("available", false)},
+                        {"regions", s.value("regions", nlohmann::json::array())}};
+  if (s.contains("gpu_info") && s["gpu_info"].is_object()) {
+    const auto& g = s["gpu_info"];
+    const auto vram = g.value("vram", nlohmann::json::object());
+    out["gpu"] = {{"count", g.value("count", 0)}, {"model", g.value("model", "")}, {"vram_gb", vram.value("amount", 0)}};
+  }
+  return out;
+}
+
+int sizes(lua_State* L) {
+  bool gpu_only = false;
+  if (!lua_isnoneornil(L, 1)) {
+    args::table(L, 1, "droplet.sizes", "options");
+    args::only_fields(L, 1, "droplet.sizes", {"gpu"});
+    gpu_only = args::opt_bool(L, 1, "droplet.sizes", "gpu").value_or(false);
+  }
+  auto& rt = impl_of(L);
+  const WaitId wait = rt.suspend(L, {});
+  fleet_of(L).sizes([&rt, wait, gpu_only](std::string error, const nlohmann::json& all) {
+    if (!error.empty()) return rt.fail(wait, "droplet.sizes: " + error);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : all) {
+      if (!gpu_only || s.contains("gpu_info")) list.push_back(size_entry(s));
+    }
+    rt.resume(wait, [list](lua_State* co) {
+      push_json(co, list);
+      return 1;
+    });
+  });
+  return rt.yield(L);
+}
+
+int account(lua_State* L) {
+  auto& rt = impl_of(L);
+  const WaitId wait = rt.suspend(L, {});
+  fleet_of(L).account([&rt, wait](std::string error, const nlohmann::json& value) {
+    if (!error.empty()) return rt.fail(wait, "droplet.account: " + error);
+    rt.resume(wait, [value](lua_State* co) {
+      push_json(co, value);
+      return 1;
+    });
+  });
+  return rt.yield(L);
+}
+
+int droplet_tostring(lua_State* L) {
+  lua_pushliteral(L, "name");
+  lua_rawget(L, 1);
+  lua_pushliteral(L, "id");
+  lua_rawget(L, 1);
+  lua_pushfstring(L, "droplet %s (%s)", lua_tostring(L, -2) ? lua_tostring(L, -2) : "?",
+                  lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+  return 1;
+}
+
+class DropletPrimitive final : public Primitive {
+ public:
+  std::string name() const override { return "droplet"; }
+
+  void open(lua_State* L, Context& ctx) override {
+    auto& rt = static_cast<Runtime::Impl&>(ctx);
+    CloudOptions options = rt.options_.cloud;
+    if (options.guardian_executable.empty()) options.guardian_executable = RUNARA_GUARDIAN_DEFAULT;
+    fleet_ = std::make_unique<DropletFleet>(
+        rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },
+        [&rt](const std::string& line) { rt.progress(line); }, [&rt] { return rt.remaining_runtime_s(); });
+    if (!fleet_->token().empty()) rt.secrets_.add("DIGITALOCEAN_TOKEN", fleet_->token());
+
+    lua_pushlightuserdata(L, &kMethodsKey);
+    lua_newtable(L);  // metatable of droplet objects
+    lua_newtable(L);  // methods
+    add(L, rt, "refresh", refresh, true);
+    add(L, rt, "destroy", destroy, true);
+    add(L, rt, "cost", cost, false);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, droplet_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "droplet");
+    lua_setfield(L, -2, "__metatable");
+    lua_rawset(L, LUA_REGISTRYINDEX);
+
+    lua_newtable(L);
+    add(L, rt, "create", create, true);
+    add(L, rt, "sizes", sizes, true);
+    add(L, rt, "account", account, true);
+    add(L, rt, "list", list, false);
+  }
+
+  void teardown(Context&, std::function<void(std::string)> done) override {
+    if (!fleet_) return done({});
+    fleet_->teardown(std::move(done));
+  }
+
+  std::string pending_teardown() const override { return fleet_ ? fleet_->pending() : ""; }
+
+ private:
+  void add(lua_State* L, Runtime::Impl& rt, const char* name, lua_CFunction fn, bool waits) {
+    lua_pushlightuserdata(L, fleet_.get());
+    if (waits) {
+      rt.push_async(L, fn, 1);
+    } else {
+      lua_pushcclosure(L, fn, 1);
+    }
+    lua_setfield(L, -2, name);
+  }
+
+  std::unique_ptr<DropletFleet> fleet_;
+};
+
+}  // namespace
+
+std::unique_ptr<Primitive> make_droplet_primitive() { return std::make_unique<DropletPrimitive>(); }
+
+}  // namespace runara

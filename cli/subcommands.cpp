@@ -1,0 +1,70 @@
+#include "subcommands.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cloud/do_client.hpp"
+#include "cloud/droplet_fleet.hpp"
+#include "cloud/guardian.hpp"
+#include "cloud/reaper.hpp"
+#include "fake_do_command.hpp"
+
+namespace runara::cli {
+
+namespace {
+
+const char* const kReapUsage =
+    "usage: runara ls\n"
+    "       runara reap [--run ID] [--older-than DURATION] [--yes]\n"
+    "  DURATION: seconds, or a number with s, m, h or d (e.g. 90m, 2h)\n"
+    "  The ledger is in $RUNARA_STATE_DIR (default ~/.local/state/runara); the account is searched\n"
+    "  with DIGITALOCEAN_TOKEN at $RUNARA_DO_API_URL (default https://api.digitalocean.com).\n";
+
+int reap_command(int argc, char** argv, bool reap) {
+  ReapOptions options;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (reap && a == "--run" && i + 1 < argc) {
+      options.run_id = argv[++i];
+    } else if (reap && a == "--older-than" && i + 1 < argc) {
+      options.older_than_s = parse_duration(argv[++i]);
+      if (options.older_than_s < 0) {
+        std::fprintf(stderr, "runara reap: --older-than expects a duration like 90m or 2h, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (reap && a == "--yes") {
+      options.yes = true;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kReapUsage, stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "runara %s: unknown argument '%s'\n%s", argv[1], a.c_str(), kReapUsage);
+      return 2;
+    }
+  }
+  options.state_dir = default_state_dir();
+  const char* api = std::getenv("RUNARA_DO_API_URL");
+  options.api_base = api && *api ? api : DoClient::kDefaultApiBase;
+  options.token = load_do_token().value_or("");
+  try {
+    return reap ? reap_leftovers(options) : list_leftovers(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "runara %s: %s\n", argv[1], e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int run_subcommand(int argc, char** argv) {
+  if (argc < 2) return -1;
+  const std::string command = argv[1];
+  if (command == "ls") return reap_command(argc, argv, false);
+  if (command == "reap") return reap_command(argc, argv, true);
+  if (command == "__guardian") return guardian_main(argc, argv);
+  if (command == "serve-fake-do") return serve_fake_do(argc, argv);
+  return -1;
+}
+
+}  // namespace runara::cli
