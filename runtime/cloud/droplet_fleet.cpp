@@ -208,6 +208,9 @@ void DropletFleet::create(CreateRequest request, MachineDone done) {
   if (stopping_) return done("the run is ending", nullptr);
   if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
   with_sizes([this, request = std::move(request), done](std::string error) mutable {
+    // The run may have ended while the catalogue was fetched: teardown has started (or is
+    // over), so nothing may be created any more.
+    if (stopping_) return done("the run is ending", nullptr);
     if (!error.empty() && !options_.assumed_prices.count(request.size)) {
       return done("cannot check the size against /v2/sizes: " + error, nullptr);
     }
@@ -266,7 +269,7 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
     --in_flight_creates_;
     ledger_->mark_create_failed(creation->name);
     creation->done("DigitalOcean refused to create " + creation->name + ": " + result.error, nullptr);
-    if (on_creates_settled_ && in_flight_creates_ == 0) on_creates_settled_();
+    settle_check();
   });
 }
 
@@ -289,7 +292,7 @@ void DropletFleet::reconcile(std::shared_ptr<Creation> creation, std::string why
     // Not marked create_failed: teardown and the guardian keep looking for it by tag.
     creation->done("the create of " + creation->name + " failed (" + why +
                    ") and the droplet does not show up under the run's tag", nullptr);
-    if (on_creates_settled_ && in_flight_creates_ == 0) on_creates_settled_();
+    settle_check();
   });
 }
 
@@ -309,7 +312,7 @@ void DropletFleet::adopt(std::shared_ptr<Creation> creation, const nlohmann::jso
   machine.price_hourly = creation->price;
   machine.created_at = monotonic_seconds();
   update(machine, droplet);
-  if (on_creates_settled_ && in_flight_creates_ == 0) on_creates_settled_();
+  settle_check();
   if (stopping_) return;
   if (!creation->request.wait) return creation->done({}, &machine);
   wait_active(creation);
@@ -406,6 +409,14 @@ std::vector<const Machine*> DropletFleet::machines() const {
   return out;
 }
 
+// Teardown waits for creates in flight; the last one to settle lets it go on.
+void DropletFleet::settle_check() {
+  if (in_flight_creates_ != 0 || !on_creates_settled_) return;
+  auto settled = std::move(on_creates_settled_);  // it may set a new one while it runs
+  on_creates_settled_ = nullptr;
+  settled();
+}
+
 void DropletFleet::cancel_all() { stopping_ = true; }
 
 void DropletFleet::report_costs() {
@@ -425,10 +436,7 @@ void DropletFleet::teardown(std::function<void(std::string)> done) {
   // Creates still in flight settle first (answer, error or reconciliation): a cancelled POST
   // could still land after the listing below and leave a machine behind.
   if (in_flight_creates_ > 0) {
-    on_creates_settled_ = [this, done] {
-      on_creates_settled_ = nullptr;
-      teardown(done);
-    };
+    on_creates_settled_ = [this, done] { teardown(done); };
     log_("waiting for " + std::to_string(in_flight_creates_) + " create request(s) in flight");
     return;
   }

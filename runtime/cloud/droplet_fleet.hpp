@@ -81,6 +81,7 @@ class DropletFleet {
   void update(Machine& machine, const nlohmann::json& droplet);
   void after(double seconds, std::function<void()> fn);
   void report_costs();
+  void settle_check();
   bool ensure_guardian(std::string& error);
   std::string tag() const { return "runara:run-" + run_id_; }
 

@@ -1,0 +1,163 @@
+// The promise, end to end: whatever ends a run, and whenever, the fake cloud ends with zero
+// live droplets, and no droplet was created twice. Each case runs build/runara against an
+// in-process fake DigitalOcean API with its own ledger folder.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "child_process.hpp"
+#include "sim/fake_digitalocean.hpp"
+
+using runara::test::ChildProcess;
+using runara::test::ChildResult;
+
+namespace {
+
+enum class Moment { before_create, create_in_flight, waiting_for_active, after_active, during_teardown };
+
+struct Case {
+  const char* ending;   // how the run ends: normal, error, task_error, watchdog, SIGINT, SIGTERM, SIGHUP, SIGKILL, crash
+  Moment moment;
+  int droplets = 1;
+  int expected_exit;
+};
+
+const char* moment_name(Moment m) {
+  switch (m) {
+    case Moment::before_create: return "before create";
+    case Moment::create_in_flight: return "create in flight";
+    case Moment::waiting_for_active: return "waiting for active";
+    case Moment::after_active: return "after active";
+    case Moment::during_teardown: return "during teardown";
+  }
+  return "?";
+}
+
+bool eventually(const std::function<bool()>& condition, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition();
+}
+
+int signal_of(const std::string& ending) {
+  if (ending == "SIGINT") return SIGINT;
+  if (ending == "SIGTERM") return SIGTERM;
+  if (ending == "SIGHUP") return SIGHUP;
+  if (ending == "SIGKILL") return SIGKILL;
+  return 0;
+}
+
+void run_case(const Case& c) {
+  INFO("ending " << c.ending << ", moment " << moment_name(c.moment) << ", " << c.droplets << " droplet(s)");
+  runara::sim::FakeDoConfig config;
+  config.token = "matrix-token-3f9a";
+  config.active_after_s = c.moment == Moment::waiting_for_active ? 4 : 0.2;
+  config.delete_after_s = c.moment == Moment::during_teardown ? 2 : 0.2;
+  config.latency_s = c.moment == Moment::create_in_flight ? 2 : 0;
+  config.enforce_rate_limits = false;  // the tests poll faster than a real client may
+  runara::sim::FakeDigitalOcean fake(config);
+  fake.start();
+  const std::string dir = runara::test::temp_dir("matrix");
+  const std::string ending = c.ending;
+  std::map<std::string, std::string> env{{"RUNARA_DO_API_URL", fake.base_url()},
+                                         {"DIGITALOCEAN_TOKEN", config.token},
+                                         {"RUNARA_STATE_DIR", dir + "/state"},
+                                         {"RUNARA_POLL_S", "0.1"},
+                                         {"HOME", dir}};
+  if (ending == "crash") env["RUNARA_FAULT"] = "crash-after-create";
+  std::string script_ending = "wait";
+  if (ending == "normal" || ending == "error" || ending == "task_error") script_ending = ending;
+  if (ending == "watchdog") script_ending = c.moment == Moment::after_active ? "busy" : "wait";
+  std::vector<std::string> args{RUNARA_BINARY, "--out", dir + "/out"};
+  if (ending == "watchdog") {
+    const char* limit = c.moment == Moment::after_active ? "3" : "1";
+    args.insert(args.end(), {"--max-runtime", limit});
+  }
+  args.insert(args.end(), {std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/fleet.lua", "n=" + std::to_string(c.droplets),
+                           "ending=" + script_ending});
+  if (c.moment == Moment::before_create) args.push_back("delay=3");
+  ChildProcess child(args, env);
+
+  const int sig = signal_of(ending);
+  if (sig) {
+    switch (c.moment) {
+      case Moment::before_create: REQUIRE(child.wait_for_output("delaying", 10)); break;
+      case Moment::create_in_flight: REQUIRE(child.wait_for_output("creating droplet", 10)); break;
+      case Moment::waiting_for_active:
+        REQUIRE(child.wait_for_output("creating droplet", 10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        break;
+      case Moment::after_active:
+      case Moment::during_teardown: REQUIRE(child.wait_for_output("ALL ACTIVE", 20)); break;
+    }
+    if (c.moment == Moment::during_teardown) {
+      child.signal(SIGINT);  // teardown starts; the case's own signal hits it mid-way
+      REQUIRE(child.wait_for_output("destroying droplet", 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    child.signal(sig);
+  }
+  ChildResult result = child.wait(90);
+  INFO("stderr: " << result.err);
+  CHECK_FALSE(result.timed_out);
+  CHECK(result.exit_code == c.expected_exit);
+  // Destroyed — by the runtime itself or, after SIGKILL/crash, by its guardian.
+  CHECK(eventually([&] { return fake.live_droplets() == 0; }, 60));
+  CHECK(eventually([&] { return fake.existing_droplets() == 0; }, 60));
+  CHECK(fake.creates() <= c.droplets);  // nothing created twice
+  CHECK(result.err.find(config.token) == std::string::npos);
+  CHECK(result.out.find(config.token) == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("teardown: normal end, script error, error in a task", "[teardown]") {
+  for (int n : {1, 3}) {
+    run_case({"normal", Moment::after_active, n, 0});
+    run_case({"error", Moment::after_active, n, 1});
+    run_case({"task_error", Moment::after_active, n, 1});
+  }
+}
+
+TEST_CASE("teardown: watchdog while waiting and while computing", "[teardown]") {
+  run_case({"watchdog", Moment::create_in_flight, 1, 3});
+  run_case({"watchdog", Moment::waiting_for_active, 1, 3});
+  run_case({"watchdog", Moment::after_active, 2, 3});
+}
+
+TEST_CASE("teardown: SIGINT at every moment", "[teardown]") {
+  for (Moment m : {Moment::before_create, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
+                   Moment::during_teardown}) {
+    run_case({"SIGINT", m, 2, 130});
+  }
+}
+
+TEST_CASE("teardown: SIGTERM at every moment", "[teardown]") {
+  for (Moment m : {Moment::before_create, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
+                   Moment::during_teardown}) {
+    run_case({"SIGTERM", m, 2, m == Moment::during_teardown ? 130 : 143});
+  }
+}
+
+TEST_CASE("teardown: SIGHUP at every moment", "[teardown]") {
+  for (Moment m : {Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active}) {
+    run_case({"SIGHUP", m, 1, 129});
+  }
+}
+
+TEST_CASE("teardown: SIGKILL of the runtime at every moment (the guardian cleans up)", "[teardown]") {
+  for (Moment m : {Moment::before_create, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
+                   Moment::during_teardown}) {
+    run_case({"SIGKILL", m, 2, 128 + SIGKILL});
+  }
+}
+
+TEST_CASE("teardown: a crash of the runtime right after a create (the guardian cleans up)", "[teardown]") {
+  run_case({"crash", Moment::after_active, 1, 128 + SIGABRT});
+}
