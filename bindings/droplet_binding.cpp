@@ -3,7 +3,9 @@
 //
 //   local d = droplet.create{ size = "gpu-mi300x1-192gb", image = "...", region = "atl1" }
 //   print(d.ip, d:cost()); d:destroy()
-#include "args.hpp"
+#include <unistd.h>
+
+#include "lua_args.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
@@ -67,13 +69,13 @@ std::vector<std::string> string_list(lua_State* L, int index, const char* field)
         break;
       }
       if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER) {
-        luaL_error(L, "%s: option '%s' must be a list of strings", kFn, field);
+        args::raise(L, "%s: option '%s' must be a list of strings", kFn, field);
       }
       out.push_back(lua_tostring(L, -1));
       lua_pop(L, 1);
     }
   } else if (!lua_isnil(L, -1)) {
-    luaL_error(L, "%s: option '%s' must be a list of strings, got %s", kFn, field, luaL_typename(L, -1));
+    args::raise(L, "%s: option '%s' must be a list of strings, got %s", kFn, field, luaL_typename(L, -1));
   }
   lua_pop(L, 1);
   return out;
@@ -81,7 +83,7 @@ std::vector<std::string> string_list(lua_State* L, int index, const char* field)
 
 std::string required(lua_State* L, const char* field, const char* example) {
   auto value = args::opt_string(L, 1, kFn, field);
-  if (!value || value->empty()) luaL_error(L, "%s: option '%s' is required (e.g. %s = \"%s\")", kFn, field, field, example);
+  if (!value || value->empty()) args::raise(L, "%s: option '%s' is required (e.g. %s = \"%s\")", kFn, field, field, example);
   return *value;
 }
 
@@ -240,11 +242,14 @@ class DropletPrimitive final : public Primitive {
   void open(lua_State* L, Context& ctx) override {
     auto& rt = static_cast<Runtime::Impl&>(ctx);
     CloudOptions options = rt.options_.cloud;
-    if (options.guardian_executable.empty()) options.guardian_executable = RUNARA_GUARDIAN_DEFAULT;
+    if (options.guardian_executable.empty()) {
+      options.guardian_executable =
+          access(RUNARA_GUARDIAN_DEFAULT, X_OK) == 0 ? RUNARA_GUARDIAN_DEFAULT : RUNARA_INSTALLED_GUARDIAN;
+    }
     fleet_ = std::make_unique<DropletFleet>(
         rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },
         [&rt](const std::string& line) { rt.progress(line); }, [&rt] { return rt.remaining_runtime_s(); });
-    if (!fleet_->token().empty()) rt.secrets_.add("DIGITALOCEAN_TOKEN", fleet_->token());
+    if (!fleet_->token().empty()) rt.secrets_.add("DIGITALOCEAN_TOKEN", fleet_->token(), false);
 
     lua_pushlightuserdata(L, &kMethodsKey);
     lua_newtable(L);  // metatable of droplet objects

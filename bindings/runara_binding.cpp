@@ -1,5 +1,5 @@
 // The `runara` table: the run's own API (tasks, time, logging, files, secrets, results).
-#include "args.hpp"
+#include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "runara_binding.hpp"
 
@@ -22,7 +22,7 @@ int log(lua_State* L) {
     lua_call(L, 1, 1);
     std::size_t len;
     const char* s = lua_tolstring(L, -1, &len);
-    if (!s) return luaL_error(L, "runara.log: 'tostring' must return a string");
+    if (!s) args::raise(L, "runara.log: 'tostring' must return a string");
     if (i > 1) line += ' ';
     line.append(s, len);
     lua_pop(L, 1);
@@ -33,8 +33,8 @@ int log(lua_State* L) {
 
 int secret(lua_State* L) {
   const std::string name = args::string(L, 1, "runara.secret", "name");
-  if (!impl_of(L).secrets_.has(name)) {
-    return luaL_error(L, "runara.secret: secret '%s' was not granted; run with --secret %s "
+  if (!impl_of(L).secrets_.grantable(name)) {
+    args::raise(L, "runara.secret: secret '%s' was not granted; run with --secret %s "
                          "(its value is read from the environment variable %s)",
                       name.c_str(), name.c_str(), name.c_str());
   }
@@ -45,7 +45,8 @@ int secret(lua_State* L) {
 int result(lua_State* L) {
   const std::string name = args::string(L, 1, "runara.result", "name");
   if (lua_isnone(L, 2)) args::fail(L, "runara.result", 2, "value", "a value (number, string, boolean or table)");
-  impl_of(L).emit_result(name, to_json(L, 2, ("runara.result: '" + name + "'").c_str()));
+  auto& rt = impl_of(L);
+  rt.emit_result(L, name, to_json(L, 2, ("runara.result: '" + name + "'").c_str(), rt.memory_left()));
   return 0;
 }
 

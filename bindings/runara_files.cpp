@@ -1,11 +1,13 @@
 // runara.read_file / runara.write_file. Paths are checked on the Lua thread; the disk work runs
 // on libuv's thread pool while the calling task waits.
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "args.hpp"
+#include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "runara_binding.hpp"
 
@@ -27,6 +29,11 @@ void do_job(uv_work_t* req) {
   auto* job = static_cast<FileJob*>(req->data);
   if (job->writing) {
     job->error = write_file_atomic(job->path, job->data);
+    return;
+  }
+  struct stat st {};
+  if (stat(job->path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    job->error = "'" + job->path + "' is not a regular file";
     return;
   }
   std::ifstream in(job->path, std::ios::binary);
@@ -82,7 +89,7 @@ int read_file(lua_State* L) {
   auto& rt = impl_of(L);
   std::string error;
   std::string real = check_readable(path, rt.script_dir_, readable_roots(rt), error);
-  if (real.empty()) return luaL_error(L, "runara.read_file: %s", error.c_str());
+  if (real.empty()) args::raise(L, "runara.read_file: %s", error.c_str());
   auto job = std::make_unique<FileJob>();
   job->rt = &rt;
   job->path = real;
@@ -97,19 +104,22 @@ int write_file(lua_State* L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     std::size_t len;
     const char* s = lua_tolstring(L, 2, &len);
-    data.assign(s, len);
+    data = rt.redact(std::string_view(s, len));
   } else if (lua_type(L, 2) == LUA_TTABLE) {
-    data = to_json(L, 2, "runara.write_file: data").dump(2) + "\n";
+    data = rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left())).dump(2) + "\n";
   } else {
     args::fail(L, "runara.write_file", 2, "data", "a string or a table (written as JSON)");
   }
   std::string error;
-  if (!check_writable_relative(path, error)) return luaL_error(L, "runara.write_file: %s", error.c_str());
+  if (!check_writable_relative(path, error)) args::raise(L, "runara.write_file: %s", error.c_str());
+  if (path == "run.log" || path == "results.json") {
+    args::raise(L, "runara.write_file: '%s' is written by runara itself; choose another name", path.c_str());
+  }
   auto job = std::make_unique<FileJob>();
   job->rt = &rt;
   job->writing = true;
   job->path = rt.out_dir() + "/" + path;
-  job->data = rt.redact(data);
+  job->data = std::move(data);
   return start_job(L, std::move(job));
 }
 

@@ -2,7 +2,7 @@
 // A task handle holds only the task's id, so a stale handle can never reach freed memory.
 #include <cmath>
 
-#include "args.hpp"
+#include "lua_args.hpp"
 #include "run_state.hpp"
 #include "runara_binding.hpp"
 
@@ -50,7 +50,7 @@ int push_results(lua_State* L, const Task& task) {
 int spawn(lua_State* L) {
   args::function(L, 1, "runara.spawn", "fn");
   auto& rt = impl_of(L);
-  if (rt.stopping()) return luaL_error(L, "runara.spawn: %s", rt.stop_message().c_str());
+  if (rt.stopping()) args::raise(L, "runara.spawn: %s", rt.stop_message().c_str());
   Task* task = rt.scheduler_->spawn(L, 1, lua_gettop(L) - 1, caller_location(L));
   push_task(L, task->id);
   return 1;
@@ -60,15 +60,15 @@ int join(lua_State* L) {
   const std::uint64_t id = check_task_id(L, 1, "task:join");
   auto& rt = impl_of(L);
   Task* task = rt.scheduler_->find(id);
-  if (!task) return luaL_error(L, "task:join: task %d no longer exists", static_cast<int>(id));
-  if (task == rt.scheduler_->task_of(L)) return luaL_error(L, "task:join: a task cannot join itself");
+  if (!task) args::raise(L, "task:join: task %d no longer exists", static_cast<int>(id));
+  if (task == rt.scheduler_->task_of(L)) args::raise(L, "task:join: a task cannot join itself");
   switch (task->state) {
     case Task::State::done: return push_results(L, *task);
     case Task::State::failed:
       task->error_observed = true;
       lua_pushlstring(L, task->error.data(), task->error.size());
       return lua_error(L);
-    case Task::State::cancelled: return luaL_error(L, "task %d was cancelled", static_cast<int>(id));
+    case Task::State::cancelled: args::raise(L, "task %d was cancelled", static_cast<int>(id));
     default: break;
   }
   // If the joiner is cancelled first, its wait id simply finds nobody when the task ends.
@@ -80,7 +80,7 @@ int cancel(lua_State* L) {
   const std::uint64_t id = check_task_id(L, 1, "task:cancel");
   auto& rt = impl_of(L);
   Task* task = rt.scheduler_->find(id);
-  if (task == rt.scheduler_->current()) return luaL_error(L, "task:cancel: a task cannot cancel itself; return from it instead");
+  if (task == rt.scheduler_->current()) args::raise(L, "task:cancel: a task cannot cancel itself; return from it instead");
   if (task) rt.scheduler_->cancel(task);
   return 0;
 }

@@ -2,10 +2,11 @@
 //   watchdog.limit(s)            lowers the whole run's hard deadline (not catchable)
 //   watchdog.deadline(s, fn,...) the script's own timeout for one call (a catchable error)
 //   watchdog.remaining()         seconds left before the run's hard deadline
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "args.hpp"
+#include "lua_args.hpp"
 #include "run_state.hpp"
 
 namespace runara {
@@ -45,11 +46,18 @@ struct DeadlineTimer {
   uv_timer_t timer;  // first member: the uv_timer_t* handed around is this object
   Runtime::Impl* rt;
   std::uint64_t task;
+  std::uint64_t token;
 };
 
 void on_deadline(uv_timer_t* timer) {
   auto* deadline = reinterpret_cast<DeadlineTimer*>(timer);
   if (Task* target = deadline->rt->scheduler_->find(deadline->task)) {
+    // libuv's timers may fire a hair before the clock we compare against: the timer is the
+    // authority, so its entry counts as passed from now on.
+    const double now = monotonic_seconds();
+    for (auto& entry : target->deadlines) {
+      if (entry.token == deadline->token) entry.at = std::min(entry.at, now);
+    }
     deadline->rt->scheduler_->interrupt_wait(target, "deadline exceeded");
   }
 }
@@ -60,12 +68,13 @@ int push_deadline(lua_State* L) {
   args::function(L, 2, "watchdog.deadline", "fn");
   auto& rt = impl_of(L);
   Task* task = rt.scheduler_->task_of(L);
-  if (!task) return luaL_error(L, "watchdog.deadline: call it from a task, not inside coroutine.create/wrap");
+  if (!task) args::raise(L, "watchdog.deadline: call it from a task, not inside coroutine.create/wrap");
   const std::uint64_t token = rt.next_deadline_token_++;
   // Level 0 is this function, level 1 the wrapper: everything deeper is the guarded call.
   task->deadlines.push_back({monotonic_seconds() + seconds, stack_depth(L) - 1, token});
-  auto* deadline = new DeadlineTimer{{}, &rt, task->id};
+  auto* deadline = new DeadlineTimer{{}, &rt, task->id, token};
   uv_timer_init(rt.loop(), &deadline->timer);
+  uv_update_time(rt.loop());  // the loop's cached clock may be stale after running Lua
   uv_timer_start(&deadline->timer, on_deadline, static_cast<std::uint64_t>(std::ceil(seconds * 1000)), 0);
   rt.deadline_timers_[token] = &deadline->timer;
   lua_pushnumber(L, static_cast<lua_Number>(token));

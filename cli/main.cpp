@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
       if (first.exit == runara::Exit::usage) return report(first);
       if (first.exit != runara::Exit::ok) report(first);
       runara::cli::run_repl(runtime);
-      return report(runtime.finish());
+      const int status = report(runtime.finish());
+      return status != 0 ? status : static_cast<int>(first.exit);  // the script's failure still counts
     }
     default:
       runara::cli::run_repl(runtime);

@@ -31,6 +31,12 @@ Events terminal_events() {
     std::fprintf(stderr, "\r\033[K%.*s", static_cast<int>(line.size()), line.data());
     *progress_shown = true;
   };
+  events.stuck = [](int exit_code, std::string_view message) {
+    std::fprintf(stderr, "\nrunara: %.*s; exiting now. Machines the run created are destroyed by its guardian "
+                 "(check with `runara ls`).\n", static_cast<int>(message.size()), message.data());
+    std::fflush(stderr);
+    _exit(exit_code);
+  };
   return events;
 }
 

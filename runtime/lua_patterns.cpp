@@ -586,7 +586,22 @@ void add_value(MatchState& ms, luaL_Buffer* b, const char* s, const char* e) {
   luaL_addvalue(b);
 }
 
+// gsub callbacks may call gsub again; each level keeps a whole matcher on the C stack, so the
+// nesting is capped well before the C stack could overflow. Per thread: a Lua state runs on one
+// thread at a time, and RAII keeps the count right when errors unwind through it.
+thread_local int gsub_nesting = 0;
+constexpr int kMaxGsubNesting = 16;
+
+struct GsubNesting {
+  explicit GsubNesting(lua_State* L) {
+    if (gsub_nesting >= kMaxGsubNesting) luaL_error(L, "string.gsub nested too deeply in its own callbacks");
+    ++gsub_nesting;
+  }
+  ~GsubNesting() { --gsub_nesting; }
+};
+
 int guarded_gsub(lua_State* L) {
+  GsubNesting nesting(L);
   std::size_t srcl = 0;
   const char* src = luaL_checklstring(L, 1, &srcl);
   const char* p = luaL_checkstring(L, 2);

@@ -21,7 +21,16 @@ std::string number_text(lua_Number n) {
 
 struct JsonWriter {
   lua_State* L;
+  std::size_t max_bytes;
+  std::size_t bytes = 0;
   std::set<const void*> open;  // tables on the current path: a repeat is a cycle
+
+  void count(const std::string& path, std::size_t n) {
+    bytes += n + 8;
+    if (bytes > max_bytes) {
+      luaL_error(L, "%s is too large: writing it would exceed the memory limit (--max-memory)", path.c_str());
+    }
+  }
 
   [[noreturn]] void fail(const std::string& path, const std::string& why) {
     luaL_error(L, "%s is not plain data: %s", path.c_str(), why.c_str());
@@ -76,6 +85,7 @@ struct JsonWriter {
   }
 
   nlohmann::json value(int index, const std::string& path) {
+    count(path, lua_type(L, index) == LUA_TSTRING ? lua_objlen(L, index) : 0);
     switch (lua_type(L, index)) {
       case LUA_TNIL: return nullptr;
       case LUA_TBOOLEAN: return static_cast<bool>(lua_toboolean(L, index));
@@ -134,10 +144,10 @@ std::string describe_value(lua_State* L, int index) {
   }
 }
 
-nlohmann::json to_json(lua_State* L, int index, const char* what) {
+nlohmann::json to_json(lua_State* L, int index, const char* what, std::size_t max_bytes) {
   index = index < 0 ? lua_gettop(L) + index + 1 : index;
   luaL_checkstack(L, 220, "nested too deeply");
-  JsonWriter writer{L, {}};
+  JsonWriter writer{L, max_bytes, 0, {}};
   return writer.value(index, what);
 }
 

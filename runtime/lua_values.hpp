@@ -15,8 +15,10 @@ std::string describe_value(lua_State* L, int index);
 
 // Converts plain data (nil, booleans, numbers, strings, tables) to JSON. Tables with keys 1..n
 // become arrays. Raises a Lua error naming the path of anything that is not plain data
-// (functions, cycles, non-string keys) — `what` names the value in that message.
-nlohmann::json to_json(lua_State* L, int index, const char* what);
+// (functions, cycles, non-string keys) — `what` names the value in that message. The JSON is
+// built outside the Lua heap, so it is capped at `max_bytes` (shared strings would otherwise
+// multiply a small heap into a large document).
+nlohmann::json to_json(lua_State* L, int index, const char* what, std::size_t max_bytes);
 
 void push_json(lua_State* L, const nlohmann::json& value);
 

@@ -99,6 +99,9 @@ std::vector<std::string> Runtime::Impl::complete(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> Runtime::complete(std::string_view prefix) { return impl_->complete(prefix); }
+std::vector<std::string> Runtime::complete(std::string_view prefix) {
+  if (!impl_->finished_) impl_->start("");
+  return impl_->complete(prefix);
+}
 
 }  // namespace runara

@@ -1,4 +1,7 @@
 // The Context primitives use: logging, waiting without blocking, secrets.
+#include <cstring>
+
+#include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -10,12 +13,13 @@ namespace {
 // that called the function (level 2: the caller of the wrapper; the call is a tail call).
 const char* const kAsyncShim = R"lua(
 local FAIL, error = ...
-local function check(first, ...)
-  if first == FAIL then
-    local message, with_location = ...
+local select = select
+local function check(...)
+  if select("#", ...) > 0 and (...) == FAIL then
+    local _, message, with_location = ...
     error(message, with_location and 2 or 0)
   end
-  return first, ...
+  return ...
 end
 return function(fn) return function(...) return check(fn(...)) end end
 )lua";
@@ -52,9 +56,38 @@ void Runtime::Impl::print(std::string_view text) {
   }
 }
 
-void Runtime::Impl::emit_result(const std::string& name, const nlohmann::json& value) {
-  results_[name] = value;
-  if (events_.result) events_.result(name, redact(value.dump()));
+// Secrets are scrubbed from each string (and key) before serializing: in serialized JSON a
+// value with quotes or backslashes is escaped and would no longer match.
+nlohmann::json Runtime::Impl::redact_json(const nlohmann::json& value) const {
+  if (value.is_string()) return redact(value.get<std::string>());
+  if (value.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : value) out.push_back(redact_json(item));
+    return out;
+  }
+  if (value.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, item] : value.items()) out[redact(key)] = redact_json(item);
+    return out;
+  }
+  return value;
+}
+
+std::size_t Runtime::Impl::memory_left() const {
+  const std::size_t used = heap_.used() + results_bytes_;
+  return used >= heap_.limit() ? 0 : heap_.limit() - used;
+}
+
+void Runtime::Impl::emit_result(lua_State* L, const std::string& name, const nlohmann::json& value) {
+  const std::size_t size = value.dump().size();
+  const std::size_t previous = results_.contains(name) ? results_[name].dump().size() : 0;
+  if (size > previous && size - previous > memory_left()) {
+    args::raise(L, "runara.result: keeping '%s' would exceed the memory limit of %d MiB (--max-memory)",
+                name.c_str(), static_cast<int>(heap_.limit() >> 20));
+  }
+  results_bytes_ = results_bytes_ - previous + size;
+  results_[name] = redact_json(value);
+  if (events_.result) events_.result(name, results_[name].dump());
 }
 
 std::string Runtime::Impl::secret_value(lua_State* L, int index) {
@@ -65,10 +98,16 @@ std::string Runtime::Impl::secret_value(lua_State* L, int index) {
 }
 
 WaitId Runtime::Impl::suspend(lua_State* L, std::function<void()> on_cancel) {
-  if (stopping()) luaL_error(L, "%s", stop_message().c_str());
-  if (interrupt_) luaL_error(L, "interrupted");
+  if (stopping()) args::raise(L, "%s", stop_message().c_str());
+  // Inside a gsub callback, a sort comparator, a metamethod or a module being required the
+  // coroutine cannot yield: refuse before anything is registered or started.
+  if (!lua_isyieldable(L)) {
+    args::raise(L, "cannot wait here: waiting is not possible inside a callback called from C "
+                  "(string.gsub, table.sort, metamethods, load readers, require); wait in the task itself");
+  }
+  if (interrupt_) args::raise(L, "interrupted");
   Task* task = scheduler_->task_of(L);
-  if (task && deadline_passed(L, task)) luaL_error(L, "deadline exceeded");
+  if (task && deadline_passed(L, task)) args::raise(L, "deadline exceeded");
   return scheduler_->suspend(L, std::move(on_cancel));
 }
 
@@ -98,7 +137,11 @@ std::string caller_location(lua_State* L, int level) {
   lua_Debug ar;
   for (int l = level; lua_getstack(L, l, &ar); ++l) {
     lua_getinfo(L, "Sl", &ar);
-    if (ar.currentline > 0) return std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
+    // runara's own small Lua wrappers (chunks "=runara", "=watchdog", ...) are not where the
+    // script made the call.
+    const bool wrapper = ar.source && ar.source[0] == '=' && std::strncmp(ar.source, "=(", 2) != 0 &&
+                         std::strcmp(ar.source, "=stdin") != 0;
+    if (ar.currentline > 0 && !wrapper) return std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
   }
   return "?";
 }

@@ -42,6 +42,7 @@ bool Runtime::Impl::drive(std::uint64_t main_id) {
   };
   while (true) {
     if (stopping()) {
+      unwound_ = true;
       halt();
       return true;
     }

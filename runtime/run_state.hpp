@@ -76,13 +76,19 @@ struct Runtime::Impl final : Context {
   std::string stop_message() const;
   void install_hook();
   static void hook(lua_State* L, lua_Debug* ar);
+  void report_stuck();
+  static constexpr double kStuckGraceS = 5;
 
   // --- deadlines of watchdog.deadline(), per task (watchdog_binding.cpp) ---
   bool deadline_passed(lua_State* L, Task* task) const;
 
   void print(std::string_view text);
-  void emit_result(const std::string& name, const nlohmann::json& value);
+  void emit_result(lua_State* L, const std::string& name, const nlohmann::json& value);
   void clear_deadlines(Task& task);
+  // What the memory cap still allows: results and JSON built outside the Lua heap count too.
+  std::size_t memory_left() const;
+  nlohmann::json redact_json(const nlohmann::json& value) const;
+  std::size_t results_bytes_ = 0;
   void set_run_deadline(double deadline, std::string source);
   double started_at() const { return started_at_; }
 
@@ -111,7 +117,9 @@ struct Runtime::Impl final : Context {
   std::atomic<int> signals_seen_{0};
   std::atomic<bool> interrupt_{false};
   std::atomic<bool> tearing_down_{false};
+  std::atomic<bool> unwound_{false};  // after a stop: the script is off the stack
   std::uint64_t last_main_ = 0;
+  int resume_nesting_ = 0;  // coroutine.resume calls inside each other (sandbox.cpp)
   bool started_ = false;
   bool finished_ = false;
   int async_ref_ = LUA_NOREF;  // the shim that turns fail() into an error at the caller

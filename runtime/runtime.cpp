@@ -53,7 +53,9 @@ Runtime::Impl::Impl(Options options, Events events)
       events_(std::move(events)),
       run_id_(new_run_id()),
       heap_(options_.max_memory_bytes),
-      watchdog_([this] { request_stop(StopReason::watchdog); }) {
+      watchdog_([this] { request_stop(StopReason::watchdog); },
+                [this] { return stopping() && !unwound_; },
+                [this] { report_stuck(); }, kStuckGraceS) {
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, on_wake);
   uv_unref(reinterpret_cast<uv_handle_t*>(&wake_));
@@ -61,7 +63,9 @@ Runtime::Impl::Impl(Options options, Events events)
   heap_.owner = this;
   for (const auto& [name, value] : options_.secrets) secrets_.add(name, value);
   primitives_.push_back(make_droplet_primitive());
-  if (options_.stdlib_dir.empty()) options_.stdlib_dir = RUNARA_DEFAULT_STDLIB;
+  if (options_.stdlib_dir.empty()) {
+    options_.stdlib_dir = access(RUNARA_DEFAULT_STDLIB, R_OK) == 0 ? RUNARA_DEFAULT_STDLIB : RUNARA_INSTALLED_STDLIB;
+  }
 }
 
 Runtime::Impl::~Impl() {
@@ -143,24 +147,34 @@ Outcome merge(Outcome run, Outcome end) {
 }
 }  // namespace
 
+namespace {
+Outcome already_used() {
+  return Outcome{Exit::usage, "this Runtime has already run and finished; create a new Runtime for each run", {}, {}};
+}
+}  // namespace
+
 Outcome Runtime::run_file(const std::string& path) {
+  if (impl_->finished_) return already_used();
   impl_->start(path);
   Outcome run = impl_->exec_path(path);
   return merge(std::move(run), impl_->finish());
 }
 
 Outcome Runtime::run_string(std::string_view code, std::string_view chunk_name) {
+  if (impl_->finished_) return already_used();
   impl_->start("");
   Outcome run = impl_->exec_chunk(std::string(code), std::string(chunk_name));
   return merge(std::move(run), impl_->finish());
 }
 
 Outcome Runtime::exec_file(const std::string& path) {
+  if (impl_->finished_) return already_used();
   impl_->start(path);
   return impl_->exec_path(path);
 }
 
 EvalResult Runtime::eval(std::string_view code) {
+  if (impl_->finished_) return {EvalResult::Kind::stopped, already_used().message};
   impl_->start("");
   return impl_->eval(code);
 }

@@ -56,24 +56,60 @@ void open_os(lua_State* L) {
   lua_pop(L, 1);
 }
 
-// coroutine.resume on a task's coroutine would run it behind the scheduler's back.
+// Each nested resume keeps C frames on the one C stack; a bound keeps it far from overflowing.
+constexpr int kMaxResumeNesting = 100;
+
+struct ResumeNesting {
+  explicit ResumeNesting(lua_State* L) : rt(impl_of(L)) {
+    if (rt.resume_nesting_ >= kMaxResumeNesting) luaL_error(L, "coroutines nested too deeply (more than %d)", kMaxResumeNesting);
+    ++rt.resume_nesting_;
+  }
+  ~ResumeNesting() { --rt.resume_nesting_; }
+  Runtime::Impl& rt;
+};
+
+// coroutine.resume on a task's coroutine (even a finished or cancelled task's) would run it
+// behind the scheduler's back.
 int coroutine_resume(lua_State* L) {
-  lua_State* co = lua_tothread(L, 1);
-  if (co && impl_of(L).scheduler_->task_of(co)) {
+  if (impl_of(L).scheduler_->was_task(L, 1)) {
     return luaL_error(L, "coroutine.resume: this coroutine is a runara task; use task:join() to wait for it");
   }
+  ResumeNesting nesting(L);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
 
+// coroutine.wrap rebuilt on the guarded resume, so it is bounded the same way.
+const char* const kWrap = R"lua(
+local create, resume, select, unpack, error = ...
+local function pack(...) return { n = select("#", ...), ... } end
+return function(f)
+  local co = create(f)
+  return function(...)
+    local r = pack(resume(co, ...))
+    if not r[1] then error(r[2], 2) end
+    return unpack(r, 2, r.n)
+  end
+end
+)lua";
+
 void guard_coroutine_resume(lua_State* L) {
   lua_getglobal(L, "coroutine");
   lua_getfield(L, -1, "resume");
   lua_pushcclosure(L, coroutine_resume, 1);
-  lua_setfield(L, -2, "resume");
-  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "resume");
+  luaL_loadbufferx(L, kWrap, std::strlen(kWrap), "=coroutine", "t");
+  lua_getfield(L, -3, "create");
+  lua_pushvalue(L, -3);  // the guarded resume
+  lua_getglobal(L, "select");
+  lua_getglobal(L, "unpack");
+  lua_getglobal(L, "error");
+  lua_call(L, 5, 1);
+  lua_setfield(L, -3, "wrap");
+  lua_pop(L, 2);
 }
 
 std::string pattern_interrupt(lua_State* L) {
@@ -123,9 +159,42 @@ function load(chunk, chunkname, mode, env)
   if env ~= nil and type(env) ~= "table" then
     error("bad argument #4 to 'load' (table expected, got " .. type(env) .. ")", 2)
   end
+  if type(chunk) == "function" then
+    -- Read the pieces here, in Lua: an error raised inside a reader that the parser calls
+    -- from C would leave LuaJIT's instruction hook switched off for good.
+    local parts, reader = {}, chunk
+    while true do
+      local ok, piece = pcall(reader)
+      if not ok then return nil, piece end
+      if piece == nil or piece == "" then break end
+      if type(piece) ~= "string" then return nil, "reader function must return a string" end
+      parts[#parts + 1] = piece
+    end
+    chunk = concat(parts)
+  end
   local fn, err = real_load(chunk, chunkname, "t")
   if fn and env ~= nil then real_setfenv(fn, env) end
   return fn, err
+end
+
+-- table.insert at a far-away position and table.sort of a huge table without a comparator
+-- run long loops inside C where the instruction hook cannot stop them.
+local real_insert, real_sort = table.insert, table.sort
+function table.insert(t, ...)
+  if select("#", ...) == 2 then
+    local pos = ...
+    if type(pos) ~= "number" then
+      error("bad argument #2 to 'insert' (number expected, got " .. type(pos) .. ")", 2)
+    end
+    if type(t) == "table" and (pos < 1 or pos > #t + 1) then
+      error("bad argument #2 to 'insert' (position out of bounds)", 2)
+    end
+  end
+  return real_insert(t, ...)
+end
+local function less(a, b) return a < b end
+function table.sort(t, comp)
+  return real_sort(t, comp or less)
 end
 
 function loadstring(s, chunkname)
@@ -140,7 +209,8 @@ local function pack(...) return { n = select("#", ...), ... } end
 function xpcall(f, handler, ...)
   local r = pack(pcall(f, ...))
   if r[1] then return unpack(r, 1, r.n) end
-  return false, (handler(r[2]))
+  local ok, handled = pcall(handler, r[2])
+  return false, handled
 end
 
 function print(...)

@@ -2,11 +2,39 @@
 
 #include <algorithm>
 
+#include "lua_args.hpp"
 #include "lua_values.hpp"
 
 namespace runara {
 
+namespace {
+// Registry key of a weak-keyed set of every coroutine that has been a task.
+char kTaskThreadsKey;
+}  // namespace
+
+Scheduler::Scheduler(lua_State* L) : L_(L) {
+  lua_pushlightuserdata(L, &kTaskThreadsKey);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
 Scheduler::~Scheduler() = default;
+
+bool Scheduler::was_task(lua_State* L, int index) const {
+  if (lua_type(L, index) != LUA_TTHREAD) return false;
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  lua_pushlightuserdata(L, &kTaskThreadsKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, index);
+  lua_rawget(L, -2);
+  const bool found = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return found;
+}
 
 Task* Scheduler::spawn(lua_State* from, int fn_index, int nargs, std::string origin, bool is_main) {
   auto task = std::make_unique<Task>();
@@ -14,6 +42,12 @@ Task* Scheduler::spawn(lua_State* from, int fn_index, int nargs, std::string ori
   task->origin = std::move(origin);
   task->is_main = is_main;
   task->co = lua_newthread(from);
+  lua_pushlightuserdata(from, &kTaskThreadsKey);
+  lua_rawget(from, LUA_REGISTRYINDEX);
+  lua_pushvalue(from, -2);
+  lua_pushboolean(from, 1);
+  lua_rawset(from, -3);
+  lua_pop(from, 1);
   task->co_ref = luaL_ref(from, LUA_REGISTRYINDEX);
   lua_pushvalue(from, fn_index);
   lua_xmove(from, task->co, 1);
@@ -42,7 +76,7 @@ Task* Scheduler::find(std::uint64_t id) const {
 WaitId Scheduler::suspend(lua_State* co, std::function<void()> on_cancel) {
   Task* task = task_of(co);
   if (!task || task != current_) {
-    luaL_error(co, "cannot wait inside a coroutine made with coroutine.create/wrap; "
+    args::raise(co, "cannot wait inside a coroutine made with coroutine.create/wrap; "
                    "run the waiting code in a task (runara.spawn) instead");
   }
   task->wait = next_wait_++;

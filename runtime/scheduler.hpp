@@ -49,7 +49,7 @@ struct Task {
 
 class Scheduler {
  public:
-  explicit Scheduler(lua_State* L) : L_(L) {}
+  explicit Scheduler(lua_State* L);
   ~Scheduler();
 
   // Creates a task running the function at `fn_index` with the `nargs` values above it.
@@ -57,6 +57,8 @@ class Scheduler {
 
   Task* current() const { return current_; }
   Task* task_of(lua_State* co) const;
+  // True if the coroutine at `index` is or ever was a task (finished ones included).
+  bool was_task(lua_State* L, int index) const;
   Task* find(std::uint64_t id) const;
 
   WaitId suspend(lua_State* co, std::function<void()> on_cancel);  // raises if co is no task

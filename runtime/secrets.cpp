@@ -19,7 +19,10 @@ int handle_refuse(lua_State* L) {
 }
 }  // namespace
 
-void Secrets::add(const std::string& name, const std::string& value) { values_[name] = value; }
+void Secrets::add(const std::string& name, const std::string& value, bool grantable) {
+  values_[name] = value;
+  if (grantable) granted_[name] = true;
+}
 
 const std::string* Secrets::value(const std::string& name) const {
   auto it = values_.find(name);

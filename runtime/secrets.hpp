@@ -12,8 +12,11 @@ namespace runara {
 
 class Secrets {
  public:
-  void add(const std::string& name, const std::string& value);
+  // `grantable`: scripts may get a handle (--secret). Others, like the cloud token, are only
+  // ever redacted: a handle could be passed to a machine the script controls.
+  void add(const std::string& name, const std::string& value, bool grantable = true);
   bool has(const std::string& name) const { return values_.count(name) != 0; }
+  bool grantable(const std::string& name) const { return granted_.count(name) != 0; }
   const std::string* value(const std::string& name) const;
   // Replaces every occurrence of a secret's value with "<secret NAME>".
   std::string redact(std::string_view text) const;
@@ -25,6 +28,7 @@ class Secrets {
 
  private:
   std::map<std::string, std::string> values_;
+  std::map<std::string, bool> granted_;
 };
 
 }  // namespace runara

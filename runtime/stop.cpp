@@ -18,6 +18,18 @@ void Runtime::Impl::request_stop(StopReason reason) {
   stop_.compare_exchange_strong(expected, static_cast<int>(reason));
   if (L_) lua_sethook(L_, hook, LUA_MASKCOUNT, 1);  // documented as safe from signal handlers
   uv_async_send(&wake_);                             // async-signal-safe
+  watchdog_.poke();                                  // async-signal-safe: starts the stuck backstop
+}
+
+// The script did not unwind after being told to stop: it is inside one long C call the hook
+// cannot interrupt. Only the host can decide what to do (the CLI exits; the guardian then
+// destroys what the run created). Runs on the watchdog's thread.
+void Runtime::Impl::report_stuck() {
+  if (events_.stuck) {
+    events_.stuck(static_cast<int>(stopped_outcome().exit), stop_message() + "; but the script did not stop within " +
+                                                                std::to_string(static_cast<int>(kStuckGraceS)) +
+                                                                " s (it is stuck inside a C function)");
+  }
 }
 
 void Runtime::Impl::request_interrupt() {

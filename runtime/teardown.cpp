@@ -37,9 +37,28 @@ void Runtime::Impl::teardown(Outcome& out) {
     });
   }
   const double give_up = monotonic_seconds() + options_.teardown_budget_s;
+  // A timer wakes the loop at the budget's end even when nothing else would.
+  uv_timer_t budget_timer;
+  uv_timer_init(&loop_, &budget_timer);
+  uv_update_time(&loop_);
+  uv_timer_start(&budget_timer, [](uv_timer_t*) {}, static_cast<std::uint64_t>(options_.teardown_budget_s * 1000), 0);
+  uv_unref(reinterpret_cast<uv_handle_t*>(&budget_timer));
+  int signals = signals_seen_.load();
   while (pending > 0 && monotonic_seconds() < give_up) {
     if (uv_run(&loop_, UV_RUN_ONCE) == 0 && pending > 0) break;  // nothing left that could finish it
+    if (signals_seen_.load() != signals) {  // another Ctrl-C: say what we are waiting for
+      signals = signals_seen_.load();
+      std::string waiting;
+      for (const auto& primitive : primitives_) {
+        const std::string line = primitive->pending_teardown();
+        if (!line.empty()) waiting += (waiting.empty() ? "" : "; ") + line;
+      }
+      log("tearing down: " + (waiting.empty() ? std::string("finishing") : waiting) +
+          " (Ctrl-C again exits now and leaves the rest to `" + cleanup_command() + "`)");
+    }
   }
+  uv_close(reinterpret_cast<uv_handle_t*>(&budget_timer), nullptr);
+  uv_run(&loop_, UV_RUN_NOWAIT);  // lets the close finish before the timer goes out of scope
   if (pending > 0) errors.push_back("teardown did not finish within " +
                                     std::to_string(static_cast<int>(options_.teardown_budget_s)) +
                                     " s; run `" + cleanup_command() + "`");
@@ -55,7 +74,7 @@ void Runtime::Impl::teardown(Outcome& out) {
 
 void Runtime::Impl::write_results() {
   if (results_.empty()) return;
-  const std::string error = output_.write("results.json", redact(results_.dump(2) + "\n"));
+  const std::string error = output_.write("results.json", results_.dump(2) + "\n");  // redacted when stored
   if (!error.empty()) log("could not write results.json: " + error);
 }
 

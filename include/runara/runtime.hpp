@@ -64,6 +64,10 @@ struct Events {
   std::function<void(std::string_view line)> log;    // runara.log, warnings, runtime reports
   std::function<void(std::string_view line)> progress;  // transient status ("waiting for ...")
   std::function<void(std::string_view name, std::string_view json)> result;  // runara.result
+  // Called on the watchdog's thread (not the run's) when a stopped script has not unwound
+  // within a few seconds: it is stuck in one long C call. The CLI exits with `exit_code`;
+  // a host may do the same (its guardian then cleans up the cloud) or keep waiting.
+  std::function<void(int exit_code, std::string_view message)> stuck;
 };
 
 struct Outcome {

@@ -38,7 +38,7 @@ TEST_CASE("the number of machines is capped", "[budget]") {
   CHECK(refusal.find("--max-droplets") != std::string::npos);
 }
 
-TEST_CASE("--assume-price parses SLUG=USD", "[budget]") {
+TEST_CASE("assumed prices parse SLUG=USD", "[budget]") {
   std::map<std::string, double> prices;
   CHECK(runara::parse_assumed_price("gpu-h100x8-contract=23.92", prices).empty());
   CHECK(prices["gpu-h100x8-contract"] == Approx(23.92));

@@ -9,6 +9,10 @@
 
 namespace runara::args {
 
+// Raises "file:line: message" located at the script line that called into runara (frames of
+// runara's own Lua wrappers are skipped). Use instead of luaL_error in bindings.
+[[noreturn]] void raise(lua_State* L, const char* format, ...);
+
 [[noreturn]] void fail(lua_State* L, const char* fn, int index, const char* name, const char* expected);
 
 double number(lua_State* L, int index, const char* fn, const char* name);

@@ -1,6 +1,9 @@
-#include "args.hpp"
+#include "lua_args.hpp"
 
+#include <cstdarg>
 #include <cstdlib>
+
+#include "run_state.hpp"
 
 namespace runara::args {
 
@@ -25,10 +28,23 @@ void push_field(lua_State* L, int index, const char* field) {
 }
 }  // namespace
 
-void fail(lua_State* L, const char* fn, int index, const char* name, const char* expected) {
-  luaL_error(L, "%s: argument #%d (%s) must be %s, got %s", fn, index, name, expected,
-             type_with_article(L, index));
+void raise(lua_State* L, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  lua_pushvfstring(L, format, args);
+  va_end(args);
+  const std::string where = caller_location(L);
+  if (where != "?") {
+    lua_pushfstring(L, "%s: ", where.c_str());
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  lua_error(L);
   std::abort();
+}
+
+void fail(lua_State* L, const char* fn, int index, const char* name, const char* expected) {
+  raise(L, "%s: argument #%d (%s) must be %s, got %s", fn, index, name, expected, type_with_article(L, index));
 }
 
 double number(lua_State* L, int index, const char* fn, const char* name) {
@@ -57,7 +73,7 @@ std::optional<double> opt_number(lua_State* L, int index, const char* fn, const 
   if (lua_type(L, -1) == LUA_TNUMBER) {
     out = lua_tonumber(L, -1);
   } else if (!lua_isnil(L, -1)) {
-    luaL_error(L, "%s: option '%s' must be a number, got %s", fn, field, type_with_article(L, -1));
+    raise(L, "%s: option '%s' must be a number, got %s", fn, field, type_with_article(L, -1));
   }
   lua_pop(L, 1);
   return out;
@@ -69,7 +85,7 @@ std::optional<std::string> opt_string(lua_State* L, int index, const char* fn, c
   if (lua_type(L, -1) == LUA_TSTRING) {
     out = lua_tostring(L, -1);
   } else if (!lua_isnil(L, -1)) {
-    luaL_error(L, "%s: option '%s' must be a string, got %s", fn, field, type_with_article(L, -1));
+    raise(L, "%s: option '%s' must be a string, got %s", fn, field, type_with_article(L, -1));
   }
   lua_pop(L, 1);
   return out;
@@ -81,7 +97,7 @@ std::optional<bool> opt_bool(lua_State* L, int index, const char* fn, const char
   if (lua_type(L, -1) == LUA_TBOOLEAN) {
     out = lua_toboolean(L, -1) != 0;
   } else if (!lua_isnil(L, -1)) {
-    luaL_error(L, "%s: option '%s' must be true or false, got %s", fn, field, type_with_article(L, -1));
+    raise(L, "%s: option '%s' must be true or false, got %s", fn, field, type_with_article(L, -1));
   }
   lua_pop(L, 1);
   return out;
@@ -100,7 +116,7 @@ void only_fields(lua_State* L, int index, const char* fn, std::initializer_list<
       std::string list;
       for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
       const char* shown = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1);
-      luaL_error(L, "%s: unknown option '%s' (known options: %s)", fn, shown, list.c_str());
+      raise(L, "%s: unknown option '%s' (known options: %s)", fn, shown, list.c_str());
     }
   }
 }

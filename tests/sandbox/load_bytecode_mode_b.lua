@@ -1,0 +1,10 @@
+-- Attempt: load a LuaJIT bytecode chunk with load(chunk, name, "b"). Bytecode is never
+-- verified by LuaJIT: crafted bytecode reads and writes arbitrary memory, a full escape.
+-- (The chunk here is harmless: it prints the ESCAPED marker if it ever runs.)
+-- Why it must fail: the sandbox's load only accepts text chunks.
+-- expect: error only text chunks can be loaded
+local bytecode = string.char(27,76,74,2,10,51,2,0,3,0,2,0,4,54,0,0,0,39,2,1,0,66,0,2,1,75,0,1,0,26,69,83,
+  67,65,80,69,68,58,32,98,121,116,101,99,111,100,101,32,114,97,110,10,112,114,105,110,116,0)
+local fn, err = load(bytecode, "=bytecode", "b")
+if fn then fn() end
+error(err, 0)
