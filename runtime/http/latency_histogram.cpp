@@ -1,0 +1,160 @@
+#include "http/latency_histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace runara {
+
+LatencyHistogram::LatencyHistogram(int64_t highest_trackable_value, int significant_figures)
+    : highest_(highest_trackable_value), sig_figs_(significant_figures) {
+  if (highest_ < 2) throw std::invalid_argument("LatencyHistogram: highest value must be >= 2");
+  if (sig_figs_ < 1 || sig_figs_ > 5)
+    throw std::invalid_argument("LatencyHistogram: significant figures must be 1..5");
+  int64_t largest_single_unit = 2;
+  for (int i = 0; i < sig_figs_; ++i) largest_single_unit *= 10;
+  int magnitude = 0;
+  while ((int64_t{1} << magnitude) < largest_single_unit) ++magnitude;  // ceil(log2)
+  sub_bucket_half_count_magnitude_ = magnitude - 1;
+  int64_t sub_bucket_count = int64_t{1} << magnitude;
+  sub_bucket_half_count_ = sub_bucket_count / 2;
+  sub_bucket_mask_ = sub_bucket_count - 1;
+  // Buckets needed so that sub_bucket_count << (buckets - 1) > highest.
+  int buckets = 1;
+  int64_t smallest_untrackable = sub_bucket_count;
+  while (smallest_untrackable <= highest_) {
+    if (smallest_untrackable > INT64_MAX / 2) {
+      ++buckets;
+      break;
+    }
+    smallest_untrackable <<= 1;
+    ++buckets;
+  }
+  bucket_count_ = buckets;
+  counts_.assign(static_cast<size_t>((bucket_count_ + 1) * sub_bucket_half_count_), 0);
+}
+
+size_t LatencyHistogram::index_of(int64_t value) const {
+  uint64_t v = static_cast<uint64_t>(value);
+  int pow2ceiling = 64 - __builtin_clzll(v | static_cast<uint64_t>(sub_bucket_mask_));
+  int bucket = pow2ceiling - (sub_bucket_half_count_magnitude_ + 1);
+  int64_t sub_bucket = static_cast<int64_t>(v >> bucket);
+  int64_t base = static_cast<int64_t>(bucket + 1) << sub_bucket_half_count_magnitude_;
+  return static_cast<size_t>(base + (sub_bucket - sub_bucket_half_count_));
+}
+
+int64_t LatencyHistogram::lowest_at(size_t index) const {
+  int64_t i = static_cast<int64_t>(index);
+  int bucket = static_cast<int>(i >> sub_bucket_half_count_magnitude_) - 1;
+  int64_t sub_bucket = (i & (sub_bucket_half_count_ - 1)) + sub_bucket_half_count_;
+  if (bucket < 0) {
+    sub_bucket -= sub_bucket_half_count_;
+    bucket = 0;
+  }
+  return sub_bucket << bucket;
+}
+
+int64_t LatencyHistogram::highest_at(size_t index) const {
+  int64_t i = static_cast<int64_t>(index);
+  int bucket = std::max(0, static_cast<int>(i >> sub_bucket_half_count_magnitude_) - 1);
+  return lowest_at(index) + (int64_t{1} << bucket) - 1;
+}
+
+void LatencyHistogram::record_n(int64_t value, uint64_t count) {
+  if (count == 0) return;
+  if (value < 0) value = 0;
+  int64_t tracked = value;
+  if (value > highest_) {
+    tracked = highest_;
+    saturated_ += count;
+  }
+  counts_[index_of(tracked)] += count;
+  if (count_ == 0) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  count_ += count;
+  sum_ += static_cast<__int128>(value) * count;
+  sum_sq_ += static_cast<unsigned __int128>(value) * static_cast<unsigned __int128>(value) * count;
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& other) {
+  if (other.count_ == 0) return;
+  if (other.highest_ == highest_ && other.sig_figs_ == sig_figs_) {
+    for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  } else {
+    for (size_t i = 0; i < other.counts_.size(); ++i) {
+      if (!other.counts_[i]) continue;
+      int64_t lo = other.lowest_at(i), hi = other.highest_at(i);
+      int64_t mid = std::min(lo + (hi - lo) / 2, highest_);
+      counts_[index_of(mid)] += other.counts_[i];
+    }
+  }
+  if (count_ == 0) {
+    min_ = other.min_;
+    max_ = other.max_;
+  } else {
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+  count_ += other.count_;
+  saturated_ += other.saturated_;
+  sum_ += other.sum_;
+  sum_sq_ += other.sum_sq_;
+}
+
+void LatencyHistogram::reset() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  count_ = saturated_ = 0;
+  min_ = max_ = 0;
+  sum_ = 0;
+  sum_sq_ = 0;
+}
+
+double LatencyHistogram::mean() const {
+  if (count_ == 0) return 0.0;
+  return static_cast<double>(static_cast<long double>(sum_) / static_cast<long double>(count_));
+}
+
+double LatencyHistogram::stddev() const {
+  if (count_ == 0) return 0.0;
+  // Exact sum of squared deviations from the integer part of the mean:
+  // with q = sum / n, r = sum % n,  S_q = sum_sq - q * (sum + r),
+  // and  sum (x - mean)^2 = S_q - r^2 / n.
+  __int128 n = static_cast<__int128>(count_);
+  __int128 q = sum_ / n;
+  __int128 r = sum_ % n;
+  __int128 s_q = static_cast<__int128>(sum_sq_) - q * (sum_ + r);
+  long double ss = static_cast<long double>(s_q) -
+                   static_cast<long double>(r) * static_cast<long double>(r) /
+                       static_cast<long double>(count_);
+  if (ss < 0) ss = 0;
+  return static_cast<double>(std::sqrt(ss / static_cast<long double>(count_)));
+}
+
+int64_t LatencyHistogram::percentile(double q) const {
+  if (count_ == 0) return 0;
+  if (q <= 0) return min_;
+  if (q >= 100) return max_;
+  uint64_t rank = static_cast<uint64_t>(std::ceil(q / 100.0 * static_cast<double>(count_)));
+  rank = std::clamp<uint64_t>(rank, 1, count_);
+  uint64_t seen = 0;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (seen >= rank) {
+      int64_t lo = lowest_at(i), hi = highest_at(i);
+      return std::clamp(lo + (hi - lo) / 2, min_, max_);
+    }
+  }
+  return max_;
+}
+
+double LatencyHistogram::max_relative_error() const {
+  // The widest bucket relative to its lowest value is 1 / half_count wide;
+  // the midpoint is at most half of that away.
+  return 0.5 / static_cast<double>(sub_bucket_half_count_);
+}
+
+}  // namespace runara

@@ -1,0 +1,120 @@
+// A fake OpenAI-compatible (vLLM-like) streaming LLM server for exercising
+// load generators without a GPU.
+//
+// Event driven: one libuv loop on one thread of its own, http-parser for
+// requests, HTTP/1.1 keep-alive (and pipelining), no thread per connection.
+// Thousands of concurrent streams fit on one core.
+//
+// Endpoints:
+//   POST /v1/completions, POST /v1/chat/completions
+//        "stream" (default false), "stream_options": {"include_usage"},
+//        "max_tokens" (chat also "max_completion_tokens"), "ignore_eos";
+//        the prompt / messages only size the reported prompt_tokens.
+//   GET  /v1/models, GET /health, GET /metrics (Prometheus text, vLLM V1 names)
+//   GET/HEAD of any other path: config.static_body when serve_static is set
+//        (generic HTTP benchmarking), else 404.
+//
+// The wire format follows recorded vLLM streams: "data: {json}\n\n" events,
+// one per HTTP chunk (Transfer-Encoding: chunked), completions chunks with
+// "usage":null, chat streams opening with a {"role":"assistant"} delta, the
+// final content chunk carrying finish_reason, an optional usage chunk with
+// "choices":[], then "data: [DONE]\n\n".
+//
+// Timing: token i (0-based) of a request is due at
+//   arrival + ttft_ms + i * itl_ms (+ stall_ms once a stall has begun)
+// where arrival is when the request's last byte was parsed. Every due time is
+// computed from arrival, never from the previous send, so late wake-ups do not
+// accumulate; uv timers are armed for the ceiling millisecond, so nothing is
+// sent early (it can be up to ~1 ms late plus scheduling delay). A chunk of
+// tokens_per_chunk tokens is sent when its last token is due. The chat role
+// chunk goes out together with the first content chunk, as vLLM does; the
+// response headers go out at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace runara {
+
+struct FakeLlmConfig {
+  std::string host = "127.0.0.1";  // IPv4 or IPv6 literal to bind
+  std::string model = "fake-model";
+
+  double ttft_ms = 0;              // time to the first token
+  double itl_ms = 0;               // time between tokens
+  int output_tokens = 16;          // fixed output length...
+  int output_tokens_min = 0;       // ...or uniform in [min, max] when
+  int output_tokens_max = 0;       //    output_tokens_max > 0
+  // /v1/completions without max_tokens is capped at this many tokens, as in
+  // vLLM and OpenAI (16); 0 turns the cap off. Chat has no default cap.
+  int completions_default_max_tokens = 16;
+  int tokens_per_chunk = 1;        // tokens per streamed chunk (>= 1)
+
+  enum class Usage { kRequest, kAlways, kNever };
+  // kRequest: a usage chunk only when stream_options.include_usage is true
+  // (vLLM); kAlways / kNever override the request.
+  Usage usage = Usage::kRequest;
+  int prompt_tokens = -1;          // reported prompt tokens; -1: ~4 bytes a token
+  int max_model_len = 4096;        // reported by /v1/models
+
+  // Error injection: each LLM request independently draws, with these
+  // probabilities, from a seeded generator:
+  double error_500_fraction = 0;   // answer 500 with a vLLM error body at once
+  double stall_fraction = 0;       // stop sending for stall_ms before a random token
+  double stall_ms = 0;
+  double disconnect_fraction = 0;  // close the connection after a random number
+                                   // of tokens (>= 1, fewer than all when > 1),
+                                   // without the terminating chunk
+  double malformed_fraction = 0;   // send one truncated-JSON event before a
+                                   // random token (non-streaming: a truncated body)
+  uint64_t seed = 42;
+
+  bool serve_static = false;       // generic mode: GET of any other path
+  std::string static_body = "OK\n";
+  std::string static_content_type = "text/plain; charset=utf-8";
+
+  size_t max_request_body_bytes = 8u << 20;  // larger bodies get 413
+};
+
+struct FakeLlmStats {
+  uint64_t requests_served = 0;       // responses completed, of any status
+  uint64_t open_connections = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t active_streams = 0;        // LLM responses in progress
+  uint64_t tokens_sent = 0;
+  uint64_t injected_errors = 0;
+  uint64_t injected_stalls = 0;
+  uint64_t injected_disconnects = 0;
+  uint64_t injected_malformed = 0;
+  uint64_t client_aborts = 0;         // connections the client closed mid-response
+};
+
+class FakeLlmServer {
+ public:
+  explicit FakeLlmServer(FakeLlmConfig config = {});
+  ~FakeLlmServer();  // stops
+  FakeLlmServer(const FakeLlmServer&) = delete;
+  FakeLlmServer& operator=(const FakeLlmServer&) = delete;
+
+  // Binds config().host:port (0 picks a free port), starts the loop thread and
+  // returns the bound port, or a negative libuv error code. A running server
+  // returns its port.
+  int start(int port = 0);
+  // Closes the listener and every connection, joins the thread. Idempotent.
+  void stop();
+
+  bool running() const;
+  int port() const;  // -1 when stopped
+  FakeLlmStats stats() const;  // safe from any thread
+  const FakeLlmConfig& config() const;
+  // Replaces the configuration; only while stopped (returns false otherwise).
+  bool set_config(FakeLlmConfig config);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace runara
