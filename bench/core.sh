@@ -61,7 +61,7 @@ if [[ -z ${NO_HYPERFINE:-} ]] && command -v hyperfine >/dev/null && command -v j
     cat "$tmp/hyperfine.err" >&2
     exit 1
   fi
-  if grep -q "outliers" "$tmp/hyperfine.err"; then startup_method+="; hyperfine reported statistical outliers"; fi
+  if grep -q "outliers" "$tmp/hyperfine.err"; then startup_method+=" (it reported statistical outliers)"; fi
   jq -r '.results[0].times[]' "$tmp/startup.json" >"$tmp/startup-runara.txt"
   jq -r '.results[1].times[]' "$tmp/startup.json" >"$tmp/startup-version.txt"
   [[ -n $LUAJIT ]] && jq -r '.results[2].times[]' "$tmp/startup.json" >"$tmp/startup-luajit.txt"
@@ -137,7 +137,7 @@ done
 runara_version=$("$RUNARA" --version 2>&1 | head -1)
 echo "runara: $RUNARA ($runara_version)   peer: ${LUAJIT:-none}${LUAJIT:+ ($("$LUAJIT" -v | awk '{ print $1, $2 }'))}"
 echo "host: $(nproc) CPUs, load average $load_start at start, $(cut -d' ' -f1-3 /proc/loadavg) at end, $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "startup: $startup_method, $RUNS runs; RSS: median of $RSS_RUNS; tasks: median of $TASK_RUNS"
+echo "startup: $RUNS runs, $startup_method; RSS: median of $RSS_RUNS; tasks: median of $TASK_RUNS"
 echo
 printf '%-44s %-14s %-14s\n' "measure" "runara" "luajit (peer)"
 printf '%-44s %-14s %-14s\n' "--------------------------------------------" "--------------" "--------------"
