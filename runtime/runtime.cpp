@@ -70,6 +70,9 @@ Runtime::Impl::Impl(Options options, Events events)
 
 Runtime::Impl::~Impl() {
   if (started_ && !finished_) finish();
+  // Primitives own handles on the loop (HTTP clients, timers): they go first, and the loop
+  // then runs until every handle has finished closing.
+  primitives_.clear();
   watchdog_.disarm();
   uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);  // lets every handle's close callback run
