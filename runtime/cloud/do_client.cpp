@@ -100,7 +100,9 @@ std::optional<double> server_wait(const HttpResponse& r) {
     const time_t when = curl_getdate(it->second.c_str(), nullptr);  // HTTP-date form
     if (when > 0) wait = static_cast<double>(when) - now_epoch_s();
   }
-  if (r.status == 429) {
+  // An explicit retry-after is the server's own answer (burst limits); the hourly window's
+  // reset only matters when it gave none.
+  if (r.status == 429 && !wait) {
     auto remaining = header_number(r, "ratelimit-remaining");
     auto reset = header_number(r, "ratelimit-reset");
     if (remaining && *remaining <= 0 && reset) {

@@ -150,7 +150,9 @@ void RunCleanup::maybe_finish() {
   const bool timed_out = monotonic_seconds() >= give_up_at_;
   bool all_gone = listed_once_;
   for (const auto& [id, target] : targets_) all_gone = all_gone && gone_.count(id);
-  if (all_gone || timed_out) finish();
+  // Creates of unknown outcome keep the listing going (on_listed) until they show up or can
+  // no longer land; finishing now would leave them unwatched.
+  if (timed_out || (all_gone && !has_unresolved_intents())) finish();
 }
 
 void RunCleanup::finish() {
