@@ -33,6 +33,7 @@ EvalResult Runtime::Impl::eval(std::string_view code) {
   Task* task = scheduler_->spawn(L_, lua_gettop(L_), 0, "stdin", true);
   lua_pop(L_, 1);
   const std::uint64_t id = task->id;
+  unwound_ = false;  // script code is about to run
   Outcome out = run_main(id);
   if (stopping()) return {EvalResult::Kind::stopped, stop_message()};
   if (out.exit != Exit::ok) {

@@ -66,11 +66,13 @@ Outcome Runtime::Impl::exec_chunk(const std::string& code, const std::string& ch
   }
   Task* main = scheduler_->spawn(L_, lua_gettop(L_), 0, chunk_name, true);
   lua_pop(L_, 1);
+  unwound_ = false;  // script code is about to run
   return run_main(main->id);
 }
 
 Outcome Runtime::Impl::run_main(std::uint64_t main_id) {
   const bool progressing = drive(main_id);
+  if (!interrupt_) unwound_ = true;  // back on the loop: a later stop finds nothing running
   if (interrupt_) {
     interrupt_ = false;
     install_hook();

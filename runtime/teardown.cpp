@@ -84,6 +84,7 @@ Outcome Runtime::Impl::finish() {
   Outcome out;
   if (finished_ || !started_) return out;
   finished_ = true;
+  unwound_ = true;  // the script is off the stack: the stuck backstop has nothing to watch
   if (stopping()) out = stopped_outcome();
   report_leftover_tasks(out);
   teardown(out);

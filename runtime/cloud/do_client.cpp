@@ -91,6 +91,8 @@ std::optional<double> header_number(const HttpResponse& r, const std::string& na
   return d;
 }
 
+constexpr double kResetWaitCapS = 30;
+
 // Seconds the server asked us to wait, if it did.
 std::optional<double> server_wait(const HttpResponse& r) {
   std::optional<double> wait;
@@ -106,8 +108,11 @@ std::optional<double> server_wait(const HttpResponse& r) {
     auto remaining = header_number(r, "ratelimit-remaining");
     auto reset = header_number(r, "ratelimit-reset");
     if (remaining && *remaining <= 0 && reset) {
+      // The reset is when the oldest request of the hour expires: one slot frees up then, or
+      // sooner in a sliding window. Waiting the whole way could stall a teardown for long, so
+      // such waits are held to the ordinary backoff cap and retried.
       const double until = *reset - now_epoch_s();
-      wait = std::max(wait.value_or(0.0), until);
+      wait = std::min(until, kResetWaitCapS);
     }
   }
   if (wait) wait = std::max(0.0, *wait);

@@ -432,7 +432,8 @@ void DropletFleet::report_costs() {
 
 void DropletFleet::teardown(std::function<void(std::string)> done) {
   stopping_ = true;
-  if (!client_ || !ledger_) return done({});  // never touched the cloud
+  // No guardian means no create was ever recorded: nothing of this run can be on the cloud.
+  if (!client_ || !ledger_ || !guardian_) return done({});
   // Creates still in flight settle first (answer, error or reconciliation): a cancelled POST
   // could still land after the listing below and leave a machine behind.
   if (in_flight_creates_ > 0) {
@@ -445,6 +446,10 @@ void DropletFleet::teardown(std::function<void(std::string)> done) {
   }
   CleanupOptions options;
   options.poll_s = options_.poll_s;
+  // Give up in-process well before the runtime's own teardown budget, with a report naming
+  // the machines; the guardian keeps trying after that.
+  options.budget_s = kInProcessCleanupS;
+  options.unreachable_s = kUnreachableS;
   cleanup_ = std::make_unique<RunCleanup>(loop_, *client_, *ledger_, run_id_, tag(), options, log_);
   cleanup_->start([this, done](CleanupReport report) {
     for (auto& [id, m] : machines_) {

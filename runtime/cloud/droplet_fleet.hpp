@@ -84,6 +84,8 @@ class DropletFleet {
   void settle_check();
   bool ensure_guardian(std::string& error);
   std::string tag() const { return "runara:run-" + run_id_; }
+  static constexpr double kInProcessCleanupS = 240;  // below the runtime's 300 s teardown budget
+  static constexpr double kUnreachableS = 20;        // no answer at all this long: hand over
 
   uv_loop_t* loop_;
   std::string run_id_;

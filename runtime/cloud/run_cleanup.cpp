@@ -27,11 +27,17 @@ RunCleanup::RunCleanup(uv_loop_t* loop, DoClient& client, Ledger& ledger, std::s
     : loop_(loop), client_(client), ledger_(ledger), run_id_(std::move(run_id)), tag_(std::move(tag)),
       options_(options), log_(std::move(log)) {}
 
-RunCleanup::~RunCleanup() {
+RunCleanup::~RunCleanup() { stop_everything(); }
+
+// Nothing of a finished cleanup may keep the loop alive or call back into it.
+void RunCleanup::stop_everything() {
+  for (DoClient::OpId op : ops_) client_.cancel(op);
+  ops_.clear();
   for (uv_timer_t* timer : timers_) {
     uv_timer_stop(timer);
     uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
   }
+  timers_.clear();
 }
 
 void RunCleanup::after(double seconds, std::function<void()> fn) {
@@ -52,10 +58,26 @@ void RunCleanup::after(double seconds, std::function<void()> fn) {
 void RunCleanup::start(std::function<void(CleanupReport)> done) {
   done_ = std::move(done);
   give_up_at_ = monotonic_seconds() + options_.budget_s;
+  after(options_.budget_s, [this] { finish(); });  // the budget holds even if calls hang in retries
+  last_answer_ = monotonic_seconds();
+  if (options_.unreachable_s > 0) watch_reachability();
   for (const auto& entry : ledger_.pending(run_id_)) {
     if (entry.droplet_id) destroy(*entry.droplet_id);
   }
   list();
+}
+
+// An API that does not answer at all will not answer in time: report (the guardian goes on).
+void RunCleanup::watch_reachability() {
+  after(1, [this] {
+    if (finished_) return;
+    if (monotonic_seconds() - last_answer_ > options_.unreachable_s) {
+      last_error_ = "the API has not answered for " + std::to_string(static_cast<int>(options_.unreachable_s)) +
+                    " s" + (last_error_.empty() ? "" : " (" + last_error_ + ")");
+      return finish();
+    }
+    watch_reachability();
+  });
 }
 
 bool RunCleanup::has_unresolved_intents() {
@@ -74,16 +96,19 @@ bool RunCleanup::has_unresolved_intents() {
 void RunCleanup::list() {
   if (finished_ || listing_) return;
   listing_ = true;
-  client_.list_droplets(tag_, [this](DoResult result) {
+  track(client_.list_droplets(tag_, [this](DoResult result) {
     listing_ = false;
     on_listed(result);
-  });
+  }));
 }
 
 void RunCleanup::on_listed(const DoResult& result) {
+  if (finished_) return;
+  if (result.status != 0) last_answer_ = monotonic_seconds();
   if (!result.ok) {
     last_error_ = result.error;
-    if (monotonic_seconds() >= give_up_at_) return finish();
+    // A rejected token does not get better by asking again.
+    if (result.status == 401 || result.status == 403 || monotonic_seconds() >= give_up_at_) return finish();
     return after(options_.poll_s, [this] { list(); });
   }
   listed_once_ = true;
@@ -110,10 +135,12 @@ void RunCleanup::destroy(std::int64_t id) {
       if (entry.droplet_id == id) target.name = entry.name;
     }
   }
-  client_.delete_droplet(id, [this, id](DoResult result) { on_deleted(id, result); });
+  track(client_.delete_droplet(id, [this, id](DoResult result) { on_deleted(id, result); }));
 }
 
 void RunCleanup::on_deleted(std::int64_t id, const DoResult& result) {
+  if (finished_) return;
+  if (result.status != 0) last_answer_ = monotonic_seconds();
   if (!result.ok) {
     last_error_ = result.error;
     if (monotonic_seconds() >= give_up_at_) return maybe_finish();
@@ -132,7 +159,8 @@ void RunCleanup::on_deleted(std::int64_t id, const DoResult& result) {
 
 void RunCleanup::confirm(std::int64_t id) {
   if (finished_) return;
-  client_.get_droplet(id, [this, id](DoResult result) {
+  track(client_.get_droplet(id, [this, id](DoResult result) {
+    if (result.status != 0) last_answer_ = monotonic_seconds();
     if (result.status == 404) {
       ledger_.mark_destroyed(client_.api_base(), id);
       gone_.insert(id);
@@ -142,8 +170,12 @@ void RunCleanup::confirm(std::int64_t id) {
     if (!result.ok) last_error_ = result.error;
     if (monotonic_seconds() >= give_up_at_) return maybe_finish();
     after(options_.poll_s, [this, id] { confirm(id); });
-  });
+  }));
 }
+
+// Calls still running when the cleanup ends are cancelled: their callbacks would reach a
+// finished (or destroyed) cleanup.
+void RunCleanup::track(DoClient::OpId op) { ops_.push_back(op); }
 
 void RunCleanup::maybe_finish() {
   if (finished_ || listing_) return;
@@ -158,6 +190,7 @@ void RunCleanup::maybe_finish() {
 void RunCleanup::finish() {
   if (finished_) return;
   finished_ = true;
+  stop_everything();
   CleanupReport report;
   report.error = last_error_;
   for (const auto& [id, target] : targets_) {

@@ -26,6 +26,7 @@ struct CleanupOptions {
   double poll_s = 3;         // between GETs waiting for 404, and between listings
   double budget_s = 600;     // give up (and report) after this long
   double max_create_s = 45;  // a create older than this that no listing shows did not happen
+  double unreachable_s = 0;  // give up early once the API has not answered for this long (0: never)
 };
 
 struct CleanupReport {
@@ -60,6 +61,9 @@ class RunCleanup {
   void maybe_finish();
   void finish();
   bool has_unresolved_intents();
+  void track(DoClient::OpId op);
+  void stop_everything();
+  void watch_reachability();
 
   uv_loop_t* loop_;
   DoClient& client_;
@@ -72,8 +76,10 @@ class RunCleanup {
   std::set<std::int64_t> gone_;
   bool listing_ = false, listed_once_ = false, finished_ = false;
   double give_up_at_ = 0;
+  double last_answer_ = 0;  // when the API last answered (any HTTP status)
   std::string last_error_;
   std::vector<uv_timer_t*> timers_;
+  std::vector<DoClient::OpId> ops_;  // calls made (cancelling a finished one is harmless)
 };
 
 }  // namespace runara
