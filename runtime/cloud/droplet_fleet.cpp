@@ -14,11 +14,6 @@ namespace runara {
 
 namespace {
 
-struct Delay {
-  uv_timer_t timer;
-  std::function<void()> fn;
-  std::vector<uv_timer_t*>* list;
-};
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -75,7 +70,7 @@ struct DropletFleet::Creation {
 DropletFleet::DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions options, Log log, Log progress,
                            std::function<double()> remaining_s)
     : loop_(loop), run_id_(std::move(run_id)), options_(std::move(options)), log_(std::move(log)),
-      progress_(std::move(progress)), remaining_s_(std::move(remaining_s)) {
+      progress_(std::move(progress)), remaining_s_(std::move(remaining_s)), delayed_(loop) {
   api_base_ = !options_.api_base.empty() ? options_.api_base
                                          : env_or("RUNARA_DO_API_URL", DoClient::kDefaultApiBase);
   token_ = options_.token;
@@ -86,28 +81,11 @@ DropletFleet::DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions opt
 }
 
 DropletFleet::~DropletFleet() {
-  for (uv_timer_t* timer : timers_) {
-    uv_timer_stop(timer);
-    uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
-  }
+  delayed_.cancel_all();
   cleanup_.reset();
   client_.reset();
   if (http_) http_->close({});
   http_.reset();
-}
-
-void DropletFleet::after(double seconds, std::function<void()> fn) {
-  auto* delay = new Delay{{}, std::move(fn), &timers_};
-  uv_timer_init(loop_, &delay->timer);
-  timers_.push_back(&delay->timer);
-  uv_update_time(loop_);
-  uv_timer_start(&delay->timer, [](uv_timer_t* t) {
-    auto* d = reinterpret_cast<Delay*>(t);
-    d->list->erase(std::remove(d->list->begin(), d->list->end(), t), d->list->end());
-    auto fn = std::move(d->fn);
-    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
-    fn();
-  }, static_cast<std::uint64_t>(seconds * 1000), 0);
 }
 
 std::string DropletFleet::check_ready() {
@@ -286,7 +264,7 @@ void DropletFleet::reconcile(std::shared_ptr<Creation> creation, std::string why
       }
     }
     if (++creation->reconcile_tries < 5) {
-      return after(options_.poll_s, [this, creation, why] { reconcile(creation, why); });
+      return delayed_.after(options_.poll_s, [this, creation, why] { reconcile(creation, why); });
     }
     --in_flight_creates_;
     // Not marked create_failed: teardown and the guardian keep looking for it by tag.
@@ -332,7 +310,7 @@ void DropletFleet::wait_active(std::shared_ptr<Creation> creation) {
                           "'); it is destroyed at the end of the run, or now with :destroy()", nullptr);
   }
   progress_("droplet " + machine.name + ": " + machine.status + " (" + duration_text(waited) + ")");
-  after(options_.poll_s, [this, creation] {
+  delayed_.after(options_.poll_s, [this, creation] {
     client_->get_droplet(creation->id, [this, creation](DoResult result) {
       Machine& m = machines_[creation->id];
       if (result.status == 404) {
@@ -391,7 +369,7 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
           auto self = std::move(*poll);  // break the cycle
           return done({}, &m);
         }
-        after(options_.poll_s, *poll);
+        delayed_.after(options_.poll_s, *poll);
       });
     };
     (*poll)();

@@ -21,6 +21,7 @@
 #include "cloud/guardian.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
+#include "delayed_calls.hpp"
 #include "net/http_client.hpp"
 #include "runara/runtime.hpp"
 
@@ -79,13 +80,13 @@ class DropletFleet {
   void adopt(std::shared_ptr<Creation> creation, const nlohmann::json& droplet);
   void wait_active(std::shared_ptr<Creation> creation);
   void update(Machine& machine, const nlohmann::json& droplet);
-  void after(double seconds, std::function<void()> fn);
   void report_costs();
   void settle_check();
   bool ensure_guardian(std::string& error);
   std::string tag() const { return "runara:run-" + run_id_; }
   static constexpr double kInProcessCleanupS = 240;  // below the runtime's 300 s teardown budget
-  static constexpr double kUnreachableS = 20;        // no answer at all this long: hand over
+  // No answer at all this long (longer than any single retry wait): hand over to the guardian.
+  static constexpr double kUnreachableS = 45;
 
   uv_loop_t* loop_;
   std::string run_id_;
@@ -106,7 +107,7 @@ class DropletFleet {
   int counter_ = 0;
   bool stopping_ = false;
   std::function<void()> on_creates_settled_;
-  std::vector<uv_timer_t*> timers_;
+  DelayedCalls delayed_;
 };
 
 // Default state folder: $RUNARA_STATE_DIR, else ~/.local/state/runara.

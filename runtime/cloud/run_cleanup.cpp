@@ -11,11 +11,6 @@ namespace runara {
 namespace {
 double unix_now() { return static_cast<double>(std::time(nullptr)); }
 
-struct Delay {
-  uv_timer_t timer;
-  std::function<void()> fn;
-  std::vector<uv_timer_t*>* owner_list;
-};
 }  // namespace
 
 CleanupOptions::CleanupOptions() {
@@ -25,7 +20,7 @@ CleanupOptions::CleanupOptions() {
 RunCleanup::RunCleanup(uv_loop_t* loop, DoClient& client, Ledger& ledger, std::string run_id,
                        std::string tag, CleanupOptions options, std::function<void(const std::string&)> log)
     : loop_(loop), client_(client), ledger_(ledger), run_id_(std::move(run_id)), tag_(std::move(tag)),
-      options_(options), log_(std::move(log)) {}
+      options_(options), log_(std::move(log)), delayed_(loop) {}
 
 RunCleanup::~RunCleanup() { stop_everything(); }
 
@@ -33,32 +28,13 @@ RunCleanup::~RunCleanup() { stop_everything(); }
 void RunCleanup::stop_everything() {
   for (DoClient::OpId op : ops_) client_.cancel(op);
   ops_.clear();
-  for (uv_timer_t* timer : timers_) {
-    uv_timer_stop(timer);
-    uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
-  }
-  timers_.clear();
-}
-
-void RunCleanup::after(double seconds, std::function<void()> fn) {
-  auto* delay = new Delay{{}, std::move(fn), &timers_};
-  uv_timer_init(loop_, &delay->timer);
-  timers_.push_back(&delay->timer);
-  uv_update_time(loop_);
-  uv_timer_start(&delay->timer, [](uv_timer_t* t) {
-    auto* d = reinterpret_cast<Delay*>(t);
-    auto& list = *d->owner_list;
-    list.erase(std::remove(list.begin(), list.end(), t), list.end());
-    auto fn = std::move(d->fn);
-    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<Delay*>(h); });
-    fn();
-  }, static_cast<std::uint64_t>(seconds * 1000), 0);
+  delayed_.cancel_all();
 }
 
 void RunCleanup::start(std::function<void(CleanupReport)> done) {
   done_ = std::move(done);
   give_up_at_ = monotonic_seconds() + options_.budget_s;
-  after(options_.budget_s, [this] { finish(); });  // the budget holds even if calls hang in retries
+  delayed_.after(options_.budget_s, [this] { finish(); });  // the budget holds even if calls hang in retries
   last_answer_ = monotonic_seconds();
   if (options_.unreachable_s > 0) watch_reachability();
   for (const auto& entry : ledger_.pending(run_id_)) {
@@ -69,7 +45,7 @@ void RunCleanup::start(std::function<void(CleanupReport)> done) {
 
 // An API that does not answer at all will not answer in time: report (the guardian goes on).
 void RunCleanup::watch_reachability() {
-  after(1, [this] {
+  delayed_.after(1, [this] {
     if (finished_) return;
     if (monotonic_seconds() - last_answer_ > options_.unreachable_s) {
       last_error_ = "the API has not answered for " + std::to_string(static_cast<int>(options_.unreachable_s)) +
@@ -109,7 +85,7 @@ void RunCleanup::on_listed(const DoResult& result) {
     last_error_ = result.error;
     // A rejected token does not get better by asking again.
     if (result.status == 401 || result.status == 403 || monotonic_seconds() >= give_up_at_) return finish();
-    return after(options_.poll_s, [this] { list(); });
+    return delayed_.after(options_.poll_s, [this] { list(); });
   }
   listed_once_ = true;
   for (const auto& droplet : result.body.value("droplets", nlohmann::json::array())) {
@@ -121,7 +97,7 @@ void RunCleanup::on_listed(const DoResult& result) {
     destroy(id);
   }
   if (has_unresolved_intents() && monotonic_seconds() < give_up_at_) {
-    after(options_.poll_s, [this] { list(); });
+    delayed_.after(options_.poll_s, [this] { list(); });
     return;
   }
   maybe_finish();
@@ -144,7 +120,7 @@ void RunCleanup::on_deleted(std::int64_t id, const DoResult& result) {
   if (!result.ok) {
     last_error_ = result.error;
     if (monotonic_seconds() >= give_up_at_) return maybe_finish();
-    return after(options_.poll_s, [this, id] { destroy(id); });
+    return delayed_.after(options_.poll_s, [this, id] { destroy(id); });
   }
   targets_[id].deleted = true;
   ledger_.mark_destroying(client_.api_base(), id);
@@ -154,7 +130,7 @@ void RunCleanup::on_deleted(std::int64_t id, const DoResult& result) {
     log_("droplet " + std::to_string(id) + " (" + targets_[id].name + ") is gone");
     return maybe_finish();
   }
-  after(options_.poll_s, [this, id] { confirm(id); });
+  delayed_.after(options_.poll_s, [this, id] { confirm(id); });
 }
 
 void RunCleanup::confirm(std::int64_t id) {
@@ -169,7 +145,7 @@ void RunCleanup::confirm(std::int64_t id) {
     }
     if (!result.ok) last_error_ = result.error;
     if (monotonic_seconds() >= give_up_at_) return maybe_finish();
-    after(options_.poll_s, [this, id] { confirm(id); });
+    delayed_.after(options_.poll_s, [this, id] { confirm(id); });
   }));
 }
 

@@ -18,6 +18,7 @@
 
 #include "cloud/do_client.hpp"
 #include "cloud/ledger.hpp"
+#include "delayed_calls.hpp"
 
 namespace runara {
 
@@ -57,7 +58,6 @@ class RunCleanup {
   void destroy(std::int64_t id);
   void on_deleted(std::int64_t id, const DoResult& result);
   void confirm(std::int64_t id);
-  void after(double seconds, std::function<void()> fn);
   void maybe_finish();
   void finish();
   bool has_unresolved_intents();
@@ -78,7 +78,7 @@ class RunCleanup {
   double give_up_at_ = 0;
   double last_answer_ = 0;  // when the API last answered (any HTTP status)
   std::string last_error_;
-  std::vector<uv_timer_t*> timers_;
+  DelayedCalls delayed_;
   std::vector<DoClient::OpId> ops_;  // calls made (cancelling a finished one is harmless)
 };
 
