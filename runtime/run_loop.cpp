@@ -91,7 +91,6 @@ Outcome Runtime::Impl::run_main(std::uint64_t main_id) {
   } else if (main && main->state == Task::State::cancelled) {
     out = Outcome{Exit::script_error, "interrupted", {}, {}};
   }
-  last_main_ = main_id;
   return out;
 }
 

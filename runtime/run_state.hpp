@@ -116,9 +116,7 @@ struct Runtime::Impl final : Context {
   std::atomic<int> stop_{0};
   std::atomic<int> signals_seen_{0};
   std::atomic<bool> interrupt_{false};
-  std::atomic<bool> tearing_down_{false};
   std::atomic<bool> unwound_{false};  // after a stop: the script is off the stack
-  std::uint64_t last_main_ = 0;
   int resume_nesting_ = 0;  // coroutine.resume calls inside each other (sandbox.cpp)
   bool started_ = false;
   bool finished_ = false;

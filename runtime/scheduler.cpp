@@ -110,7 +110,6 @@ void Scheduler::fail(WaitId wait, std::string message, bool with_location) {
 void Scheduler::make_ready(Task* task) {
   task->state = Task::State::ready;
   ready_.push_back(task);
-  if (on_ready) on_ready();
 }
 
 bool Scheduler::drain() {

@@ -73,8 +73,6 @@ class Scheduler {
   bool drain();
   bool has_ready() const { return !ready_.empty(); }
 
-  // Called whenever a task becomes ready (the event loop wakes up to drain).
-  std::function<void()> on_ready;
   // Called when a task ends (done, failed or cancelled).
   std::function<void(Task&)> on_finished;
   // Light userdata pushed as first value when a wait fails: the async shim raises the rest.

@@ -27,7 +27,6 @@ void Runtime::Impl::report_leftover_tasks(Outcome& out) {
 }
 
 void Runtime::Impl::teardown(Outcome& out) {
-  tearing_down_ = true;
   std::size_t pending = primitives_.size();
   std::vector<std::string> errors;
   for (auto it = primitives_.rbegin(); it != primitives_.rend(); ++it) {
@@ -69,7 +68,6 @@ void Runtime::Impl::teardown(Outcome& out) {
       out.message = "teardown failed: " + error;
     }
   }
-  tearing_down_ = false;
 }
 
 void Runtime::Impl::write_results() {

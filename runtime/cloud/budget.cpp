@@ -5,13 +5,11 @@
 
 namespace runara {
 
-namespace {
-std::string dollars(double usd) {
+std::string format_dollars(double usd) {
   char text[32];
   std::snprintf(text, sizeof text, "$%.2f", usd);
   return text;
 }
-}  // namespace
 
 std::string check_budget(const BudgetLimits& limits, const std::string& size, double price_hourly,
                          double remaining_s, const std::vector<RunningMachine>& running) {
@@ -27,13 +25,13 @@ std::string check_budget(const BudgetLimits& limits, const std::string& size, do
   if (others + mine <= limits.budget_usd + 1e-9) return {};
   char figures[256];
   std::snprintf(figures, sizeof figures, "%s at %s/h for the %.2f h left before the run's deadline = %s",
-                size.c_str(), dollars(price_hourly).c_str(), hours, dollars(mine).c_str());
+                size.c_str(), format_dollars(price_hourly).c_str(), hours, format_dollars(mine).c_str());
   std::string message = "the worst case cost would exceed the budget: " + std::string(figures);
   if (!running.empty()) {
-    message += ", plus " + dollars(others) + " for the " + std::to_string(running.size()) +
+    message += ", plus " + format_dollars(others) + " for the " + std::to_string(running.size()) +
                " droplet(s) already running";
   }
-  return message + ", total " + dollars(others + mine) + " > budget " + dollars(limits.budget_usd) +
+  return message + ", total " + format_dollars(others + mine) + " > budget " + format_dollars(limits.budget_usd) +
          " (raise it with --budget USD, or shorten the run with --max-runtime / watchdog.limit)";
 }
 

@@ -25,6 +25,8 @@ struct RunningMachine {
 std::string check_budget(const BudgetLimits& limits, const std::string& size, double price_hourly,
                          double remaining_s, const std::vector<RunningMachine>& running);
 
+std::string format_dollars(double usd);  // "$1.99"
+
 // Parses "SLUG=PRICE"; returns "" or an error message.
 std::string parse_assumed_price(const std::string& text, std::map<std::string, double>& into);
 

@@ -20,12 +20,6 @@ std::string env_or(const char* name, const std::string& fallback) {
   return value && *value ? value : fallback;
 }
 
-std::string dollars(double usd) {
-  char text[32];
-  std::snprintf(text, sizeof text, "$%.2f", usd);
-  return text;
-}
-
 std::string duration_text(double seconds) {
   char text[32];
   if (seconds < 10) std::snprintf(text, sizeof text, "%.1f s", seconds);
@@ -236,7 +230,7 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
   ++in_flight_creates_;
   in_flight_price_ += creation->price;
   log_("creating droplet " + creation->name + " (" + r.size + " in " + r.region + ", " +
-       dollars(creation->price) + "/h)");
+       format_dollars(creation->price) + "/h)");
   client_->create_droplet(body, [this, creation](DoResult result) {
     in_flight_price_ -= creation->price;
     if (result.ok) {
@@ -365,7 +359,7 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
           m.status = "gone";
           ledger_->mark_destroyed(api_base_, id);
           log_("droplet " + m.name + " destroyed after " + duration_text(m.destroyed_at - m.created_at) + ", " +
-               dollars(m.cost()));
+               format_dollars(m.cost()));
           auto self = std::move(*poll);  // break the cycle
           return done({}, &m);
         }
@@ -395,17 +389,15 @@ void DropletFleet::settle_check() {
   settled();
 }
 
-void DropletFleet::cancel_all() { stopping_ = true; }
-
 void DropletFleet::report_costs() {
   double total = 0;
   for (auto& [id, m] : machines_) {
     if (m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
     total += m.cost();
     log_("droplet " + m.name + " (" + std::to_string(id) + ", " + m.size + "): lived " +
-         duration_text(m.destroyed_at - m.created_at) + ", cost " + dollars(m.cost()));
+         duration_text(m.destroyed_at - m.created_at) + ", cost " + format_dollars(m.cost()));
   }
-  if (!machines_.empty()) log_("machines of this run cost " + dollars(total) + " in all");
+  if (!machines_.empty()) log_("machines of this run cost " + format_dollars(total) + " in all");
 }
 
 void DropletFleet::teardown(std::function<void(std::string)> done) {

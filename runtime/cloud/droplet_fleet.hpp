@@ -69,7 +69,6 @@ class DropletFleet {
 
   void teardown(std::function<void(std::string error)> done);
   std::string pending() const;
-  void cancel_all();  // the run stopped: abandon waits (teardown still destroys everything)
 
  private:
   struct Creation;

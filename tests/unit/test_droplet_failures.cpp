@@ -23,10 +23,13 @@
 #include <httplib.h>
 
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
 
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
+
+using runara::test::eventually;
 
 namespace {
 
@@ -40,15 +43,6 @@ int count_of(const std::string& text, const std::string& part) {
   int n = 0;
   for (auto pos = text.find(part); pos != std::string::npos; pos = text.find(part, pos + part.size())) ++n;
   return n;
-}
-
-bool eventually(const std::function<bool()>& condition, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return condition();
 }
 
 std::string script(const std::string& name) { return std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/" + name; }

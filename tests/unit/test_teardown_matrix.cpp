@@ -9,10 +9,13 @@
 #include <thread>
 
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
 
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
+
+using runara::test::eventually;
 
 namespace {
 
@@ -34,15 +37,6 @@ const char* moment_name(Moment m) {
     case Moment::during_teardown: return "during teardown";
   }
   return "?";
-}
-
-bool eventually(const std::function<bool()>& condition, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return condition();
 }
 
 int signal_of(const std::string& ending) {
