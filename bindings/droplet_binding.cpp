@@ -92,6 +92,8 @@ DropletFleet::MachineDone resume_with_machine(Runtime::Impl& rt, WaitId wait) {
   return [&rt, wait](std::string error, const Machine* m) {
     if (!error.empty() || !m) return rt.fail(wait, error.empty() ? "droplet operation failed" : error);
     Machine copy = *m;
+    if (!copy.ip.empty()) rt.add_reachable(copy.ip, 0);  // the run's own machine: http_load may aim at it
+    if (!copy.private_ip.empty()) rt.add_reachable(copy.private_ip, 0);
     rt.resume(wait, [copy](lua_State* L) {
       push_machine(L, copy);
       return 1;

@@ -74,16 +74,6 @@ int start_job(lua_State* L, std::unique_ptr<FileJob> job) {
   return raw->rt->yield(L);
 }
 
-std::vector<std::string> readable_roots(Runtime::Impl& rt) {
-  std::vector<std::string> roots{rt.script_dir_};
-  for (const auto& path : rt.options_.permissions.read_paths) {
-    std::string real = canonical_path(path, "");
-    if (!real.empty()) roots.push_back(real);
-  }
-  if (rt.output_.created()) roots.push_back(canonical_path(rt.output_.dir(), ""));
-  return roots;
-}
-
 int read_file(lua_State* L) {
   const std::string path = args::string(L, 1, "runara.read_file", "path");
   auto& rt = impl_of(L);
@@ -130,6 +120,16 @@ void open_file_api(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "read_file");
   rt.push_async(L, write_file, 0);
   lua_setfield(L, -2, "write_file");
+}
+
+std::vector<std::string> readable_roots(Runtime::Impl& rt) {
+  std::vector<std::string> roots{rt.script_dir_};
+  for (const auto& path : rt.options_.permissions.read_paths) {
+    std::string real = canonical_path(path, "");
+    if (!real.empty()) roots.push_back(real);
+  }
+  if (rt.output_.created()) roots.push_back(canonical_path(rt.output_.dir(), ""));
+  return roots;
 }
 
 }  // namespace runara

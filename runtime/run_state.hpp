@@ -43,6 +43,8 @@ struct Runtime::Impl final : Context {
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
   std::string secret_value(lua_State* L, int index) override;
   std::string out_dir() override { return output_.dir(); }
+  void add_reachable(const std::string& address, int port) override { reachable_.emplace_back(address, port); }
+  std::vector<std::pair<std::string, int>> reachable() const override { return reachable_; }
   WaitId suspend(lua_State* L, std::function<void()> on_cancel) override;
   int yield(lua_State* L) override { return lua_yield(L, 0); }
   void resume(WaitId wait, std::function<int(lua_State*)> push) override;
@@ -110,6 +112,7 @@ struct Runtime::Impl final : Context {
   RunOutput output_;
   std::vector<std::unique_ptr<Primitive>> primitives_;
   nlohmann::json results_ = nlohmann::json::object();  // runara.result
+  std::vector<std::pair<std::string, int>> reachable_;  // Context::add_reachable
   std::map<std::uint64_t, uv_timer_t*> deadline_timers_;  // watchdog.deadline() token -> timer
   std::uint64_t next_deadline_token_ = 1;
 
@@ -130,6 +133,7 @@ Runtime::Impl& impl_of(lua_State* L);
 void open_runara_binding(lua_State* L, Runtime::Impl& rt);
 void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
 std::unique_ptr<Primitive> make_droplet_primitive();  // built in: every run may create machines
+std::unique_ptr<Primitive> make_http_load_primitive();
 
 // The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
 void open_sandbox(lua_State* L, Runtime::Impl& rt);

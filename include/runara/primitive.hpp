@@ -17,6 +17,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <lua.hpp>
 
@@ -46,6 +48,10 @@ class Context {
   virtual std::string secret_value(lua_State* L, int index) = 0;
   // The run's output folder (created on first use).
   virtual std::string out_dir() = 0;
+  // Addresses the run itself brought up — its droplets, tunnels, simulated servers — which
+  // primitives that send traffic may reach without an --allow-host grant. port 0: any port.
+  virtual void add_reachable(const std::string& address, int port) = 0;
+  virtual std::vector<std::pair<std::string, int>> reachable() const = 0;
 
   // --- waiting without blocking ---
   // Marks the calling task as waiting. `on_cancel` runs if the task is cancelled (run stopped,

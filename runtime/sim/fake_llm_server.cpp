@@ -1,6 +1,9 @@
 #include "sim/fake_llm_server.hpp"
 
 #include <http_parser.h>
+#include <sys/prctl.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <random>
 #include <thread>
 #include <unordered_set>
@@ -70,6 +74,16 @@ struct Generation {
 
 struct Conn;
 
+// A send that is due at due_ns (CLOCK_MONOTONIC, as uv_hrtime). Stale once the connection
+// closed or re-armed: conn_id and token must still match.
+struct Wake {
+  uint64_t due_ns;
+  Conn* conn;
+  uint64_t conn_id;
+  uint64_t token;
+  bool operator>(const Wake& o) const { return due_ns > o.due_ns; }
+};
+
 struct WriteReq {
   uv_write_t req;
   uv_buf_t buf;
@@ -89,6 +103,14 @@ struct FakeLlmServer::Impl {
   bool running = false;
   int port = -1;
   std::unordered_set<Conn*> conns;
+  uint64_t next_conn_id = 1;
+  // Token sends are timed with one timerfd (nanosecond deadlines) rather than uv timers, whose
+  // millisecond clock would make every delay up to 1 ms late: the fake's TTFT and ITL must be
+  // exact enough to check a client's measurements against them.
+  int timer_fd = -1;
+  uv_poll_t timer_poll;
+  uint64_t armed_ns = 0;  // 0: disarmed
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>> wakes;
   std::mt19937_64 rng;
   fake_llm::Metrics metrics;
   int64_t started_at = 0;
@@ -120,7 +142,8 @@ using Impl = FakeLlmServer::Impl;
 struct Conn {
   Impl* srv = nullptr;
   uv_tcp_t tcp;
-  uv_timer_t timer;
+  uint64_t id = 0;
+  uint64_t wake_token = 0;  // bumped to cancel a pending Wake
   http_parser parser;
   // The request being parsed.
   std::string url, body, hdr_field, hdr_value;
@@ -160,9 +183,8 @@ void close_conn(Conn* c) {
   if (c->closing) return;
   c->closing = true;
   end_generation(c);
-  uv_timer_stop(&c->timer);
+  ++c->wake_token;
   uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), on_handle_closed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), on_handle_closed);
 }
 
 void on_write(uv_write_t* req, int status) {
@@ -245,18 +267,33 @@ void error_response(Conn* c, const Request& r, int status, std::string_view mess
                   fake_llm::error_body(message, type, status));
 }
 
-void arm_timer(Conn* c, uint64_t due_ns);
-
-void on_timer(uv_timer_t* t) { pump(static_cast<Conn*>(t->data)); }
+void set_timer_fd(Impl* s, uint64_t due_ns) {
+  itimerspec its{};
+  its.it_value.tv_sec = static_cast<time_t>(due_ns / 1'000'000'000);
+  its.it_value.tv_nsec = static_cast<long>(due_ns % 1'000'000'000);
+  timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, nullptr);
+  s->armed_ns = due_ns;
+}
 
 void arm_timer(Conn* c, uint64_t due_ns) {
   if (c->closing) return;
-  // Loop time is whole milliseconds of the same monotonic clock; waiting for
-  // the ceiling millisecond never fires before due_ns.
-  uint64_t due_ms = (due_ns + 999'999) / 1'000'000;
-  uint64_t now_ms = uv_now(&c->srv->loop);
-  uint64_t delay = due_ms > now_ms ? due_ms - now_ms : 0;
-  uv_timer_start(&c->timer, on_timer, delay, 0);
+  Impl* s = c->srv;
+  s->wakes.push({due_ns, c, c->id, ++c->wake_token});
+  if (s->armed_ns == 0 || due_ns < s->armed_ns) set_timer_fd(s, due_ns);
+}
+
+void on_timer_fd(uv_poll_t* handle, int, int) {
+  Impl* s = static_cast<Impl*>(handle->data);
+  uint64_t expirations = 0;
+  if (read(s->timer_fd, &expirations, sizeof expirations) < 0) expirations = 0;
+  s->armed_ns = 0;
+  const uint64_t now = uv_hrtime();
+  while (!s->wakes.empty() && s->wakes.top().due_ns <= now) {
+    const Wake w = s->wakes.top();
+    s->wakes.pop();
+    if (s->conns.count(w.conn) && w.conn->id == w.conn_id && w.conn->wake_token == w.token) pump(w.conn);
+  }
+  if (!s->wakes.empty() && (s->armed_ns == 0 || s->wakes.top().due_ns < s->armed_ns)) set_timer_fd(s, s->wakes.top().due_ns);
 }
 
 std::string tokens_text(int from, int to) {
@@ -699,10 +736,9 @@ void on_connection(uv_stream_t* server, int status) {
   auto* c = new Conn;
   c->srv = s;
   uv_tcp_init(&s->loop, &c->tcp);
-  uv_timer_init(&s->loop, &c->timer);
   c->tcp.data = c;
-  c->timer.data = c;
-  c->open_handles = 2;
+  c->id = s->next_conn_id++;
+  c->open_handles = 1;
   s->conns.insert(c);
   s->open_connections.fetch_add(1, std::memory_order_relaxed);
   s->connections_accepted.fetch_add(1, std::memory_order_relaxed);
@@ -723,6 +759,17 @@ void on_stop(uv_async_t* a) {
   for (Conn* c : all) close_conn(c);
   uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
+  uv_poll_stop(&s->timer_poll);
+  uv_close(reinterpret_cast<uv_handle_t*>(&s->timer_poll), nullptr);
+}
+
+int start_timer_fd(Impl* s) {
+  s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (s->timer_fd < 0) return -errno;
+  s->timer_poll.data = s;
+  int r = uv_poll_init(&s->loop, &s->timer_poll, s->timer_fd);
+  if (r == 0) r = uv_poll_start(&s->timer_poll, UV_READABLE, on_timer_fd);
+  return r;
 }
 
 }  // namespace
@@ -762,6 +809,7 @@ int FakeLlmServer::start(int port) {
     r = uv_tcp_getsockname(&s->listener, reinterpret_cast<sockaddr*>(&addr), &len);
   }
   if (r == 0) r = uv_async_init(&s->loop, &s->stop_async, on_stop);
+  if (r == 0) r = start_timer_fd(s);
   if (r != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
     uv_run(&s->loop, UV_RUN_DEFAULT);
@@ -771,7 +819,10 @@ int FakeLlmServer::start(int port) {
   s->stop_async.data = s;
   s->port = ntohs(addr.any.ss_family == AF_INET6 ? addr.v6.sin6_port : addr.v4.sin_port);
   s->running = true;
-  s->thread = std::thread([s] { uv_run(&s->loop, UV_RUN_DEFAULT); });
+  s->thread = std::thread([s] {
+    prctl(PR_SET_TIMERSLACK, 1UL);  // wake-ups on time to the microsecond, not 50 us late
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+  });
   return s->port;
 }
 
@@ -781,6 +832,10 @@ void FakeLlmServer::stop() {
   uv_async_send(&s->stop_async);
   s->thread.join();
   while (uv_loop_close(&s->loop) == UV_EBUSY) uv_run(&s->loop, UV_RUN_NOWAIT);
+  close(s->timer_fd);
+  s->timer_fd = -1;
+  s->armed_ns = 0;
+  s->wakes = {};
   s->running = false;
   s->port = -1;
 }

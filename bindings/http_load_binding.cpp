@@ -1,0 +1,508 @@
+// The `http_load` table: load generation against HTTP and OpenAI-compatible LLM servers.
+// The work — worker threads, timing, statistics, result files — is runtime/load/'s; this file
+// reads a script's options, checks them, and hands back the results as Lua tables.
+//
+//   local r = http_load.run{ url = "http://" .. d.ip .. ":8000", model = "llama",
+//                            concurrency = 64, requests = 500 }
+//   print(r.output_throughput, r.p99_ttft_ms)
+#include <arpa/inet.h>
+#include <curl/curl.h>
+
+#include <cmath>
+#include <thread>
+
+#include "load/load_job.hpp"
+#include "lua_args.hpp"
+#include "lua_values.hpp"
+#include "runara_binding.hpp"
+#include "secrets.hpp"
+#include "sim/fake_llm_server.hpp"
+
+#include <uv.h>
+
+namespace runara {
+
+namespace {
+
+const char* const kRun = "http_load.run";
+const char* const kFake = "http_load.fake_server";
+
+struct ParsedUrl {
+  std::string url, scheme, host, path;
+  int port = 0;
+};
+
+ParsedUrl parse_url(lua_State* L, const std::string& text) {
+  CURLU* u = curl_url();
+  ParsedUrl out;
+  const CURLUcode rc = curl_url_set(u, CURLUPART_URL, text.c_str(), CURLU_DEFAULT_SCHEME | CURLU_NON_SUPPORT_SCHEME);
+  char *scheme = nullptr, *host = nullptr, *port = nullptr, *path = nullptr;
+  if (rc == CURLUE_OK) {
+    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    curl_url_get(u, CURLUPART_HOST, &host, 0);
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    curl_url_get(u, CURLUPART_PATH, &path, 0);
+  }
+  out.scheme = scheme ? scheme : "";
+  out.host = host ? host : "";
+  out.port = port ? std::atoi(port) : 0;
+  out.path = path ? path : "";
+  for (char* p : {scheme, host, port, path}) curl_free(p);
+  curl_url_cleanup(u);
+  if (rc != CURLUE_OK || out.host.empty()) {
+    args::raise(L, "%s: option 'url' is not a valid URL: '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, text.c_str());
+  }
+  if (out.scheme != "http" && out.scheme != "https") {
+    args::raise(L, "%s: option 'url' must be an http:// or https:// URL, got '%s'", kRun, text.c_str());
+  }
+  return out;
+}
+
+// Completes a server's base URL with the endpoint's path ("http://h:8000" -> ".../v1/completions").
+std::string openai_url(const std::string& url, const ParsedUrl& p, const std::string& endpoint) {
+  const std::string tail = endpoint == "chat" ? "chat/completions" : "completions";
+  std::string base = url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (base.find("://") == std::string::npos) base = "http://" + base;
+  if (p.path.empty() || p.path == "/") return base + "/v1/" + tail;
+  if (p.path == "/v1" || p.path == "/v1/") return base + "/" + tail;
+  return url;
+}
+
+std::shared_ptr<TargetPolicy> target_policy(Runtime::Impl& rt) {
+  auto policy = std::make_shared<TargetPolicy>();
+  for (const auto& [address, port] : rt.reachable()) policy->add_reachable(address, port);
+  for (const auto& grant : rt.permissions().hosts) policy->add_grant(grant);
+  return policy;
+}
+
+// A literal IP in the URL is checked now, before anything starts; names are checked when they
+// are resolved, at connect time.
+void check_literal_target(lua_State* L, const TargetPolicy& policy, const ParsedUrl& p) {
+  std::string host = p.host;
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  sockaddr_storage ss{};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+  } else {
+    return;
+  }
+  std::string why;
+  if (!policy.allows(reinterpret_cast<sockaddr*>(&ss), p.host, p.port, why)) args::raise(L, "%s", why.c_str());
+}
+
+bool is_list(lua_State* L, int index) {
+  if (!lua_istable(L, index)) return false;
+  lua_rawgeti(L, index, 1);
+  const bool list = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  return list;
+}
+
+// A number option that may also be a list (a sweep): returns its values, empty when absent.
+std::vector<double> number_or_list(lua_State* L, const char* field) {
+  std::vector<double> out;
+  lua_getfield(L, 1, field);
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    out.push_back(lua_tonumber(L, -1));
+  } else if (is_list(L, -1)) {
+    for (int i = 1;; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        break;
+      }
+      if (lua_type(L, -1) != LUA_TNUMBER) args::raise(L, "%s: option '%s' must be a number or a list of numbers; item %d is %s", kRun, field, i, luaL_typename(L, -1));
+      out.push_back(lua_tonumber(L, -1));
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    args::raise(L, "%s: option '%s' must be a number or a list of numbers, got %s", kRun, field, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+double positive(lua_State* L, int index, const char* fn, const char* field, double fallback, double max, bool integer) {
+  const auto v = args::opt_number(L, index, fn, field);
+  if (!v) return fallback;
+  if (!(*v > 0) || *v > max || (integer && std::floor(*v) != *v)) {
+    args::raise(L, "%s: option '%s' must be a%s number > 0 and <= %g, got %g", fn, field, integer ? "n integer" : "", max, *v);
+  }
+  return *v;
+}
+
+void check_one(lua_State* L, const char* field, double v, double max, bool integer) {
+  if (!(v > 0) || v > max || (integer && std::floor(v) != v)) {
+    args::raise(L, "%s: option '%s' must be a%s number > 0 and <= %g, got %g", kRun, field, integer ? "n integer" : "", max, v);
+  }
+}
+
+// A string or a secret handle; secrets are registered so they never show up in output.
+std::string string_or_secret(lua_State* L, Runtime::Impl& rt, int index, const std::string& what) {
+  if (lua_type(L, index) == LUA_TSTRING) return lua_tostring(L, index);
+  if (Secrets::handle_name(L, index)) return rt.secret_value(L, index);
+  args::raise(L, "%s: %s must be a string or a secret (runara.secret), got %s", kRun, what.c_str(), luaL_typename(L, index));
+}
+
+std::vector<std::string> parse_headers(lua_State* L, Runtime::Impl& rt) {
+  std::vector<std::string> headers;
+  lua_getfield(L, 1, "headers");
+  if (lua_istable(L, -1)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      if (lua_type(L, -2) != LUA_TSTRING) args::raise(L, "%s: option 'headers' must map header names to values, e.g. { [\"X-Id\"] = \"7\" }", kRun);
+      const std::string name = lua_tostring(L, -2);
+      if (name.empty() || name.find_first_of(":\r\n ") != std::string::npos) args::raise(L, "%s: header name '%s' is not valid", kRun, name.c_str());
+      const std::string value = string_or_secret(L, rt, lua_gettop(L), "header '" + name + "'");
+      if (value.find_first_of("\r\n") != std::string::npos) args::raise(L, "%s: header '%s' holds a line break", kRun, name.c_str());
+      headers.push_back(name + ": " + value);
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    args::raise(L, "%s: option 'headers' must be a table, got %s", kRun, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "api_key");
+  if (!lua_isnil(L, -1)) headers.push_back("Authorization: Bearer " + string_or_secret(L, rt, lua_gettop(L), "option 'api_key'"));
+  lua_pop(L, 1);
+  return headers;
+}
+
+void parse_prompts(lua_State* L, Runtime::Impl& rt, PromptSource& src) {
+  lua_getfield(L, 1, "prompts");
+  const int t = lua_gettop(L);
+  if (lua_type(L, t) == LUA_TSTRING) {
+    src.kind = PromptSource::Kind::kFixed;
+    src.text = lua_tostring(L, t);
+  } else if (lua_istable(L, t)) {
+    const char* fn = "http_load.run: prompts";
+    args::only_fields(L, t, fn, {"input_tokens", "range_ratio", "count", "file", "format"});
+    if (auto file = args::opt_string(L, t, fn, "file")) {
+      std::string error;
+      src.kind = PromptSource::Kind::kFile;
+      src.path = check_readable(*file, rt.script_dir_, readable_roots(rt), error);
+      if (src.path.empty()) args::raise(L, "%s: prompts.file: %s", kRun, error.c_str());
+      src.format = args::opt_string(L, t, fn, "format").value_or("");
+      if (!src.format.empty() && src.format != "lines" && src.format != "jsonl" && src.format != "sharegpt") {
+        args::raise(L, "%s: prompts.format must be \"lines\", \"jsonl\" or \"sharegpt\", got \"%s\"", kRun, src.format.c_str());
+      }
+    } else {
+      src.input_tokens = static_cast<int>(positive(L, t, fn, "input_tokens", 1024, 1e6, true));
+      const double ratio = args::opt_number(L, t, fn, "range_ratio").value_or(0);
+      if (ratio < 0 || ratio >= 1) args::raise(L, "%s: prompts.range_ratio must be >= 0 and < 1, got %g", kRun, ratio);
+      src.range_ratio = ratio;
+      src.count = static_cast<std::size_t>(positive(L, t, fn, "count", 1000, 1e6, true));
+    }
+  } else if (!lua_isnil(L, t)) {
+    args::raise(L, "%s: option 'prompts' must be a string or a table such as { input_tokens = 1024 } or { file = \"prompts.jsonl\" }, got %s", kRun, luaL_typename(L, t));
+  }
+  lua_pop(L, 1);
+}
+
+void parse_openai(lua_State* L, LoadPlan& plan, LoadSpec& base) {
+  OpenAiParams& o = plan.openai;
+  o.model = args::opt_string(L, 1, kRun, "model").value_or("");
+  if (o.model.empty()) args::raise(L, "%s: option 'model' is required in openai mode (the served model's name, e.g. \"meta-llama/Llama-3.3-70B-Instruct\")", kRun);
+  o.endpoint = args::opt_string(L, 1, kRun, "endpoint").value_or("completions");
+  if (o.endpoint != "completions" && o.endpoint != "chat") args::raise(L, "%s: option 'endpoint' must be \"completions\" or \"chat\", got \"%s\"", kRun, o.endpoint.c_str());
+  o.stream = args::opt_bool(L, 1, kRun, "stream").value_or(true);
+  o.max_tokens = static_cast<int>(positive(L, 1, kRun, "max_tokens", 128, 1e7, true));
+  o.ignore_eos = args::opt_bool(L, 1, kRun, "ignore_eos").value_or(false);
+  o.temperature = args::opt_number(L, 1, kRun, "temperature");
+  lua_getfield(L, 1, "extra_body");
+  if (lua_istable(L, -1)) o.extra_body = to_json(L, lua_gettop(L), "option 'extra_body'", 1 << 20);
+  else if (!lua_isnil(L, -1)) args::raise(L, "%s: option 'extra_body' must be a table, got %s", kRun, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  base.model = o.model;
+  base.endpoint = o.endpoint;
+  base.stream = o.stream;
+  base.method = "POST";
+  base.headers.push_back("Content-Type: application/json");
+}
+
+void parse_http(lua_State* L, LoadSpec& base) {
+  base.method = args::opt_string(L, 1, kRun, "method").value_or("GET");
+  for (char c : base.method) {
+    if (!(c >= 'A' && c <= 'Z')) args::raise(L, "%s: option 'method' must be an upper-case HTTP method such as \"GET\" or \"POST\", got \"%s\"", kRun, base.method.c_str());
+  }
+  const std::string body = args::opt_string(L, 1, kRun, "body").value_or("");
+  base.templated = body.find("{{index}}") != std::string::npos || body.find("{{random}}") != std::string::npos;
+  base.bodies = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{body});
+  base.body_tokens = std::make_shared<const std::vector<std::int32_t>>(std::vector<std::int32_t>{-1});
+}
+
+void parse_warmup(lua_State* L, LoadSpec& base) {
+  lua_getfield(L, 1, "warmup");
+  const int t = lua_gettop(L);
+  if (lua_type(L, t) == LUA_TNUMBER) {
+    const double n = lua_tonumber(L, t);
+    if (n < 0 || std::floor(n) != n) args::raise(L, "%s: option 'warmup' must be a whole number of requests or { seconds = S }, got %g", kRun, n);
+    base.warmup_requests = static_cast<std::uint64_t>(n);
+  } else if (lua_istable(L, t)) {
+    args::only_fields(L, t, "http_load.run: warmup", {"requests", "seconds"});
+    base.warmup_requests = static_cast<std::uint64_t>(args::opt_number(L, t, kRun, "requests").value_or(0));
+    base.warmup_s = args::opt_number(L, t, kRun, "seconds").value_or(0);
+    if (base.warmup_s < 0) args::raise(L, "%s: warmup.seconds must be >= 0", kRun);
+  } else if (!lua_isnil(L, t)) {
+    args::raise(L, "%s: option 'warmup' must be a number of requests or { seconds = S }, got %s", kRun, luaL_typename(L, t));
+  }
+  lua_pop(L, 1);
+}
+
+void parse_slo(lua_State* L, LoadSpec& base) {
+  lua_getfield(L, 1, "slo");
+  const int t = lua_gettop(L);
+  if (lua_istable(L, t)) {
+    const char* fn = "http_load.run: slo";
+    args::only_fields(L, t, fn, {"ttft_ms", "tpot_ms", "e2el_ms"});
+    base.slo.ttft_ms = positive(L, t, fn, "ttft_ms", 0, 1e9, false);
+    base.slo.tpot_ms = positive(L, t, fn, "tpot_ms", 0, 1e9, false);
+    base.slo.e2el_ms = positive(L, t, fn, "e2el_ms", 0, 1e9, false);
+  } else if (!lua_isnil(L, t)) {
+    args::raise(L, "%s: option 'slo' must be a table such as { ttft_ms = 500, tpot_ms = 50 }, got %s", kRun, luaL_typename(L, t));
+  }
+  lua_pop(L, 1);
+}
+
+void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurrency, std::vector<double>& rates) {
+  concurrency = number_or_list(L, "concurrency");
+  rates = number_or_list(L, "rate");
+  if (!concurrency.empty() && !rates.empty()) args::raise(L, "%s: give either 'concurrency' (closed loop) or 'rate' (open loop), not both", kRun);
+  if (concurrency.empty() && rates.empty()) concurrency.push_back(1);
+  for (double c : concurrency) check_one(L, "concurrency", c, 100000, true);
+  for (double r : rates) check_one(L, "rate", r, 1e6, false);
+  const auto arrival = args::opt_string(L, 1, kRun, "arrival");
+  const auto burstiness = args::opt_number(L, 1, kRun, "burstiness");
+  if ((arrival || burstiness) && rates.empty()) args::raise(L, "%s: 'arrival' and 'burstiness' shape an open loop: give 'rate' too", kRun);
+  base.arrival = burstiness ? Arrival::kGamma : Arrival::kPoisson;
+  if (arrival) {
+    auto parsed = parse_arrival(*arrival);
+    if (!parsed) args::raise(L, "%s: option 'arrival' must be \"poisson\", \"gamma\" or \"constant\", got \"%s\"", kRun, arrival->c_str());
+    base.arrival = *parsed;
+  }
+  base.burstiness = positive(L, 1, kRun, "burstiness", 1, 1000, false);
+  base.max_concurrency = static_cast<int>(positive(L, 1, kRun, "max_concurrency", 0, 100000, true));
+  if (base.max_concurrency && rates.empty()) args::raise(L, "%s: 'max_concurrency' caps an open loop: give 'rate' too (a closed loop's 'concurrency' is its cap)", kRun);
+  base.requests = static_cast<std::uint64_t>(positive(L, 1, kRun, "requests", 0, 1e9, true));
+  base.duration_s = positive(L, 1, kRun, "duration", 0, 30 * 86400, false);
+  if (!base.requests && base.duration_s <= 0) args::raise(L, "%s: say how long to run: requests = N or duration = seconds", kRun);
+}
+
+int auto_threads(const LoadSpec& s) {
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const double load = s.open_loop() ? s.rate / 2000 : s.concurrency / 256.0;
+  return std::clamp(static_cast<int>(std::ceil(load)), 1, cores);
+}
+
+std::string point_name(const std::string& name, bool sweep, const LoadSpec& s) {
+  if (!sweep) return name;
+  if (!s.open_loop()) return name + "-c" + std::to_string(s.concurrency);
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%g", s.rate);
+  return name + "-r" + rate;
+}
+
+// The options a result was measured with (headers left out: they may hold keys).
+nlohmann::json echo(const LoadPlan& plan, const LoadSpec& base) {
+  nlohmann::json o = {{"seed", base.seed}, {"timeout", base.timeout_s}, {"http2", base.http2},
+                      {"warmup_requests", base.warmup_requests}, {"warmup_seconds", base.warmup_s},
+                      {"requests", base.requests}, {"duration", base.duration_s}, {"method", base.method}};
+  if (base.mode == LoadMode::kHttp) return o;
+  const OpenAiParams& a = plan.openai;
+  o["endpoint"] = a.endpoint;
+  o["stream"] = a.stream;
+  o["max_tokens"] = a.max_tokens;
+  o["ignore_eos"] = a.ignore_eos;
+  if (a.temperature) o["temperature"] = *a.temperature;
+  if (!a.extra_body.empty()) o["extra_body"] = a.extra_body;
+  const PromptSource& p = plan.prompts;
+  if (p.kind == PromptSource::Kind::kSynthetic) o["prompts"] = {{"input_tokens", p.input_tokens}, {"range_ratio", p.range_ratio}, {"count", p.count}};
+  else if (p.kind == PromptSource::Kind::kFile) o["prompts"] = {{"file", p.path}, {"format", p.format.empty() ? "auto" : p.format}};
+  else o["prompts"] = "fixed";
+  return o;
+}
+
+LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
+  args::table(L, 1, kRun, "options");
+  args::only_fields(L, 1, kRun,
+                    {"url", "model", "mode", "endpoint", "stream", "prompts", "seed", "max_tokens", "ignore_eos",
+                     "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
+                     "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
+                     "timeout", "slo", "http2", "name", "buffer_bytes"});
+  LoadPlan plan;
+  LoadSpec base;
+  const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
+  if (url.empty()) args::raise(L, "%s: option 'url' is required (e.g. url = \"http://\" .. d.ip .. \":8000\")", kRun);
+  const ParsedUrl parsed = parse_url(L, url);
+  const bool has_model = !lua_isnil(L, (lua_getfield(L, 1, "model"), -1));
+  lua_pop(L, 1);
+  const std::string mode = args::opt_string(L, 1, kRun, "mode").value_or(has_model ? "openai" : "http");
+  if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
+  base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
+  base.headers = parse_headers(L, rt);
+  if (base.mode == LoadMode::kOpenAi) {
+    parse_openai(L, plan, base);
+    parse_prompts(L, rt, plan.prompts);
+    base.url = openai_url(url, parsed, plan.openai.endpoint);
+  } else {
+    parse_http(L, base);
+    base.url = url.find("://") == std::string::npos ? "http://" + url : url;
+  }
+  base.url_host = parsed.host;
+  base.url_port = parsed.port;
+  auto policy = target_policy(rt);
+  check_literal_target(L, *policy, parsed);
+  base.policy = policy;
+  base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));
+  base.timeout_s = positive(L, 1, kRun, "timeout", base.mode == LoadMode::kOpenAi ? 600 : 60, 86400, false);
+  base.http2 = args::opt_bool(L, 1, kRun, "http2").value_or(false);
+  base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
+  if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);
+  parse_warmup(L, base);
+  parse_slo(L, base);
+  std::vector<double> concurrency, rates;
+  parse_load_model(L, base, concurrency, rates);
+  std::string name = args::opt_string(L, 1, kRun, "name").value_or("http_load-" + std::to_string(load_number));
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos || name[0] == '.') {
+    args::raise(L, "%s: option 'name' names a folder: use letters, digits, '.', '_' and '-', got \"%s\"", kRun, name.c_str());
+  }
+  const int threads = static_cast<int>(positive(L, 1, kRun, "threads", 0, 256, true));
+  const bool sweep = concurrency.size() + rates.size() > 1;
+  for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
+  for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
+  for (auto& p : plan.points) {
+    p.threads = threads ? threads : auto_threads(p);
+    p.name = point_name(name, sweep, p);
+  }
+  plan.out_dir = rt.out_dir();
+  plan.points.front().echo = echo(plan, base);
+  for (auto& p : plan.points) p.echo = plan.points.front().echo;
+  return plan;
+}
+
+}  // namespace
+
+namespace {
+
+class HttpLoadPrimitive;
+HttpLoadPrimitive& primitive_of(lua_State* L) {
+  return *static_cast<HttpLoadPrimitive*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+void push_results(lua_State* L, const std::vector<nlohmann::json>& results, bool sweep) {
+  if (!sweep) return push_json(L, results.front());
+  lua_createtable(L, static_cast<int>(results.size()), 0);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    push_json(L, results[i]);
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+class HttpLoadPrimitive final : public Primitive {
+ public:
+  std::string name() const override { return "http_load"; }
+
+  void open(lua_State* L, Context& ctx) override {
+    auto& rt = static_cast<Runtime::Impl&>(ctx);
+    lua_newtable(L);
+    lua_pushlightuserdata(L, this);
+    rt.push_async(L, &HttpLoadPrimitive::run, 1);
+    lua_setfield(L, -2, "run");
+    lua_pushlightuserdata(L, this);
+    lua_pushcclosure(L, &HttpLoadPrimitive::fake_server, 1);
+    lua_setfield(L, -2, "fake_server");
+  }
+
+  void teardown(Context&, std::function<void(std::string)> done) override {
+    fakes_.clear();  // stops the simulated servers (joins their threads)
+    done({});
+  }
+
+ private:
+  static int run(lua_State* L) {
+    auto& self = primitive_of(L);
+    auto& rt = impl_of(L);
+    LoadPlan plan = parse_plan(L, rt, ++self.loads_);
+    const bool sweep = plan.points.size() > 1;
+    LoadJob::Hooks hooks;
+    hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
+    hooks.log = [&rt](const std::string& line) { rt.log(line); };
+    hooks.redact = [&rt](const nlohmann::json& j) { return rt.redact_json(j); };
+    auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
+    const WaitId wait = rt.suspend(L, [job] { job->abort(); });
+    job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
+      if (!error.empty()) return rt.fail(wait, "http_load.run: " + error);
+      rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
+        push_results(co, results, sweep);
+        return 1;
+      });
+    });
+    return rt.yield(L);
+  }
+
+  static int fake_server(lua_State* L) {
+    auto& self = primitive_of(L);
+    auto& rt = impl_of(L);
+    FakeLlmConfig config;
+    if (!lua_isnoneornil(L, 1)) {
+      args::table(L, 1, kFake, "options");
+      args::only_fields(L, 1, kFake, {"model", "ttft_ms", "itl_ms", "output_tokens", "tokens_per_chunk", "usage",
+                                      "error_500", "stall", "stall_ms", "disconnect", "malformed", "seed", "static_body"});
+      config.model = args::opt_string(L, 1, kFake, "model").value_or(config.model);
+      config.ttft_ms = fraction_or_ms(L, "ttft_ms", 0, 3.6e6);
+      config.itl_ms = fraction_or_ms(L, "itl_ms", 0, 3.6e6);
+      config.output_tokens = static_cast<int>(fraction_or_ms(L, "output_tokens", 16, 1e6));
+      config.tokens_per_chunk = std::max(1, static_cast<int>(fraction_or_ms(L, "tokens_per_chunk", 1, 1e4)));
+      const std::string usage = args::opt_string(L, 1, kFake, "usage").value_or("request");
+      if (usage == "always") config.usage = FakeLlmConfig::Usage::kAlways;
+      else if (usage == "never") config.usage = FakeLlmConfig::Usage::kNever;
+      else if (usage != "request") args::raise(L, "%s: option 'usage' must be \"request\", \"always\" or \"never\", got \"%s\"", kFake, usage.c_str());
+      config.error_500_fraction = fraction_or_ms(L, "error_500", 0, 1);
+      config.stall_fraction = fraction_or_ms(L, "stall", 0, 1);
+      config.stall_ms = fraction_or_ms(L, "stall_ms", 0, 3.6e6);
+      config.disconnect_fraction = fraction_or_ms(L, "disconnect", 0, 1);
+      config.malformed_fraction = fraction_or_ms(L, "malformed", 0, 1);
+      config.seed = static_cast<std::uint64_t>(fraction_or_ms(L, "seed", 42, 1e18));
+      if (auto body = args::opt_string(L, 1, kFake, "static_body")) {
+        config.serve_static = true;
+        config.static_body = *body;
+      }
+    }
+    auto server = std::make_unique<FakeLlmServer>(config);
+    const int port = server->start(0);
+    if (port <= 0) args::raise(L, "%s: could not start: %s", kFake, uv_strerror(port));
+    rt.add_reachable("127.0.0.1", port);
+    rt.log("simulated LLM server at http://127.0.0.1:" + std::to_string(port));
+    self.fakes_.push_back(std::move(server));
+    lua_createtable(L, 0, 3);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    lua_pushlstring(L, url.data(), url.size());
+    lua_setfield(L, -2, "url");
+    lua_pushlstring(L, config.model.data(), config.model.size());
+    lua_setfield(L, -2, "model");
+    lua_pushinteger(L, port);
+    lua_setfield(L, -2, "port");
+    return 1;
+  }
+
+  static double fraction_or_ms(lua_State* L, const char* field, double fallback, double max) {
+    const auto v = args::opt_number(L, 1, kFake, field);
+    if (!v) return fallback;
+    if (!(*v >= 0) || *v > max) args::raise(L, "%s: option '%s' must be between 0 and %g, got %g", kFake, field, max, *v);
+    return *v;
+  }
+
+  int loads_ = 0;
+  std::vector<std::unique_ptr<FakeLlmServer>> fakes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Primitive> make_http_load_primitive() { return std::make_unique<HttpLoadPrimitive>(); }
+
+}  // namespace runara

@@ -1,0 +1,153 @@
+#include "load/load_engine.hpp"
+
+#include <uv.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+
+#include "load/load_shared.hpp"
+#include "load/load_worker.hpp"
+
+namespace runara {
+
+std::vector<int> split_slots(int total, int threads) {
+  std::vector<int> out(static_cast<std::size_t>(threads), 0);
+  for (int i = 0; i < threads && total > 0; ++i) out[static_cast<std::size_t>(i)] = total / threads + (i < total % threads ? 1 : 0);
+  return out;
+}
+
+struct LoadEngine::Impl {
+  uv_loop_t* loop;
+  std::shared_ptr<const LoadSpec> spec;
+  Progress progress;
+  Done done;
+  std::unique_ptr<LoadShared> shared;
+  std::vector<std::unique_ptr<LoadWorker>> workers;
+  std::atomic<int> running{0};
+  uv_async_t* finished_async = nullptr;  // workers -> loop: "one of us is done"
+  uv_timer_t* progress_timer = nullptr;
+  bool collected = false;
+
+  void start() {
+    shared = std::make_unique<LoadShared>(*spec);
+    const int total = spec->open_loop() ? spec->max_concurrency : spec->concurrency;
+    const auto slots = split_slots(total, spec->threads);
+    finished_async = new uv_async_t;
+    finished_async->data = this;
+    uv_async_init(loop, finished_async, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_worker_finished(); });
+    progress_timer = new uv_timer_t;
+    progress_timer->data = this;
+    uv_timer_init(loop, progress_timer);
+    uv_timer_start(progress_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->show_progress(); }, 1000, 1000);
+    running = spec->threads;
+    for (int i = 0; i < spec->threads; ++i) {
+      if (!spec->open_loop() && slots[static_cast<std::size_t>(i)] == 0) {
+        --running;
+        continue;  // fewer streams than threads
+      }
+      workers.push_back(std::make_unique<LoadWorker>(*shared, slots[static_cast<std::size_t>(i)], [this] {
+        --running;
+        uv_async_send(finished_async);
+      }));
+    }
+    for (auto& w : workers) w->start();
+    if (workers.empty()) uv_async_send(finished_async);
+  }
+
+  void on_worker_finished() {
+    if (running.load() > 0 || collected) return;
+    LoadOutcome outcome = collect(false);
+    if (done) {
+      Done cb = std::move(done);
+      cb(outcome);  // may destroy this engine: nothing after
+    }
+  }
+
+  LoadOutcome collect(bool interrupted) {
+    collected = true;
+    LoadOutcome out;
+    out.interrupted = interrupted;
+    out.threads = static_cast<int>(workers.size());
+    out.wall_s = static_cast<double>(shared->now()) / 1e9;
+    for (auto& w : workers) {
+      w->join();
+      out.stats.merge(w->stats());
+      auto& recs = w->records();
+      out.records.insert(out.records.end(), recs.begin(), recs.end());
+      recs.clear();
+      recs.shrink_to_fit();
+      out.abandoned += w->abandoned();
+    }
+    std::sort(out.records.begin(), out.records.end(),
+              [](const RequestRecord& a, const RequestRecord& b) { return a.index < b.index; });
+    out.max_in_flight = shared->max_in_flight();
+    close_handles();
+    return out;
+  }
+
+  void close_handles() {
+    if (progress_timer) {
+      uv_timer_stop(progress_timer);
+      uv_close(reinterpret_cast<uv_handle_t*>(progress_timer), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+      progress_timer = nullptr;
+    }
+    if (finished_async) {
+      uv_close(reinterpret_cast<uv_handle_t*>(finished_async), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+      finished_async = nullptr;
+    }
+  }
+
+  LoadOutcome abort() {
+    shared->stopping = true;
+    for (auto& w : workers) w->stop();
+    done = nullptr;
+    return collect(true);
+  }
+
+  void show_progress() {
+    std::uint64_t completed = 0, failed = 0;
+    LatencyHistogram ttft(LatencyHistogram::kOneHourNs, 2), itl(LatencyHistogram::kOneHourNs, 2);
+    for (auto& w : workers) {
+      w->read_progress([&](const WorkerProgress& p) {
+        completed += p.completed;
+        failed += p.failed;
+        ttft.merge(p.ttft);
+        itl.merge(p.itl);
+      });
+    }
+    const double elapsed = static_cast<double>(shared->now()) / 1e9;
+    char line[256];
+    int n = std::snprintf(line, sizeof line, "%s %.0fs  %llu done  %llu failed  %.1f req/s", spec->name.c_str(), elapsed,
+                          static_cast<unsigned long long>(completed), static_cast<unsigned long long>(failed),
+                          elapsed > 0 ? static_cast<double>(completed) / elapsed : 0.0);
+    if (spec->mode == LoadMode::kOpenAi && ttft.count() > 0 && n > 0 && n < static_cast<int>(sizeof line)) {
+      std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), "  TTFT p50 %.1f ms  ITL p50 %.2f ms",
+                    static_cast<double>(ttft.percentile(50)) / 1e6, static_cast<double>(itl.percentile(50)) / 1e6);
+    }
+    if (progress) progress(line);
+  }
+};
+
+LoadEngine::LoadEngine(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, Progress progress)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->loop = loop;
+  impl_->spec = std::move(spec);
+  impl_->progress = std::move(progress);
+}
+
+LoadEngine::~LoadEngine() {
+  if (impl_->shared && !impl_->collected) impl_->abort();
+}
+
+void LoadEngine::start(Done done) {
+  impl_->done = std::move(done);
+  impl_->start();
+}
+
+LoadOutcome LoadEngine::abort() {
+  if (!impl_->shared || impl_->collected) return LoadOutcome{};
+  return impl_->abort();
+}
+
+}  // namespace runara

@@ -1,0 +1,63 @@
+// One http_load.run call from start to results, on the run's event loop: prepares the request
+// bodies (reading a prompt file off the loop), runs each point of the sweep in turn with a
+// LoadEngine, and writes each point's results.json and requests.jsonl (off the loop).
+//
+// The Lua binding only parses options into a LoadPlan and turns the outcome into Lua values.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load/load_spec.hpp"
+#include "load/openai_request.hpp"
+
+typedef struct uv_loop_s uv_loop_t;
+
+namespace runara {
+
+// Where prompts come from (openai mode).
+struct PromptSource {
+  enum class Kind { kSynthetic, kFile, kFixed } kind = Kind::kSynthetic;
+  int input_tokens = 128;
+  double range_ratio = 0;
+  std::size_t count = 1000;  // synthetic prompts in the pool
+  std::string path;          // kFile: a readable, already checked path
+  std::string format;        // kFile: "", "lines", "jsonl", "sharegpt"
+  std::string text;          // kFixed: the one prompt
+};
+
+struct LoadPlan {
+  std::vector<LoadSpec> points;  // one per sweep point; bodies are filled by the job
+  PromptSource prompts;
+  OpenAiParams openai;
+  std::string out_dir;           // the run's output folder; each point writes <out>/<name>/
+};
+
+class LoadJob {
+ public:
+  struct Hooks {
+    std::function<void(const std::string&)> progress;
+    std::function<void(const std::string&)> log;
+    std::function<nlohmann::json(const nlohmann::json&)> redact;
+  };
+  // results: one JSON object per finished point; error: why the job stopped early ("" if not).
+  using Done = std::function<void(std::vector<nlohmann::json> results, std::string error)>;
+
+  LoadJob(uv_loop_t* loop, LoadPlan plan, Hooks hooks);
+  ~LoadJob();
+  void start(Done done);
+  // The run is stopping: stops the load in flight and writes what it measured, synchronously.
+  // `done` is not called.
+  void abort();
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace runara

@@ -1,0 +1,144 @@
+#include "load/load_report.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace runara {
+
+namespace {
+
+using nlohmann::json;
+
+double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// mean_/median_/std_/min_/max_/pNN_ keys of one metric, in milliseconds (0 when empty, as vLLM).
+void add_metric(json& out, const char* name, const LatencyHistogram& h) {
+  const std::string suffix = std::string("_") + name + "_ms";
+  out["mean" + suffix] = h.mean() / 1e6;
+  out["median" + suffix] = ms(h.percentile(50));
+  out["std" + suffix] = h.stddev() / 1e6;
+  out["min" + suffix] = ms(h.min());
+  out["max" + suffix] = ms(h.max());
+  for (const auto& [word, q] : {std::pair{"p50", 50.0}, {"p90", 90.0}, {"p95", 95.0}, {"p99", 99.0}, {"p99.9", 99.9}}) {
+    out[std::string(word) + suffix] = ms(h.percentile(q));
+  }
+  out[std::string("count_") + name] = h.count();
+}
+
+std::string backend(const LoadSpec& spec) {
+  if (spec.mode == LoadMode::kHttp) return "http";
+  return spec.endpoint == "chat" ? "openai-chat" : "openai";
+}
+
+std::string tokens_source(const LoadStats& s) {
+  if (s.usage_counted && s.chunk_counted) return "mixed";
+  if (s.usage_counted) return "usage";
+  if (s.chunk_counted) return "chunks";
+  return "none";
+}
+
+// Sends per second over the measured requests' actual send times, and over their intended ones.
+void add_rates(json& out, const LoadOutcome& o) {
+  std::int64_t first_sent = -1, last_sent = -1, first_due = -1, last_due = -1;
+  std::uint64_t n = 0;
+  for (const auto& r : o.records) {
+    if (r.warmup) continue;
+    if (first_sent < 0) first_sent = r.sent_ns, first_due = r.intended_ns;
+    first_sent = std::min(first_sent, r.sent_ns);
+    last_sent = std::max(last_sent, r.sent_ns);
+    first_due = std::min(first_due, r.intended_ns);
+    last_due = std::max(last_due, r.intended_ns);
+    ++n;
+  }
+  const auto rate = [n](std::int64_t a, std::int64_t b) { return n > 1 && b > a ? static_cast<double>(n - 1) / ms(b - a) * 1e3 : 0.0; };
+  out["achieved_send_rate"] = rate(first_sent, last_sent);
+  out["scheduled_send_rate"] = rate(first_due, last_due);
+}
+
+json errors_json(const LoadStats& s) {
+  json kinds = json::object();
+  for (int i = 1; i < kErrorKinds; ++i) {
+    if (s.errors[static_cast<std::size_t>(i)]) kinds[std::string(error_kind_name(static_cast<ErrorKind>(i)))] = s.errors[static_cast<std::size_t>(i)];
+  }
+  return kinds;
+}
+
+}  // namespace
+
+json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::string& date) {
+  const LoadStats& s = o.stats;
+  const double window_s = s.first_sent_ns >= 0 && s.last_done_ns > s.first_sent_ns ? ms(s.last_done_ns - s.first_sent_ns) / 1e3 : 0;
+  const auto per_s = [window_s](double v) { return window_s > 0 ? v / window_s : 0.0; };
+  json out = {
+      {"date", date},
+      {"backend", backend(spec)},
+      {"endpoint_type", backend(spec)},
+      {"label", spec.name},
+      {"model_id", spec.model},
+      {"tokenizer_id", spec.model},
+      {"num_prompts", s.completed + s.failed},
+      {"request_rate", spec.open_loop() ? json(spec.rate) : json("inf")},
+      {"burstiness", spec.burstiness},
+      {"max_concurrency", spec.open_loop() ? (spec.max_concurrency ? json(spec.max_concurrency) : json(nullptr)) : json(spec.concurrency)},
+      {"duration", window_s},
+      {"completed", s.completed},
+      {"failed", s.failed},
+      {"total_input_tokens", s.input_tokens},
+      {"total_output_tokens", s.output_tokens},
+      {"request_throughput", per_s(static_cast<double>(s.completed))},
+      {"request_goodput", s.slo.any() ? json(per_s(static_cast<double>(s.good))) : json(nullptr)},
+      {"output_throughput", per_s(static_cast<double>(s.output_tokens))},
+      {"total_token_throughput", per_s(static_cast<double>(s.input_tokens + s.output_tokens))},
+      {"max_output_tokens_per_s", s.tokens_per_second.empty() ? 0 : *std::max_element(s.tokens_per_second.begin(), s.tokens_per_second.end())},
+      {"max_concurrent_requests", o.max_in_flight},
+  };
+  add_metric(out, "ttft", s.ttft);
+  add_metric(out, "tpot", s.tpot);
+  add_metric(out, "itl", s.itl);
+  add_metric(out, "e2el", s.e2el);
+  add_metric(out, "queue", s.queue);
+  add_rates(out, o);
+  out["mode"] = spec.mode == LoadMode::kHttp ? "http" : "openai";
+  out["url"] = spec.url;
+  out["load_model"] = spec.open_loop() ? "open" : "closed";
+  if (spec.open_loop()) out["arrival"] = spec.arrival == Arrival::kConstant ? "constant" : spec.arrival == Arrival::kPoisson ? "poisson" : "gamma";
+  out["threads"] = o.threads;
+  out["wall_time_s"] = o.wall_s;
+  out["warmup_requests"] = s.warmup;
+  out["abandoned"] = o.abandoned;
+  out["interrupted"] = o.interrupted;
+  out["output_tokens_source"] = tokens_source(s);
+  out["good_requests"] = s.good;
+  if (s.slo.any()) out["slo"] = {{"ttft_ms", s.slo.ttft_ms}, {"tpot_ms", s.slo.tpot_ms}, {"e2el_ms", s.slo.e2el_ms}};
+  out["errors_by_kind"] = errors_json(s);
+  json statuses = json::object();
+  for (const auto& [status, n] : s.statuses) statuses[std::to_string(status)] = n;
+  out["http_statuses"] = statuses;
+  out["error_samples"] = s.error_samples;
+  out["options"] = spec.echo;
+  return out;
+}
+
+bool write_requests_jsonl(const std::string& path, const LoadOutcome& o, std::string& error) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  for (const auto& r : o.records) {
+    std::fprintf(f,
+                 "{\"index\":%llu,\"warmup\":%s,\"intended_ms\":%.3f,\"sent_ms\":%.3f,\"queue_ms\":%.3f,"
+                 "\"ttft_ms\":%.3f,\"e2el_ms\":%.3f,\"tpot_ms\":%.3f,\"input_tokens\":%d,\"output_tokens\":%d,"
+                 "\"tokens_from\":\"%s\",\"chunks\":%u,\"prompt\":%u,\"status\":%d,\"error\":\"%s\"}\n",
+                 static_cast<unsigned long long>(r.index), r.warmup ? "true" : "false", ms(r.intended_ns), ms(r.sent_ns),
+                 r.queue_ms(), r.ttft_ms(), r.e2el_ms(), r.tpot_ms(), r.input_tokens, r.output_tokens,
+                 r.tokens_from_usage ? "usage" : "chunks", r.chunks, r.prompt, r.status,
+                 std::string(error_kind_name(r.error)).c_str());
+  }
+  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
+  std::fclose(f);
+  if (!ok) error = "cannot write " + path;
+  return ok;
+}
+
+}  // namespace runara

@@ -1,0 +1,45 @@
+// What the worker threads of one load share: the clock, the request counter and, in an open
+// loop, the one arrival schedule every worker draws its next send time from (so the whole load
+// follows a single seeded schedule whatever the number of threads).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include "load/arrival_schedule.hpp"
+#include "load/load_spec.hpp"
+
+namespace runara {
+
+class LoadShared {
+ public:
+  explicit LoadShared(const LoadSpec& spec);
+
+  const LoadSpec& spec;
+  const std::int64_t start_ns;  // uv_hrtime() when the load started
+  std::int64_t now() const;     // ns since start_ns
+
+  // The next request to issue: its index and when it is due (ns after the start). False once
+  // the load has issued everything (count reached, duration over, or stopping).
+  bool claim(std::uint64_t& index, std::int64_t& intended_ns);
+  bool is_warmup(std::uint64_t index, std::int64_t intended_ns) const;
+
+  void started_one();   // a request went out
+  void finished_one();  // a request ended
+  std::int64_t max_in_flight() const { return max_in_flight_.load(); }
+
+  std::atomic<bool> stopping{false};
+
+ private:
+  std::mutex mutex_;
+  std::optional<ArrivalSchedule> schedule_;  // open loop only
+  std::uint64_t next_index_ = 0;
+  std::uint64_t measured_ = 0;  // claimed requests that are not warmup
+  bool exhausted_ = false;
+  std::int64_t issue_until_ns_;              // no request is due after this
+  std::atomic<std::int64_t> in_flight_{0}, max_in_flight_{0};
+};
+
+}  // namespace runara

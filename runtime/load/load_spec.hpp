@@ -1,0 +1,65 @@
+// One load as the engine runs it: what to send, where, and how hard. The binding
+// (bindings/http_load_binding.cpp) builds it from a script's options table and checks them;
+// the engine trusts it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load/arrival_schedule.hpp"
+#include "load/load_stats.hpp"
+#include "load/prompt_pool.hpp"
+#include "load/target_policy.hpp"
+
+namespace runara {
+
+enum class LoadMode { kOpenAi, kHttp };
+
+struct LoadSpec {
+  LoadMode mode = LoadMode::kHttp;
+  std::string name;             // names the output folder
+  std::string model;            // openai: the served model
+  std::string endpoint;         // openai: "completions" or "chat"
+  nlohmann::json echo;          // the script's options as given, minus headers (for the results)
+  std::string url;              // where every request goes
+  std::string url_host;         // its host part (a name or a literal), for the target policy
+  int url_port = 0;             // its port (80/443 when the URL has none)
+  std::string method = "GET";
+  std::vector<std::string> headers;  // "Name: value"; may hold a secret (never logged)
+  bool http2 = false;           // h2c on http://, negotiated on https://
+
+  // The request bodies: one per prompt in openai mode (request i uses bodies[prompt(i)]),
+  // one template in http mode ("{{index}}" / "{{random}}" replaced per request when templated).
+  std::shared_ptr<const std::vector<std::string>> bodies;
+  std::shared_ptr<const std::vector<std::int32_t>> body_tokens;  // input tokens of each body (-1 unknown)
+  std::shared_ptr<const PromptPool> prompts;  // openai: chooses the body of each request
+  std::uint64_t seed = 0;                 // prompt choice and templating
+  bool templated = false;
+  bool stream = true;                     // openai: parse the response as SSE
+
+  // Closed loop when concurrency > 0; open loop when rate > 0.
+  int concurrency = 0;
+  double rate = 0;
+  Arrival arrival = Arrival::kPoisson;
+  double burstiness = 1;
+  int max_concurrency = 0;      // open loop: 0 = unbounded
+
+  std::uint64_t requests = 0;   // measured requests (after warmup); 0 = until duration
+  double duration_s = 0;        // 0 = until `requests`
+  std::uint64_t warmup_requests = 0;
+  double warmup_s = 0;
+
+  int threads = 1;
+  double timeout_s = 600;       // per request
+  long buffer_bytes = 0;        // libcurl receive buffer; 0 = libcurl's default
+  Slo slo;
+  std::shared_ptr<const TargetPolicy> policy;
+
+  bool open_loop() const { return rate > 0; }
+};
+
+}  // namespace runara

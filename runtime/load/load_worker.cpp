@@ -1,0 +1,513 @@
+#include "load/load_worker.hpp"
+
+#include <curl/curl.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <cmath>
+#include <deque>
+
+#include "http/openai_stream.hpp"
+#include "http/sse_parser.hpp"
+#include "net/curl_multi_uv.hpp"
+
+namespace runara {
+
+namespace {
+
+constexpr std::size_t kMaxKeptBody = 64 * 1024;  // error bodies and non-streamed replies
+constexpr int kMaxSendsPerTurn = 1000;           // an open loop yields to I/O between bursts
+
+// One request slot: an easy handle reused request after request (keeping its connection).
+struct Stream {
+  LoadWorker::Impl* worker = nullptr;
+  CURL* easy = nullptr;
+  std::unique_ptr<SseParser> parser;
+  RequestRecord rec;
+  std::vector<std::int64_t> gaps;  // between token events, ns
+  std::int64_t last_token_ns = -1;
+  std::int64_t now = 0;            // arrival time of the bytes being parsed
+  bool status_known = false, http_error = false, done_seen = false, busy = false;
+  ErrorKind event_error = ErrorKind::kNone;
+  std::string message;             // the first error event's message
+  std::int64_t usage_prompt = -1, usage_completion = -1;
+  std::string body;                // templated request body
+  std::string reply;               // error body or non-streamed reply (capped)
+  std::string refusal;             // why the target policy refused the connection
+  char errbuf[CURL_ERROR_SIZE] = {};
+
+  void reset() {
+    rec = RequestRecord{};
+    gaps.clear();
+    last_token_ns = -1;
+    status_known = http_error = done_seen = false;
+    event_error = ErrorKind::kNone;
+    message.clear();
+    usage_prompt = usage_completion = -1;
+    reply.clear();
+    refusal.clear();
+    errbuf[0] = 0;
+    if (parser) parser->reset();
+  }
+};
+
+struct Due {
+  std::uint64_t index;
+  std::int64_t intended_ns;
+};
+
+std::string expand_template(const std::string& text, std::uint64_t index, std::uint64_t seed) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t open = text.find("{{", at);
+    if (open == std::string::npos) break;
+    out.append(text, at, open - at);
+    if (text.compare(open, 9, "{{index}}") == 0) {
+      out += std::to_string(index);
+      at = open + 9;
+    } else if (text.compare(open, 10, "{{random}}") == 0) {
+      std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);  // splitmix64
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      out += std::to_string(z ^ (z >> 31));
+      at = open + 10;
+    } else {
+      out += "{{";
+      at = open + 2;
+    }
+  }
+  out.append(text, at, std::string::npos);
+  return out;
+}
+
+ErrorKind kind_of(CURLcode code) {
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT: return ErrorKind::kTimeout;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION: return ErrorKind::kConnect;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: return ErrorKind::kReset;
+    default: return ErrorKind::kOther;
+  }
+}
+
+}  // namespace
+
+struct LoadWorker::Impl {
+  Impl(LoadShared& s, int n, std::function<void()> f) : shared(s), spec(s.spec), slots(n), finished(std::move(f)) {}
+
+  LoadShared& shared;
+  const LoadSpec& spec;
+  const int slots;
+  std::function<void()> finished;
+
+  uv_loop_t loop{};
+  uv_async_t stop_async{};
+  uv_timer_t send_timer{};
+  std::unique_ptr<CurlMultiUv> curl;
+  CURLSH* share = nullptr;
+  curl_slist* headers = nullptr;
+  std::vector<std::unique_ptr<Stream>> streams;
+  std::vector<Stream*> idle;
+  std::deque<Due> waiting;  // open loop: due, but every slot is busy
+  bool have_next = false;   // open loop: a claimed request waits for its time
+  Due next{};
+  bool claims_over = false, stopped = false, closing = false;
+  std::size_t in_flight = 0;
+  std::uint64_t abandoned = 0;
+  OpenAiStreamEvent event;  // scratch, reused
+
+  LoadStats stats{spec.slo};
+  std::vector<RequestRecord> records;
+  std::mutex progress_mutex;
+  WorkerProgress progress;
+  std::mutex async_mutex;  // guards stop_async against a stop() racing the close
+  bool async_open = false;
+
+  // ---- setup ----
+
+  void run() {
+    uv_loop_init(&loop);
+    uv_async_init(&loop, &stop_async, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_stop(); });
+    stop_async.data = this;
+    {
+      std::lock_guard lock(async_mutex);
+      async_open = true;
+    }
+    if (shared.stopping.load()) stopped = true;  // stop() came before the loop could hear it
+    uv_timer_init(&loop, &send_timer);
+    send_timer.data = this;
+    curl = std::make_unique<CurlMultiUv>(&loop, [this](CURL* e, CURLcode c) { on_done(e, c); });
+    if (spec.http2) curl_multi_setopt(curl->multi(), CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
+    share = curl_share_init();
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    for (const auto& h : spec.headers) headers = curl_slist_append(headers, h.c_str());
+    headers = curl_slist_append(headers, "Expect:");
+    if (spec.open_loop()) {
+      schedule_next();
+    } else {
+      for (int i = 0; i < slots; ++i) launch_closed(new_stream());
+    }
+    maybe_finish();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    for (auto& s : streams) curl_easy_cleanup(s->easy);
+    streams.clear();
+    curl.reset();
+    curl_share_cleanup(share);
+    curl_slist_free_all(headers);
+    uv_loop_close(&loop);
+    finished();
+  }
+
+  Stream* new_stream() {
+    auto s = std::make_unique<Stream>();
+    s->worker = this;
+    s->easy = curl_easy_init();
+    configure(*s);
+    if (spec.mode == LoadMode::kOpenAi && spec.stream) {
+      Stream* raw = s.get();
+      s->parser = std::make_unique<SseParser>([this, raw](const SseEvent& e) { on_event(*raw, e); });
+    }
+    streams.push_back(std::move(s));
+    return streams.back().get();
+  }
+
+  void configure(Stream& s) {
+    CURL* e = s.easy;
+    curl_easy_setopt(e, CURLOPT_URL, spec.url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &s);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s.errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(spec.timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(spec.timeout_s, 30.0) * 1000));
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_SHARE, share);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &s);
+    if (spec.buffer_bytes > 0) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, spec.buffer_bytes);
+    if (spec.http2) {
+      const bool tls = spec.url.rfind("https:", 0) == 0;
+      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+      curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    } else {
+      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+    }
+    if (spec.method == "GET") {
+      curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else if (spec.method == "HEAD") {
+      curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    } else {
+      if (spec.method == "POST") curl_easy_setopt(e, CURLOPT_POST, 1L);
+      else curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, spec.method.c_str());
+    }
+  }
+
+  // ---- issuing requests ----
+
+  void launch_closed(Stream* s) {
+    Due due{};
+    if (stopped || !shared.claim(due.index, due.intended_ns)) {
+      claims_over = true;
+      idle.push_back(s);
+      return;
+    }
+    send(*s, due);
+  }
+
+  static void on_send_timer(uv_timer_t* t) { static_cast<Impl*>(t->data)->schedule_next(); }
+
+  // Open loop: sends whatever is due, then sleeps until the next request's time.
+  void schedule_next() {
+    for (int sent = 0; !stopped; ++sent) {
+      if (!have_next) {
+        if (!shared.claim(next.index, next.intended_ns)) {
+          claims_over = true;
+          maybe_finish();
+          return;
+        }
+        have_next = true;
+      }
+      const std::int64_t wait_ns = next.intended_ns - shared.now();
+      if (wait_ns > 0 || sent >= kMaxSendsPerTurn) {
+        const auto ms = static_cast<std::uint64_t>(std::ceil(std::max<std::int64_t>(wait_ns, 0) / 1e6));
+        uv_timer_start(&send_timer, &Impl::on_send_timer, ms, 0);
+        return;
+      }
+      have_next = false;
+      dispatch(next);
+    }
+  }
+
+  void dispatch(const Due& due) {
+    if (slots > 0 && in_flight >= static_cast<std::size_t>(slots)) {
+      waiting.push_back(due);  // queueing delay: it is sent when a slot frees up
+      return;
+    }
+    Stream* s = idle.empty() ? new_stream() : idle.back();
+    if (!idle.empty()) idle.pop_back();
+    send(*s, due);
+  }
+
+  void send(Stream& s, const Due& due) {
+    s.reset();
+    s.rec.index = due.index;
+    s.rec.intended_ns = due.intended_ns;
+    s.rec.warmup = shared.is_warmup(due.index, due.intended_ns);
+    const std::string* body = &spec.bodies->front();
+    if (spec.prompts) {
+      const Prompt& p = spec.prompts->pick(due.index, spec.seed);
+      s.rec.prompt = static_cast<std::uint32_t>(&p - &spec.prompts->at(0));
+      body = &(*spec.bodies)[s.rec.prompt];
+      s.rec.input_tokens = (*spec.body_tokens)[s.rec.prompt];
+    } else if (spec.templated) {
+      s.body = expand_template(*body, due.index, spec.seed);
+      body = &s.body;
+    }
+    if (spec.method != "GET" && spec.method != "HEAD") {
+      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, body->data());
+      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    }
+    s.busy = true;
+    ++in_flight;
+    shared.started_one();
+    s.rec.sent_ns = shared.now();
+    curl->add(s.easy);
+  }
+
+  // ---- receiving ----
+
+  static curl_socket_t on_open_socket(void* data, curlsocktype, curl_sockaddr* address) {
+    auto* s = static_cast<Stream*>(data);
+    const LoadSpec& spec = s->worker->spec;
+    if (spec.policy && !spec.policy->allows(&address->addr, spec.url_host, spec.url_port, s->refusal)) {
+      return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype, address->protocol);
+  }
+
+  static size_t on_write(char* data, size_t size, size_t n, void* user) {
+    auto* s = static_cast<Stream*>(user);
+    Impl* w = s->worker;
+    const size_t len = size * n;
+    s->now = w->shared.now();
+    s->rec.done_ns = s->now;
+    if (!s->status_known) {
+      long status = 0;
+      curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+      s->rec.status = static_cast<std::int16_t>(status);
+      s->status_known = true;
+      s->http_error = status < 200 || status > 299;
+      if (w->spec.mode == LoadMode::kHttp) s->rec.first_token_ns = s->now;
+    }
+    if (s->http_error || (w->spec.mode == LoadMode::kOpenAi && !w->spec.stream)) {
+      if (s->reply.size() < kMaxKeptBody) s->reply.append(data, std::min(len, kMaxKeptBody - s->reply.size()));
+    } else if (s->parser) {
+      s->parser->feed(data, len);
+    }
+    return len;
+  }
+
+  void on_event(Stream& s, const SseEvent& e) {
+    interpret_openai_event(e, event);
+    if (event.kind == OpenAiEventKind::kDone) {
+      s.done_seen = true;
+    } else if (event.kind == OpenAiEventKind::kError) {
+      if (s.event_error == ErrorKind::kNone) {
+        s.event_error = event.error_kind == kMalformedSse ? ErrorKind::kMalformedSse : ErrorKind::kServerError;
+        s.message = std::string(event.error_kind) + ": " + event.error_message;
+      }
+    } else {
+      if (event.has_usage) {
+        s.usage_prompt = event.prompt_tokens;
+        s.usage_completion = event.completion_tokens;
+      }
+      if (event.has_token) token_arrived(s);
+    }
+  }
+
+  void token_arrived(Stream& s) {
+    if (s.last_token_ns < 0) s.rec.first_token_ns = s.now;
+    else s.gaps.push_back(s.now - s.last_token_ns);
+    s.last_token_ns = s.now;
+    ++s.rec.chunks;
+    if (!s.rec.warmup) stats.add_tokens_at(s.now, 1);
+  }
+
+  // ---- finishing a request ----
+
+  void on_done(CURL* easy, CURLcode code) {
+    Stream* s = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&s));
+    if (!s || !s->busy) return;
+    s->busy = false;
+    --in_flight;
+    shared.finished_one();
+    std::string message = conclude(*s, code);
+    record(*s, message);
+    if (!waiting.empty() && !stopped) {
+      const Due due = waiting.front();
+      waiting.pop_front();
+      send(*s, due);
+    } else if (spec.open_loop()) {
+      idle.push_back(s);
+    } else {
+      launch_closed(s);
+    }
+    maybe_finish();
+  }
+
+  // Decides how the request ended; returns a message when it failed.
+  std::string conclude(Stream& s, CURLcode code) {
+    RequestRecord& r = s.rec;
+    if (r.done_ns < 0) r.done_ns = shared.now();
+    if (!s.status_known) {
+      long status = 0;
+      curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &status);
+      r.status = static_cast<std::int16_t>(status);
+    }
+    if (s.parser) s.parser->finish(false);
+    if (!s.refusal.empty()) return fail(r, ErrorKind::kRefused, s.refusal);
+    if (code != CURLE_OK) {
+      std::string text = curl_easy_strerror(code);
+      if (s.errbuf[0] && text != s.errbuf) text += ": " + std::string(s.errbuf);
+      return fail(r, kind_of(code), text);
+    }
+    if (r.status < 200 || r.status > 299) return fail(r, ErrorKind::kHttpStatus, http_error_text(s));
+    if (spec.mode == LoadMode::kHttp) return {};
+    if (!spec.stream) return conclude_whole_reply(s);
+    if (s.event_error != ErrorKind::kNone) return fail(r, s.event_error, s.message);
+    if (!s.done_seen) return fail(r, ErrorKind::kReset, "the stream ended without \"data: [DONE]\"");
+    count_tokens(s);
+    return {};
+  }
+
+  std::string conclude_whole_reply(Stream& s) {
+    interpret_openai_json(s.reply, event);
+    if (event.is_error()) {
+      const ErrorKind kind = event.error_kind == kMalformedSse ? ErrorKind::kMalformedSse : ErrorKind::kServerError;
+      return fail(s.rec, kind, std::string(event.error_kind) + ": " + event.error_message);
+    }
+    s.rec.first_token_ns = s.rec.done_ns;  // nothing streams: the first token is the whole reply
+    if (event.has_usage) {
+      s.usage_prompt = event.prompt_tokens;
+      s.usage_completion = event.completion_tokens;
+    }
+    s.rec.chunks = event.has_token ? 1 : 0;
+    count_tokens(s);
+    return {};
+  }
+
+  void count_tokens(Stream& s) {
+    s.rec.tokens_from_usage = s.usage_completion >= 0;
+    s.rec.output_tokens = static_cast<std::int32_t>(s.rec.tokens_from_usage ? s.usage_completion : s.rec.chunks);
+    if (s.usage_prompt >= 0) s.rec.input_tokens = static_cast<std::int32_t>(s.usage_prompt);
+  }
+
+  static std::string fail(RequestRecord& r, ErrorKind kind, std::string message) {
+    r.error = kind;
+    return message;
+  }
+
+  std::string http_error_text(Stream& s) {
+    std::string text = "HTTP " + std::to_string(s.rec.status);
+    interpret_openai_json(s.reply, event);
+    if (event.is_error() && event.error_kind == kServerError && !event.error_message.empty()) {
+      return text + ": " + event.error_message;
+    }
+    std::string body = s.reply.substr(0, 200);
+    for (char& c : body) {
+      if (c == '\n' || c == '\r' || static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    return body.empty() ? text : text + ": " + body;
+  }
+
+  void record(Stream& s, const std::string& message) {
+    stats.add(s.rec, s.gaps, message);
+    records.push_back(s.rec);
+    if (s.rec.warmup) return;
+    std::lock_guard lock(progress_mutex);
+    if (!s.rec.ok()) {
+      ++progress.failed;
+      return;
+    }
+    ++progress.completed;
+    if (s.rec.first_token_ns >= 0) progress.ttft.record(s.rec.first_token_ns - s.rec.intended_ns);
+    for (std::int64_t gap : s.gaps) progress.itl.record(gap);
+  }
+
+  // ---- stopping ----
+
+  void on_stop() {
+    if (stopped) return;
+    stopped = true;
+    uv_timer_stop(&send_timer);
+    for (auto& s : streams) {
+      if (!s->busy) continue;
+      curl->remove(s->easy);
+      s->busy = false;
+      shared.finished_one();
+      ++abandoned;
+    }
+    in_flight = 0;
+    waiting.clear();
+    have_next = false;
+    maybe_finish();
+  }
+
+  void maybe_finish() {
+    if (closing || in_flight > 0 || !waiting.empty()) return;
+    if (!stopped && !(claims_over && !have_next)) return;
+    closing = true;
+    curl->close();
+    uv_close(reinterpret_cast<uv_handle_t*>(&send_timer), nullptr);
+    std::lock_guard lock(async_mutex);
+    async_open = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&stop_async), nullptr);
+  }
+};
+
+LoadWorker::LoadWorker(LoadShared& shared, int slots, std::function<void()> finished)
+    : impl_(std::make_unique<Impl>(shared, slots, std::move(finished))) {}
+
+LoadWorker::~LoadWorker() {
+  stop();
+  join();
+}
+
+void LoadWorker::start() {
+  thread_ = std::thread([this] { impl_->run(); });
+}
+
+void LoadWorker::stop() {
+  std::lock_guard lock(impl_->async_mutex);
+  if (impl_->async_open) uv_async_send(&impl_->stop_async);
+}
+
+void LoadWorker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+LoadStats& LoadWorker::stats() { return impl_->stats; }
+std::vector<RequestRecord>& LoadWorker::records() { return impl_->records; }
+std::uint64_t LoadWorker::abandoned() const { return impl_->abandoned; }
+
+void LoadWorker::read_progress(const std::function<void(const WorkerProgress&)>& reader) {
+  std::lock_guard lock(impl_->progress_mutex);
+  reader(impl_->progress);
+}
+
+}  // namespace runara

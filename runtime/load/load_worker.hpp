@@ -1,0 +1,56 @@
+// One worker thread of a load: its own libuv loop and libcurl multi, a fixed set of streams
+// (easy handles reused request after request, so connections are kept alive), and the statistics
+// of the requests it ran. Nothing here touches Lua; the engine (load_engine.hpp) starts, stops and
+// collects the workers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http/latency_histogram.hpp"
+#include "load/load_shared.hpp"
+#include "load/load_stats.hpp"
+
+namespace runara {
+
+// What the progress line reads while the load runs (under the worker's lock).
+struct WorkerProgress {
+  std::uint64_t completed = 0, failed = 0;
+  LatencyHistogram ttft{LatencyHistogram::kOneHourNs, 2};
+  LatencyHistogram itl{LatencyHistogram::kOneHourNs, 2};
+};
+
+class LoadWorker {
+ public:
+  // `slots`: how many requests this worker keeps in flight at most (0: unbounded, open loop).
+  // `finished` runs on the worker's thread once it has nothing more to do.
+  LoadWorker(LoadShared& shared, int slots, std::function<void()> finished);
+  ~LoadWorker();  // joins
+  LoadWorker(const LoadWorker&) = delete;
+  LoadWorker& operator=(const LoadWorker&) = delete;
+
+  void start();
+  void stop();  // from any thread: abandons requests in flight and finishes soon
+  void join();
+
+  // After join():
+  LoadStats& stats();
+  std::vector<RequestRecord>& records();
+  std::uint64_t abandoned() const;  // requests cut short by stop()
+
+  // While running, from any thread:
+  void read_progress(const std::function<void(const WorkerProgress&)>& reader);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+};
+
+}  // namespace runara
