@@ -1,14 +1,17 @@
 #include "load/load_worker.hpp"
 
 #include <curl/curl.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <uv.h>
 
 #include <cmath>
+#include <cstring>
 #include <deque>
 
 #include "http/openai_stream.hpp"
 #include "http/sse_parser.hpp"
+#include "load/http1_connection.hpp"
 #include "net/curl_multi_uv.hpp"
 
 namespace runara {
@@ -18,10 +21,13 @@ namespace {
 constexpr std::size_t kMaxKeptBody = 64 * 1024;  // error bodies and non-streamed replies
 constexpr int kMaxSendsPerTurn = 1000;           // an open loop yields to I/O between bursts
 
-// One request slot: an easy handle reused request after request (keeping its connection).
-struct Stream {
+// One request slot, reused request after request (keeping its connection): a native HTTP/1.1
+// connection for plain http://, a libcurl easy handle for https:// and HTTP/2.
+struct Stream final : Http1Connection::Handler {
   LoadWorker::Impl* worker = nullptr;
   CURL* easy = nullptr;
+  std::unique_ptr<Http1Connection> conn;
+  std::string head;                // native: request line and headers of the request in flight
   std::unique_ptr<SseParser> parser;
   RequestRecord rec;
   std::vector<std::int64_t> gaps;  // between token events, ns
@@ -35,6 +41,10 @@ struct Stream {
   std::string reply;               // error body or non-streamed reply (capped)
   std::string refusal;             // why the target policy refused the connection
   char errbuf[CURL_ERROR_SIZE] = {};
+
+  void on_status(int status) override;
+  void on_body(const char* data, std::size_t len) override;
+  void on_complete(ErrorKind error, const std::string& message) override;
 
   void reset() {
     rec = RequestRecord{};
@@ -126,6 +136,14 @@ struct LoadWorker::Impl {
   std::uint64_t abandoned = 0;
   OpenAiStreamEvent event;  // scratch, reused
 
+  // Native HTTP/1.1 (plain http:// without http2): where to connect and what to send.
+  bool native = false;
+  sockaddr_storage address{};
+  ErrorKind unreachable = ErrorKind::kNone;  // why no request can be sent, if so
+  std::string unreachable_message;
+  std::string head_prefix;                   // request line + fixed headers
+  std::vector<char> read_buffer = std::vector<char>(256 * 1024);
+
   LoadStats stats{spec.slo};
   std::vector<RequestRecord> records;
   std::mutex progress_mutex;
@@ -153,6 +171,8 @@ struct LoadWorker::Impl {
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     for (const auto& h : spec.headers) headers = curl_slist_append(headers, h.c_str());
     headers = curl_slist_append(headers, "Expect:");
+    native = spec.url.rfind("http://", 0) == 0 && !spec.http2;
+    if (native) prepare_native();
     if (spec.open_loop()) {
       schedule_next();
     } else {
@@ -160,7 +180,9 @@ struct LoadWorker::Impl {
     }
     maybe_finish();
     uv_run(&loop, UV_RUN_DEFAULT);
-    for (auto& s : streams) curl_easy_cleanup(s->easy);
+    for (auto& s : streams) {
+      if (s->easy) curl_easy_cleanup(s->easy);
+    }
     streams.clear();
     curl.reset();
     curl_share_cleanup(share);
@@ -169,11 +191,62 @@ struct LoadWorker::Impl {
     finished();
   }
 
+  // Resolves the target once for the whole load (on this worker thread, not the Lua thread) and
+  // checks the address against the sandbox's target policy.
+  void prepare_native() {
+    CURLU* u = curl_url();
+    curl_url_set(u, CURLUPART_URL, spec.url.c_str(), 0);
+    char *path = nullptr, *query = nullptr;
+    curl_url_get(u, CURLUPART_PATH, &path, 0);
+    curl_url_get(u, CURLUPART_QUERY, &query, 0);
+    std::string target = path && *path ? path : "/";
+    if (query) target += std::string("?") + query;
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    const std::string host_header = spec.url_host + (spec.url_port == 80 ? "" : ":" + std::to_string(spec.url_port));
+    head_prefix = spec.method + " " + target + " HTTP/1.1\r\nHost: " + host_header + "\r\nUser-Agent: runara\r\nAccept: */*\r\n";
+    for (const auto& h : spec.headers) head_prefix += h + "\r\n";
+    resolve();
+  }
+
+  void resolve() {
+    std::string host = spec.url_host;
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(host.c_str(), std::to_string(spec.url_port).c_str(), &hints, &found);
+    if (rc != 0) {
+      unreachable = ErrorKind::kConnect;
+      unreachable_message = "cannot resolve " + host + ": " + gai_strerror(rc);
+      return;
+    }
+    unreachable = ErrorKind::kRefused;
+    for (addrinfo* a = found; a; a = a->ai_next) {
+      std::string why;
+      if (spec.policy && !spec.policy->allows(a->ai_addr, spec.url_host, spec.url_port, why)) {
+        if (unreachable_message.empty()) unreachable_message = why;
+        continue;
+      }
+      std::memcpy(&address, a->ai_addr, a->ai_addrlen);
+      unreachable = ErrorKind::kNone;
+      unreachable_message.clear();
+      break;
+    }
+    freeaddrinfo(found);
+  }
+
   Stream* new_stream() {
     auto s = std::make_unique<Stream>();
     s->worker = this;
-    s->easy = curl_easy_init();
-    configure(*s);
+    if (native) {
+      s->conn = std::make_unique<Http1Connection>(&loop, address, *s, read_buffer.data(), read_buffer.size(), spec.method == "HEAD");
+      if (unreachable != ErrorKind::kNone) s->conn->refuse(unreachable, unreachable_message);
+    } else {
+      s->easy = curl_easy_init();
+      configure(*s);
+    }
     if (spec.mode == LoadMode::kOpenAi && spec.stream) {
       Stream* raw = s.get();
       s->parser = std::make_unique<SseParser>([this, raw](const SseEvent& e) { on_event(*raw, e); });
@@ -277,16 +350,27 @@ struct LoadWorker::Impl {
       s.body = expand_template(*body, due.index, spec.seed);
       body = &s.body;
     }
-    if (spec.method != "GET" && spec.method != "HEAD") {
-      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, body->data());
-      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
-    }
+    const bool has_body = spec.method != "GET" && spec.method != "HEAD";
     s.busy = true;
     ++in_flight;
     shared.started_one();
+    if (native) {
+      s.head = head_prefix;
+      if (has_body) s.head += "Content-Length: " + std::to_string(body->size()) + "\r\n";
+      s.head += "\r\n";
+      s.rec.sent_ns = shared.now();
+      s.conn->send(s.head, has_body ? *body : kNoBody, static_cast<std::uint64_t>(spec.timeout_s * 1000));
+      return;
+    }
+    if (has_body) {
+      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, body->data());
+      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    }
     s.rec.sent_ns = shared.now();
     curl->add(s.easy);
   }
+
+  inline static const std::string kNoBody;
 
   // ---- receiving ----
 
@@ -301,24 +385,31 @@ struct LoadWorker::Impl {
 
   static size_t on_write(char* data, size_t size, size_t n, void* user) {
     auto* s = static_cast<Stream*>(user);
-    Impl* w = s->worker;
-    const size_t len = size * n;
-    s->now = w->shared.now();
-    s->rec.done_ns = s->now;
     if (!s->status_known) {
       long status = 0;
       curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
-      s->rec.status = static_cast<std::int16_t>(status);
-      s->status_known = true;
-      s->http_error = status < 200 || status > 299;
-      if (w->spec.mode == LoadMode::kHttp) s->rec.first_token_ns = s->now;
+      s->worker->note_status(*s, static_cast<int>(status));
     }
-    if (s->http_error || (w->spec.mode == LoadMode::kOpenAi && !w->spec.stream)) {
-      if (s->reply.size() < kMaxKeptBody) s->reply.append(data, std::min(len, kMaxKeptBody - s->reply.size()));
-    } else if (s->parser) {
-      s->parser->feed(data, len);
+    s->worker->body_bytes(*s, data, size * n);
+    return size * n;
+  }
+
+  void note_status(Stream& s, int status) {
+    s.rec.status = static_cast<std::int16_t>(status);
+    s.status_known = true;
+    s.http_error = status < 200 || status > 299;
+  }
+
+  // Response body bytes, timestamped as they arrive.
+  void body_bytes(Stream& s, const char* data, std::size_t len) {
+    s.now = shared.now();
+    s.rec.done_ns = s.now;
+    if (spec.mode == LoadMode::kHttp && s.rec.first_token_ns < 0) s.rec.first_token_ns = s.now;
+    if (s.http_error || (spec.mode == LoadMode::kOpenAi && !spec.stream)) {
+      if (s.reply.size() < kMaxKeptBody) s.reply.append(data, std::min(len, kMaxKeptBody - s.reply.size()));
+    } else if (s.parser) {
+      s.parser->feed(data, len);
     }
-    return len;
   }
 
   void on_event(Stream& s, const SseEvent& e) {
@@ -353,10 +444,33 @@ struct LoadWorker::Impl {
     Stream* s = nullptr;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&s));
     if (!s || !s->busy) return;
+    if (!s->status_known) {
+      long status = 0;
+      curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+      s->rec.status = static_cast<std::int16_t>(status);
+    }
+    if (!s->refusal.empty()) return request_done(*s, fail(s->rec, ErrorKind::kRefused, s->refusal));
+    if (code != CURLE_OK) {
+      std::string text = curl_easy_strerror(code);
+      if (s->errbuf[0] && text != s->errbuf) text += ": " + std::string(s->errbuf);
+      return request_done(*s, fail(s->rec, kind_of(code), text));
+    }
+    request_done(*s, conclude(*s));
+  }
+
+  void native_done(Stream& s, ErrorKind error, const std::string& message) {
+    if (!s.busy) return;
+    if (error != ErrorKind::kNone) return request_done(s, fail(s.rec, error, message));
+    request_done(s, conclude(s));
+  }
+
+  void request_done(Stream& stream, const std::string& message) {
+    Stream* s = &stream;
     s->busy = false;
     --in_flight;
     shared.finished_one();
-    std::string message = conclude(*s, code);
+    if (s->rec.done_ns < 0) s->rec.done_ns = shared.now();
+    if (s->parser) s->parser->finish(false);
     record(*s, message);
     if (!waiting.empty() && !stopped) {
       const Due due = waiting.front();
@@ -370,22 +484,11 @@ struct LoadWorker::Impl {
     maybe_finish();
   }
 
-  // Decides how the request ended; returns a message when it failed.
-  std::string conclude(Stream& s, CURLcode code) {
+  // A complete response arrived: decides whether it succeeded; returns a message when not.
+  std::string conclude(Stream& s) {
     RequestRecord& r = s.rec;
     if (r.done_ns < 0) r.done_ns = shared.now();
-    if (!s.status_known) {
-      long status = 0;
-      curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &status);
-      r.status = static_cast<std::int16_t>(status);
-    }
     if (s.parser) s.parser->finish(false);
-    if (!s.refusal.empty()) return fail(r, ErrorKind::kRefused, s.refusal);
-    if (code != CURLE_OK) {
-      std::string text = curl_easy_strerror(code);
-      if (s.errbuf[0] && text != s.errbuf) text += ": " + std::string(s.errbuf);
-      return fail(r, kind_of(code), text);
-    }
     if (r.status < 200 || r.status > 299) return fail(r, ErrorKind::kHttpStatus, http_error_text(s));
     if (spec.mode == LoadMode::kHttp) return {};
     if (!spec.stream) return conclude_whole_reply(s);
@@ -457,7 +560,8 @@ struct LoadWorker::Impl {
     uv_timer_stop(&send_timer);
     for (auto& s : streams) {
       if (!s->busy) continue;
-      curl->remove(s->easy);
+      if (s->conn) s->conn->abort();
+      else curl->remove(s->easy);
       s->busy = false;
       shared.finished_one();
       ++abandoned;
@@ -472,6 +576,7 @@ struct LoadWorker::Impl {
     if (closing || in_flight > 0 || !waiting.empty()) return;
     if (!stopped && !(claims_over && !have_next)) return;
     closing = true;
+    for (auto& s : streams) s->conn.reset();  // open keep-alive connections would keep the loop running
     curl->close();
     uv_close(reinterpret_cast<uv_handle_t*>(&send_timer), nullptr);
     std::lock_guard lock(async_mutex);
@@ -479,6 +584,10 @@ struct LoadWorker::Impl {
     uv_close(reinterpret_cast<uv_handle_t*>(&stop_async), nullptr);
   }
 };
+
+void Stream::on_status(int status) { worker->note_status(*this, status); }
+void Stream::on_body(const char* data, std::size_t len) { worker->body_bytes(*this, data, len); }
+void Stream::on_complete(ErrorKind error, const std::string& message) { worker->native_done(*this, error, message); }
 
 LoadWorker::LoadWorker(LoadShared& shared, int slots, std::function<void()> finished)
     : impl_(std::make_unique<Impl>(shared, slots, std::move(finished))) {}
