@@ -62,7 +62,9 @@ Cleaning up:
   runara ls               machines earlier runs left (ledger and account tags)
   runara reap [--run ID] [--older-than DURATION] [--yes]
                           destroy them
-  runara serve-fake-do    a fake DigitalOcean API on loopback, for tests and rehearsals
+Fakes, for tests and rehearsals:
+  runara serve-fake-do    a fake DigitalOcean API on loopback
+  runara serve-fake-llm   a fake OpenAI-compatible streaming LLM server
 
 Environment: DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or doctl's config) is the API
 token, never visible to scripts; RUNARA_DO_API_URL the API (default https://api.digitalocean.com;

@@ -9,6 +9,7 @@
 #include "cloud/guardian.hpp"
 #include "cloud/reaper.hpp"
 #include "fake_do_command.hpp"
+#include "fake_llm_command.hpp"
 
 namespace runara::cli {
 
@@ -64,6 +65,7 @@ int run_subcommand(int argc, char** argv) {
   if (command == "reap") return reap_command(argc, argv, true);
   if (command == "__guardian") return guardian_main(argc, argv);
   if (command == "serve-fake-do") return serve_fake_do(argc, argv);
+  if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
   return -1;
 }
 

@@ -1,5 +1,5 @@
 // The commands that are not a script run: `runara ls`, `runara reap`, `runara serve-fake-do`,
-// and the hidden `runara __guardian` the runtime starts itself.
+// `runara serve-fake-llm`, and the hidden `runara __guardian` the runtime starts itself.
 #pragma once
 
 namespace runara::cli {

@@ -29,6 +29,8 @@ class ChildProcess {
   void signal(int signal_number);
   // Waits until stderr or stdout contains `text` (true) or `timeout_s` passes (false).
   bool wait_for_output(const std::string& text, double timeout_s);
+  // What the child has written to stdout so far (as of the last wait_for_output), while it runs.
+  const std::string& out_so_far() const { return result_.out; }
   ChildResult wait(double timeout_s = 30);
   pid_t pid() const { return pid_; }
 

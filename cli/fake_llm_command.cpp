@@ -1,0 +1,273 @@
+#include "fake_llm_command.hpp"
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
+#include <uv.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "sim/fake_llm_server.hpp"
+
+namespace runara::cli {
+
+namespace {
+
+const char* const kUsage =
+    "usage: runara serve-fake-llm [--port N] [--host ADDR] [--model NAME] [--ttft-ms MS] [--itl-ms MS]\n"
+    "         [--output-tokens N | --output-tokens-range MIN:MAX] [--tokens-per-chunk N]\n"
+    "         [--usage request|always|never] [--error-500 FRACTION] [--stall FRACTION:MS]\n"
+    "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY]\n";
+
+const char* const kHelp =
+    "\n"
+    "Serves POST /v1/completions and /v1/chat/completions (streamed or not), GET /v1/models,\n"
+    "/health and /metrics like vLLM, until Ctrl-C or SIGTERM; then prints what it served.\n"
+    "  --port N                 port to listen on (default 8000; 0 picks a free one)\n"
+    "  --host ADDR              IPv4 or IPv6 address to bind (default 127.0.0.1)\n"
+    "  --model NAME             model name in responses and /v1/models (default fake-model)\n"
+    "  --ttft-ms MS             time to the first token (default 0)\n"
+    "  --itl-ms MS              time between tokens (default 0)\n"
+    "  --output-tokens N        tokens per response (default 16); a request's max_tokens caps it,\n"
+    "                           and /v1/completions without max_tokens stops at 16, as in vLLM\n"
+    "  --output-tokens-range MIN:MAX\n"
+    "                           a length drawn uniformly per request instead\n"
+    "  --tokens-per-chunk N     tokens per streamed event (default 1)\n"
+    "  --usage request|always|never\n"
+    "                           when a usage chunk is sent (default: when the request asks)\n"
+    "  --error-500 FRACTION     share of requests answered 500 at once\n"
+    "  --stall FRACTION:MS      share of responses that pause MS before a random token\n"
+    "  --disconnect FRACTION    share of responses cut off part-way, without their last chunk\n"
+    "  --malformed FRACTION     share of responses with one truncated JSON event\n"
+    "  --seed N                 seed of the lengths and failures drawn (default 42)\n"
+    "  --static BODY            answer GET/HEAD of any other path with BODY (plain HTTP benchmarks)\n";
+
+constexpr long long kMaxTokens = 1 << 24;  // the server's own cap on a response's length
+
+struct Settings {
+  FakeLlmConfig config;
+  int port = 8000;
+};
+
+// strtod and strtoll skip leading spaces and stop at junk; a flag's value must be all number.
+bool to_double(const std::string& text, double& out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return errno == 0 && *end == '\0' && std::isfinite(out);
+}
+
+bool to_integer(const std::string& text, long long min, long long max, long long& out) {
+  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-')) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoll(text.c_str(), &end, 10);
+  return errno == 0 && *end == '\0' && out >= min && out <= max;
+}
+
+bool to_milliseconds(const std::string& text, double& out) { return to_double(text, out) && out >= 0; }
+
+bool to_fraction(const std::string& text, double& out) { return to_double(text, out) && out >= 0 && out <= 1; }
+
+bool to_tokens(const std::string& text, int& out) {
+  long long n = 0;
+  if (!to_integer(text, 1, kMaxTokens, n)) return false;
+  out = static_cast<int>(n);
+  return true;
+}
+
+bool split_pair(const std::string& text, std::string& first, std::string& second) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  first = text.substr(0, colon);
+  second = text.substr(colon + 1);
+  return true;
+}
+
+bool is_ip_literal(const std::string& text) {
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
+// One flag: what its value must be (completes "--flag expects ..., got 'value'"), and how it
+// lands in the settings; `apply` returns false when the value is not that.
+struct Flag {
+  const char* name;
+  const char* expects;
+  bool (*apply)(const std::string& value, Settings& s);
+};
+
+const Flag kFlags[] = {
+    {"--port", "a port number from 0 to 65535 (0 picks a free port)",
+     [](const std::string& v, Settings& s) {
+       long long n = 0;
+       if (!to_integer(v, 0, 65535, n)) return false;
+       s.port = static_cast<int>(n);
+       return true;
+     }},
+    {"--host", "an IPv4 or IPv6 address to bind, such as 127.0.0.1, 0.0.0.0 or ::1",
+     [](const std::string& v, Settings& s) {
+       s.config.host = v;
+       return is_ip_literal(v);
+     }},
+    {"--model", "a non-empty model name",
+     [](const std::string& v, Settings& s) {
+       s.config.model = v;
+       return !v.empty();
+     }},
+    {"--ttft-ms", "a number of milliseconds >= 0",
+     [](const std::string& v, Settings& s) { return to_milliseconds(v, s.config.ttft_ms); }},
+    {"--itl-ms", "a number of milliseconds >= 0",
+     [](const std::string& v, Settings& s) { return to_milliseconds(v, s.config.itl_ms); }},
+    {"--output-tokens", "a whole number of tokens from 1 to 16777216",
+     [](const std::string& v, Settings& s) {
+       s.config.output_tokens_max = 0;  // the last of the two length flags wins
+       return to_tokens(v, s.config.output_tokens);
+     }},
+    {"--output-tokens-range", "MIN:MAX, whole numbers of tokens with 1 <= MIN <= MAX <= 16777216",
+     [](const std::string& v, Settings& s) {
+       std::string min, max;
+       return split_pair(v, min, max) && to_tokens(min, s.config.output_tokens_min) &&
+              to_tokens(max, s.config.output_tokens_max) &&
+              s.config.output_tokens_min <= s.config.output_tokens_max;
+     }},
+    {"--tokens-per-chunk", "a whole number of tokens from 1 to 16777216",
+     [](const std::string& v, Settings& s) { return to_tokens(v, s.config.tokens_per_chunk); }},
+    {"--usage", "one of request, always or never",
+     [](const std::string& v, Settings& s) {
+       using Usage = FakeLlmConfig::Usage;
+       if (v == "request") s.config.usage = Usage::kRequest;
+       else if (v == "always") s.config.usage = Usage::kAlways;
+       else if (v == "never") s.config.usage = Usage::kNever;
+       else return false;
+       return true;
+     }},
+    {"--error-500", "a fraction from 0 to 1",
+     [](const std::string& v, Settings& s) { return to_fraction(v, s.config.error_500_fraction); }},
+    {"--stall", "FRACTION:MS, a fraction from 0 to 1 and a number of milliseconds >= 0",
+     [](const std::string& v, Settings& s) {
+       std::string fraction, ms;
+       return split_pair(v, fraction, ms) && to_fraction(fraction, s.config.stall_fraction) &&
+              to_milliseconds(ms, s.config.stall_ms);
+     }},
+    {"--disconnect", "a fraction from 0 to 1",
+     [](const std::string& v, Settings& s) { return to_fraction(v, s.config.disconnect_fraction); }},
+    {"--malformed", "a fraction from 0 to 1",
+     [](const std::string& v, Settings& s) { return to_fraction(v, s.config.malformed_fraction); }},
+    {"--seed", "a whole number >= 0",
+     [](const std::string& v, Settings& s) {
+       if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return false;
+       char* end = nullptr;
+       errno = 0;
+       s.config.seed = std::strtoull(v.c_str(), &end, 10);
+       return errno == 0 && *end == '\0';
+     }},
+    {"--static", "a response body",
+     [](const std::string& v, Settings& s) {
+       s.config.serve_static = true;
+       s.config.static_body = v;
+       return true;
+     }},
+};
+
+const Flag* find_flag(const std::string& name) {
+  for (const Flag& f : kFlags) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "runara serve-fake-llm: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+// Fills `s` from argv[2...]; returns -1 to go on serving, else the exit status.
+int parse(int argc, char** argv, Settings& s) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf("%s%s", kUsage, kHelp);
+      return 0;
+    }
+    const Flag* flag = find_flag(a);
+    if (!flag) return usage_error("unknown argument '" + a + "'");
+    if (i + 1 >= argc) return usage_error(a + " expects " + flag->expects + ", got nothing");
+    const std::string value = argv[++i];
+    if (!flag->apply(value, s)) return usage_error(a + " expects " + flag->expects + ", got '" + value + "'");
+  }
+  return -1;
+}
+
+std::string base_url(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// The one line a wrapper script (or test) waits for: where to aim, and what it will see.
+void print_banner(const FakeLlmConfig& c, int port) {
+  std::string tokens = std::to_string(c.output_tokens);
+  if (c.output_tokens_max > 0)
+    tokens = std::to_string(c.output_tokens_min) + "-" + std::to_string(c.output_tokens_max);
+  std::printf("fake LLM server (OpenAI-compatible) at %s  model=%s ttft=%gms itl=%gms tokens=%s",
+              base_url(c.host, port).c_str(), c.model.c_str(), c.ttft_ms, c.itl_ms, tokens.c_str());
+  if (c.error_500_fraction > 0) std::printf(" error-500=%g", c.error_500_fraction);
+  if (c.stall_fraction > 0) std::printf(" stall=%g:%gms", c.stall_fraction, c.stall_ms);
+  if (c.disconnect_fraction > 0) std::printf(" disconnect=%g", c.disconnect_fraction);
+  if (c.malformed_fraction > 0) std::printf(" malformed=%g", c.malformed_fraction);
+  if (c.serve_static) std::printf(" static=%zu bytes", c.static_body.size());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void print_summary(const FakeLlmStats& st) {
+  std::printf(
+      "fake LLM server stopped: %llu requests served, %llu tokens sent (%llu connections, %llu injected errors, "
+      "%llu stalls, %llu disconnects, %llu malformed, %llu client aborts)\n",
+      static_cast<unsigned long long>(st.requests_served), static_cast<unsigned long long>(st.tokens_sent),
+      static_cast<unsigned long long>(st.connections_accepted), static_cast<unsigned long long>(st.injected_errors),
+      static_cast<unsigned long long>(st.injected_stalls), static_cast<unsigned long long>(st.injected_disconnects),
+      static_cast<unsigned long long>(st.injected_malformed), static_cast<unsigned long long>(st.client_aborts));
+  std::fflush(stdout);
+}
+
+int serve(const Settings& s) {
+  // Blocked before the server's loop thread exists, so it inherits the mask: a signal then waits
+  // for sigwait below instead of landing on whichever thread the kernel picks.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  FakeLlmServer server(s.config);
+  const int port = server.start(s.port);
+  if (port < 0) {
+    std::fprintf(stderr, "runara serve-fake-llm: cannot listen on %s: %s\n",
+                 base_url(s.config.host, s.port).c_str(), uv_strerror(port));
+    return 1;
+  }
+  print_banner(s.config, port);
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  server.stop();
+  print_summary(server.stats());
+  return 0;
+}
+
+}  // namespace
+
+int serve_fake_llm(int argc, char** argv) {
+  Settings settings;
+  if (int status = parse(argc, argv, settings); status >= 0) return status;
+  return serve(settings);
+}
+
+}  // namespace runara::cli

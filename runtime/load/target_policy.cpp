@@ -1,0 +1,234 @@
+#include "load/target_policy.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+namespace runara {
+
+namespace {
+
+constexpr uint32_t v4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a << 24 | b << 16 | c << 8 | d; }
+
+struct V4Range {
+  uint32_t net;
+  int bits;
+  AddressClass cls;
+};
+
+// The first match wins, so the metadata address comes before the link-local block holding it.
+constexpr V4Range kV4Ranges[] = {
+    {v4(169, 254, 169, 254), 32, AddressClass::kMetadata},  // AWS, GCP, Azure, DigitalOcean, ...
+    // "This network": Linux connects 0.0.0.0 to the local host itself.
+    {v4(0, 0, 0, 0), 8, AddressClass::kUnspecified},
+    {v4(127, 0, 0, 0), 8, AddressClass::kLoopback},
+    {v4(10, 0, 0, 0), 8, AddressClass::kPrivate},
+    {v4(172, 16, 0, 0), 12, AddressClass::kPrivate},
+    {v4(192, 168, 0, 0), 16, AddressClass::kPrivate},
+    // Carrier-grade NAT: the provider's side of a LAN, and where some clouds keep their services.
+    {v4(100, 64, 0, 0), 10, AddressClass::kPrivate},
+    {v4(169, 254, 0, 0), 16, AddressClass::kLinkLocal},
+    {v4(224, 0, 0, 0), 4, AddressClass::kMulticast},
+    {v4(255, 255, 255, 255), 32, AddressClass::kMulticast},  // limited broadcast
+};
+
+// Prefixes of IPv6 addresses that only carry an IPv4 one in their last four bytes.
+constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};  // ::ffff:0:0/96
+constexpr uint8_t kCompatiblePrefix[12] = {};                                    // ::/96 (deprecated)
+constexpr uint8_t kNat64Prefix[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};  // 64:ff9b::/96
+// AWS's metadata service on IPv6 (Nitro instances).
+constexpr uint8_t kEc2Metadata[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54};
+
+AddressClass classify_v4(uint32_t a) {
+  for (const V4Range& r : kV4Ranges) {
+    if ((a & (~0u << (32 - r.bits))) == r.net) return r.cls;
+  }
+  return AddressClass::kPublic;
+}
+
+uint32_t v4_at(const uint8_t* b) { return v4(b[0], b[1], b[2], b[3]); }
+
+// The IPv4 address an IPv6 one is only a wrapper for: whoever answers it is that IPv4 host (or a
+// NAT64 gateway's view of it), so it must be judged as that host.
+std::optional<uint32_t> wrapped_v4(const in6_addr& a) {
+  const uint8_t* b = a.s6_addr;
+  const uint32_t inner = v4_at(b + 12);
+  const bool compatible = std::memcmp(b, kCompatiblePrefix, 12) == 0 && inner > 1;  // not :: or ::1
+  if (compatible || std::memcmp(b, kMappedPrefix, 12) == 0 || std::memcmp(b, kNat64Prefix, 12) == 0) return inner;
+  return std::nullopt;
+}
+
+AddressClass classify_v6(const in6_addr& a) {
+  const uint8_t* b = a.s6_addr;
+  if (auto inner = wrapped_v4(a)) return classify_v4(*inner);
+  if (IN6_IS_ADDR_UNSPECIFIED(&a)) return AddressClass::kUnspecified;
+  if (IN6_IS_ADDR_LOOPBACK(&a)) return AddressClass::kLoopback;
+  if (std::memcmp(b, kEc2Metadata, 16) == 0) return AddressClass::kMetadata;
+  if ((b[0] & 0xfe) == 0xfc) return AddressClass::kPrivate;  // fc00::/7 unique local
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return AddressClass::kLinkLocal;  // fe80::/10
+  // fec0::/10 site-local: deprecated, but old LANs still route it.
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return AddressClass::kPrivate;
+  if (b[0] == 0xff) return AddressClass::kMulticast;
+  return AddressClass::kPublic;
+}
+
+// The IPv4 text of an IPv4-mapped IPv6 address, so that grants of "127.0.0.1" also cover the
+// same host reached through a dual-stack socket; "" otherwise.
+std::string unmapped_text(const sockaddr* addr) {
+  if (!addr || addr->sa_family != AF_INET6) return {};
+  const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr;
+  if (!IN6_IS_ADDR_V4MAPPED(&a)) return {};
+  char buf[INET_ADDRSTRLEN] = "";
+  inet_ntop(AF_INET, a.s6_addr + 12, buf, sizeof buf);
+  return buf;
+}
+
+// Canonical text of an IP literal ("::0001" is "::1"); "" when `text` is not one.
+std::string canonical_ip(const std::string& text) {
+  unsigned char raw[sizeof(in6_addr)];
+  char buf[INET6_ADDRSTRLEN] = "";
+  if (inet_pton(AF_INET, text.c_str(), raw) == 1) return inet_ntop(AF_INET, raw, buf, sizeof buf);
+  if (inet_pton(AF_INET6, text.c_str(), raw) == 1) return inet_ntop(AF_INET6, raw, buf, sizeof buf);
+  return {};
+}
+
+std::string_view strip_brackets(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') return host.substr(1, host.size() - 2);
+  return host;
+}
+
+// How hosts are compared: literals by their canonical text, names without case and without
+// the root's trailing dot ("Example.COM." is "example.com").
+std::string normalize_host(std::string_view host) {
+  std::string h(strip_brackets(host));
+  if (std::string ip = canonical_ip(h); !ip.empty()) return ip;
+  std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (!h.empty() && h.back() == '.') h.pop_back();
+  return h;
+}
+
+bool parse_port(std::string_view text, int& port) {
+  if (text.empty() || text.size() > 5) return false;
+  port = 0;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    port = port * 10 + (c - '0');
+  }
+  return port >= 1 && port <= 65535;
+}
+
+// "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT". An unbracketed host with several colons is an
+// IPv6 address without a port: "::1:8000" is itself a valid address, so it cannot mean a port.
+bool split_grant(std::string_view text, std::string& host, int& port) {
+  port = 0;
+  std::string_view port_text;
+  bool has_port = false;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos) return false;
+    host = text.substr(1, close - 1);
+    const std::string_view rest = text.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return false;
+    has_port = !rest.empty();
+    if (has_port) port_text = rest.substr(1);
+    unsigned char raw[sizeof(in6_addr)];
+    if (inet_pton(AF_INET6, host.c_str(), raw) != 1) return false;
+  } else if (std::count(text.begin(), text.end(), ':') == 1) {
+    const auto colon = text.find(':');
+    host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    has_port = true;
+  } else {
+    host = text;
+  }
+  if (has_port && !parse_port(port_text, port)) return false;
+  return !host.empty();
+}
+
+// "127.0.0.1:8080", "[::1]:8080", "example.com:443".
+std::string host_port(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+std::string_view address_class_name(AddressClass cls) {
+  switch (cls) {
+    case AddressClass::kLoopback: return "loopback";
+    case AddressClass::kPrivate: return "private network (LAN)";
+    case AddressClass::kLinkLocal: return "link-local";
+    case AddressClass::kMetadata: return "cloud metadata";
+    case AddressClass::kUnspecified: return "unspecified";
+    case AddressClass::kMulticast: return "multicast or broadcast";
+    case AddressClass::kPublic: return "public internet";
+  }
+  return "unknown";
+}
+
+AddressClass classify_address(const sockaddr* addr) {
+  if (addr && addr->sa_family == AF_INET)
+    return classify_v4(ntohl(reinterpret_cast<const sockaddr_in*>(addr)->sin_addr.s_addr));
+  if (addr && addr->sa_family == AF_INET6) return classify_v6(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
+  return AddressClass::kUnspecified;
+}
+
+std::string address_text(const sockaddr* addr) {
+  char buf[INET6_ADDRSTRLEN] = "";
+  if (addr && addr->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, buf, sizeof buf);
+  else if (addr && addr->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, buf, sizeof buf);
+  return buf;
+}
+
+TargetPolicy::TargetPolicy(std::string who) : who_(std::move(who)) {}
+
+void TargetPolicy::add_reachable(std::string ip, int port) {
+  reachable_.push_back({normalize_host(ip), std::max(0, port)});
+}
+
+bool TargetPolicy::add_grant(std::string host_or_host_port) {
+  std::string host;
+  int port = 0;
+  if (!split_grant(host_or_host_port, host, port)) return false;
+  grants_.push_back({normalize_host(host), port});
+  return true;
+}
+
+bool TargetPolicy::any_matches(const std::vector<Endpoint>& endpoints, const std::string& host, int port) {
+  if (host.empty()) return false;
+  return std::any_of(endpoints.begin(), endpoints.end(),
+                     [&](const Endpoint& e) { return e.host == host && (e.port == 0 || e.port == port); });
+}
+
+bool TargetPolicy::allows(const sockaddr* addr, std::string_view url_host, int port, std::string& why) const {
+  const std::string host = normalize_host(url_host);
+  for (const std::string& address : {address_text(addr), unmapped_text(addr)}) {
+    if (any_matches(reachable_, address, port) || any_matches(grants_, address, port)) return true;
+  }
+  if (any_matches(grants_, host, port)) return true;
+  why = refusal(addr, host, port);
+  return false;
+}
+
+// Names the host as the URL did, so the suggested grant is one the user recognises and that
+// matches; the address and its class say why it was refused.
+std::string TargetPolicy::refusal(const sockaddr* addr, const std::string& host, int port) const {
+  const std::string address = address_text(addr);
+  const std::string cls(address_class_name(classify_address(addr)));
+  const bool literal = host.empty() || host == address || host == unmapped_text(addr);
+  const std::string grant = host_port(host.empty() ? address : host, port);
+  const std::string target = literal ? grant + " (" + cls + ")" : grant + " (" + address + ", " + cls + ")";
+  return who_ + ": refusing to connect to " + target +
+         ": scripts may only reach the run's droplets, its simulated servers and hosts granted with "
+         "--allow-host; to allow it, run with --allow-host " + grant;
+}
+
+}  // namespace runara

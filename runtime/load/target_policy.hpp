@@ -1,0 +1,72 @@
+// Which network addresses a script's load generator may aim at.
+//
+// A shared script must not be able to point load at the machine it runs on, the LAN around it or
+// the cloud metadata service (which hands out credentials), however its URLs are spelled or
+// whatever their names resolve to. So the decision is made per connection, on the address about
+// to be connected, not on the URL: a script may reach the run's own droplets, the servers and
+// tunnels the run started, and what the user granted with --allow-host, nothing else.
+//
+// Classification covers IPv4 and IPv6, including IPv4 addresses wrapped in IPv6 (mapped
+// ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d), which are judged by the IPv4
+// address inside.
+//
+// Set up once, then allows() may be called from any number of threads: it only reads.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runara {
+
+enum class AddressClass { kLoopback, kPrivate, kLinkLocal, kMetadata, kUnspecified, kMulticast, kPublic };
+
+// For messages: "loopback", "private network (LAN)", "link-local", "cloud metadata",
+// "unspecified", "multicast or broadcast", "public".
+std::string_view address_class_name(AddressClass cls);
+
+// An address that is neither IPv4 nor IPv6 (or null) is kUnspecified: never a place to send load.
+AddressClass classify_address(const sockaddr* addr);
+
+// "10.0.0.5", "::1", "::ffff:127.0.0.1" (no port, no brackets, no zone); "" for other families.
+std::string address_text(const sockaddr* addr);
+
+class TargetPolicy {
+ public:
+  // `who` names the primitive in refusal messages ("http_load: refusing to connect ...").
+  explicit TargetPolicy(std::string who = "http_load");
+
+  // Addresses the run itself created or started: its droplets' IPs (port 0: any port), its
+  // simulated servers and tunnels (ip + port). `ip` is an IPv4 or IPv6 literal, brackets allowed.
+  void add_reachable(std::string ip, int port);
+
+  // An --allow-host grant as given: "HOST" or "HOST:PORT", HOST a name, an IPv4 literal or an
+  // IPv6 literal, bracketed when it has a port ("[::1]:8000"; unbracketed "::1" is an address
+  // without a port). Names compare without case and trailing dot. Returns false, granting
+  // nothing, when it is malformed (empty host, a port that is not 1-65535).
+  bool add_grant(std::string host_or_host_port);
+
+  // Decides for one connection about to be opened to `addr` for a URL whose host part was
+  // `url_host` (a name or literal, brackets allowed) and port `port`. Allowed when addr:port is
+  // reachable, or a grant matches url_host or the address text (and the port, when the grant has
+  // one). Otherwise returns false and sets `why` to a message naming the address, its class and
+  // the --allow-host flag that would allow it.
+  bool allows(const sockaddr* addr, std::string_view url_host, int port, std::string& why) const;
+
+ private:
+  struct Endpoint {
+    std::string host;  // canonical address text, or a lower-case name without trailing dot
+    int port = 0;      // 0: any port
+  };
+
+  static bool any_matches(const std::vector<Endpoint>& endpoints, const std::string& host, int port);
+  std::string refusal(const sockaddr* addr, const std::string& host, int port) const;
+
+  std::string who_;
+  std::vector<Endpoint> reachable_;
+  std::vector<Endpoint> grants_;
+};
+
+}  // namespace runara

@@ -1,0 +1,219 @@
+// `runara serve-fake-llm` end to end: the built binary on a free port, a streamed completion
+// through libcurl (token count, [DONE], the configured time to first token), the summary line on
+// SIGTERM/SIGINT, --static and --model, and every flag's validation (exit 2, a message naming
+// the flag, the value and what it expects).
+#include <catch2/catch.hpp>
+
+#include <curl/curl.h>
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "child_process.hpp"
+#include "http/openai_stream.hpp"
+#include "http/sse_parser.hpp"
+
+using runara::test::ChildProcess;
+using runara::test::ChildResult;
+using runara::test::run_runara;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+const std::string kBanner = "fake LLM server (OpenAI-compatible) at http://127.0.0.1:";
+
+// A `runara serve-fake-llm --port 0 ARGS...` child and the port its banner names.
+struct Server {
+  ChildProcess child;
+  int port = -1;
+
+  explicit Server(std::vector<std::string> args) : child(command(std::move(args))) {
+    // The banner is one flushed line; its end means the port is all there.
+    REQUIRE(child.wait_for_output(kBanner, 10));
+    REQUIRE(child.wait_for_output("\n", 5));
+    const std::string& out = child.out_so_far();
+    const auto at = out.find(kBanner);
+    REQUIRE(at != std::string::npos);
+    port = std::stoi(out.substr(at + kBanner.size()));
+    REQUIRE(port > 0);
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+
+  static std::vector<std::string> command(std::vector<std::string> args) {
+    args.insert(args.begin(), {RUNARA_BINARY, "serve-fake-llm", "--port", "0"});
+    return args;
+  }
+};
+
+struct Response {
+  CURLcode rc = CURLE_OK;
+  long status = 0;
+  std::string body;
+  std::vector<std::string> events;  // the data of each SSE event
+  std::vector<double> token_ms;     // arrival of each token event since the request began
+};
+
+struct Transfer {
+  Response res;
+  Clock::time_point t0 = Clock::now();
+  runara::SseParser parser{[this](const runara::SseEvent& e) {
+    res.events.push_back(e.data);
+    runara::OpenAiStreamEvent ev;
+    runara::interpret_openai_event(e, ev);
+    if (ev.has_token)
+      res.token_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }};
+};
+
+size_t on_data(char* p, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  t->res.body.append(p, size * n);
+  t->parser.feed(p, size * n);
+  return size * n;
+}
+
+// One request with a fresh connection; `body` empty means GET.
+Response request(const std::string& url, const std::string& body = "") {
+  static const bool initialised = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+  REQUIRE(initialised);
+  CURL* h = curl_easy_init();
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  Transfer t;
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+  if (!body.empty()) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  }
+  t.t0 = Clock::now();
+  t.res.rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.res.status);
+  t.parser.finish();
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(h);
+  return std::move(t.res);
+}
+
+}  // namespace
+
+TEST_CASE("serve-fake-llm streams the configured tokens and stops on SIGTERM with a summary",
+          "[serve_fake_llm]") {
+  Server server({"--ttft-ms", "20", "--itl-ms", "2", "--output-tokens", "5"});
+  CHECK(contains(server.child.out_so_far(), "model=fake-model ttft=20ms itl=2ms"));
+
+  Response r = request(server.url("/v1/completions"), R"({"model":"fake-model","prompt":"hi","stream":true})");
+  REQUIRE(r.rc == CURLE_OK);
+  CHECK(r.status == 200);
+  REQUIRE(r.token_ms.size() == 5);
+  REQUIRE(r.events.size() == 6);
+  CHECK(r.events.back() == "[DONE]");
+  // The server counts from the request's arrival, which is after the client started its clock.
+  CHECK(r.token_ms.front() >= 20.0);
+  CHECK(r.token_ms.back() >= 20.0 + 4 * 2.0);
+
+  server.child.signal(SIGTERM);
+  ChildResult done = server.child.wait(10);
+  INFO(done.out << done.err);
+  CHECK(done.exit_code == 0);
+  CHECK(contains(done.out, "fake LLM server stopped: 1 requests served, 5 tokens sent"));
+}
+
+TEST_CASE("serve-fake-llm exits 0 on SIGINT too", "[serve_fake_llm]") {
+  Server server({});
+  server.child.signal(SIGINT);
+  ChildResult done = server.child.wait(10);
+  CHECK(done.exit_code == 0);
+  CHECK(contains(done.out, "fake LLM server stopped: 0 requests served, 0 tokens sent"));
+}
+
+TEST_CASE("serve-fake-llm --model names the model, --static answers other paths", "[serve_fake_llm]") {
+  Server server({"--model", "acme/tiny-7b", "--static", "hello bench\n", "--output-tokens-range", "2:3"});
+  CHECK(contains(server.child.out_so_far(), "model=acme/tiny-7b"));
+  CHECK(contains(server.child.out_so_far(), "tokens=2-3"));
+
+  Response models = request(server.url("/v1/models"));
+  CHECK(models.status == 200);
+  CHECK(contains(models.body, "\"acme/tiny-7b\""));
+
+  Response page = request(server.url("/any/page"));
+  CHECK(page.status == 200);
+  CHECK(page.body == "hello bench\n");
+
+  Response chat = request(server.url("/v1/chat/completions"),
+                          R"({"model":"acme/tiny-7b","messages":[{"role":"user","content":"hi"}],"stream":true})");
+  CHECK(chat.token_ms.size() >= 2);
+  CHECK(chat.token_ms.size() <= 3);
+}
+
+TEST_CASE("serve-fake-llm reports a port already in use with exit 1", "[serve_fake_llm]") {
+  Server first({});
+  ChildResult r = run_runara({"serve-fake-llm", "--port", std::to_string(first.port)}, 10);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "runara serve-fake-llm: cannot listen on http://127.0.0.1:" + std::to_string(first.port)));
+}
+
+TEST_CASE("serve-fake-llm rejects bad flags with exit 2, naming flag, value and expectation",
+          "[serve_fake_llm]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--ttft-ms", "abc"}, "--ttft-ms expects a number of milliseconds >= 0, got 'abc'"},
+      {{"--ttft-ms", "-1"}, "--ttft-ms expects a number of milliseconds >= 0, got '-1'"},
+      {{"--itl-ms", "2ms"}, "--itl-ms expects a number of milliseconds >= 0, got '2ms'"},
+      {{"--itl-ms"}, "--itl-ms expects a number of milliseconds >= 0, got nothing"},
+      {{"--port", "70000"}, "--port expects a port number from 0 to 65535 (0 picks a free port), got '70000'"},
+      {{"--port", "80a"}, "--port expects a port number from 0 to 65535 (0 picks a free port), got '80a'"},
+      {{"--host", "localhost"}, "--host expects an IPv4 or IPv6 address to bind, such as 127.0.0.1, 0.0.0.0 or ::1, "
+                                "got 'localhost'"},
+      {{"--model", ""}, "--model expects a non-empty model name, got ''"},
+      {{"--output-tokens", "0"}, "--output-tokens expects a whole number of tokens from 1 to 16777216, got '0'"},
+      {{"--output-tokens", "2.5"}, "--output-tokens expects a whole number of tokens from 1 to 16777216, got '2.5'"},
+      {{"--output-tokens-range", "5:2"},
+       "--output-tokens-range expects MIN:MAX, whole numbers of tokens with 1 <= MIN <= MAX <= 16777216, got '5:2'"},
+      {{"--output-tokens-range", "5"},
+       "--output-tokens-range expects MIN:MAX, whole numbers of tokens with 1 <= MIN <= MAX <= 16777216, got '5'"},
+      {{"--tokens-per-chunk", "0"}, "--tokens-per-chunk expects a whole number of tokens from 1 to 16777216, got '0'"},
+      {{"--usage", "sometimes"}, "--usage expects one of request, always or never, got 'sometimes'"},
+      {{"--error-500", "1.5"}, "--error-500 expects a fraction from 0 to 1, got '1.5'"},
+      {{"--disconnect", "nan"}, "--disconnect expects a fraction from 0 to 1, got 'nan'"},
+      {{"--malformed", "-0.1"}, "--malformed expects a fraction from 0 to 1, got '-0.1'"},
+      {{"--stall", "0.5"},
+       "--stall expects FRACTION:MS, a fraction from 0 to 1 and a number of milliseconds >= 0, got '0.5'"},
+      {{"--stall", "0.5:x"},
+       "--stall expects FRACTION:MS, a fraction from 0 to 1 and a number of milliseconds >= 0, got '0.5:x'"},
+      {{"--seed", "-3"}, "--seed expects a whole number >= 0, got '-3'"},
+      {{"--static"}, "--static expects a response body, got nothing"},
+      {{"--bogus"}, "unknown argument '--bogus'"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"serve-fake-llm"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ChildResult r = run_runara(args, 10);
+    INFO(c.args.front() << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "runara serve-fake-llm: " + c.message + "\n"));
+    CHECK(contains(r.err, "usage: runara serve-fake-llm"));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("serve-fake-llm --help and runara --help document it", "[serve_fake_llm]") {
+  ChildResult own = run_runara({"serve-fake-llm", "--help"});
+  CHECK(own.exit_code == 0);
+  CHECK(contains(own.out, "usage: runara serve-fake-llm"));
+  CHECK(contains(own.out, "--stall FRACTION:MS"));
+  ChildResult top = run_runara({"--help"});
+  CHECK(contains(top.out, "runara serve-fake-llm"));
+}
