@@ -33,6 +33,10 @@ struct ParsedUrl {
 };
 
 ParsedUrl parse_url(lua_State* L, const std::string& text) {
+  const auto scheme_end = text.find("://");
+  if (scheme_end != std::string::npos && text.compare(0, scheme_end, "http") != 0 && text.compare(0, scheme_end, "https") != 0) {
+    args::raise(L, "%s: option 'url' must be an http:// or https:// URL, got '%s'", kRun, text.c_str());
+  }
   CURLU* u = curl_url();
   ParsedUrl out;
   const CURLUcode rc = curl_url_set(u, CURLUPART_URL, text.c_str(), CURLU_DEFAULT_SCHEME | CURLU_NON_SUPPORT_SCHEME);

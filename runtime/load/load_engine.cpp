@@ -67,6 +67,7 @@ struct LoadEngine::Impl {
   LoadOutcome collect(bool interrupted) {
     collected = true;
     LoadOutcome out;
+    out.stats.slo = spec->slo;
     out.interrupted = interrupted;
     out.threads = static_cast<int>(workers.size());
     out.wall_s = static_cast<double>(shared->now()) / 1e9;

@@ -1,0 +1,428 @@
+// http_load end to end: build/runara runs real scripts against the fake OpenAI server (in this
+// process, on its own thread) and a real nginx on loopback; assertions read the results.json and
+// requests.jsonl each load writes. Accuracy bounds are the issue's: TTFT median within 1 ms and ITL
+// median within 0.2 ms of what the server was told to do.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+#include "sim/fake_llm_server.hpp"
+
+using nlohmann::json;
+using runara::FakeLlmConfig;
+using runara::FakeLlmServer;
+using runara::test::ChildResult;
+
+namespace {
+
+struct LoadRun {
+  ChildResult child;
+  std::string out;  // the run's output folder
+  json result(const std::string& name = "load") const {
+    std::ifstream in(out + "/" + name + "/results.json");
+    REQUIRE(in.good());
+    return json::parse(in);
+  }
+  std::vector<json> requests(const std::string& name = "load") const {
+    std::ifstream in(out + "/" + name + "/requests.jsonl");
+    std::vector<json> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+    return lines;
+  }
+};
+
+LoadRun run_script(const std::string& body, std::vector<std::string> extra = {},
+                   std::map<std::string, std::string> env = {}, double timeout_s = 90) {
+  static int n = 0;
+  const std::string dir = runara::test::temp_dir("http_load");
+  const std::string script = runara::test::write_temp_file(dir, "load" + std::to_string(++n) + ".lua", body);
+  LoadRun run;
+  run.out = dir + "/out";
+  std::vector<std::string> args = {"--out", run.out};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(script);
+  run.child = runara::test::run_runara(args, timeout_s, env);
+  return run;
+}
+
+std::string allow(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+std::string url(int port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+}  // namespace
+
+TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 64, 512 and 2048", "[http_load]") {
+  struct Point {
+    int concurrency;
+    double ttft_ms, itl_ms;
+  };
+  const Point point = GENERATE(Point{1, 40, 10}, Point{64, 40, 10}, Point{512, 60, 40}, Point{2048, 100, 100});
+  FakeLlmConfig cfg;
+  cfg.ttft_ms = point.ttft_ms;
+  cfg.itl_ms = point.itl_ms;
+  // Replies of different lengths, and a first round of warmup: streams that all start and end
+  // together would make the fake server (one thread, same 2 cores) answer in bursts, late.
+  cfg.output_tokens_min = 4;
+  cfg.output_tokens_max = 16;
+  FakeLlmServer server(cfg);
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const int requests = std::max(20, 2 * point.concurrency);
+  const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) + "', model = 'fake-model', concurrency = " +
+                              std::to_string(point.concurrency) + ", warmup = " + std::to_string(point.concurrency) +
+                              ", requests = " + std::to_string(requests) + ", max_tokens = 16, prompts = { input_tokens = 32 } }",
+                              {"--allow-host", allow(port)});
+  INFO("concurrency " << point.concurrency << "\n" << run.child.err);
+  REQUIRE(run.child.exit_code == 0);
+  const json r = run.result();
+  CHECK(r["completed"] == requests);
+  CHECK(r["failed"] == 0);
+  CHECK(r["output_tokens_source"] == "usage");
+  CHECK(r["max_concurrent_requests"] == point.concurrency);
+  const auto lines = run.requests();
+  REQUIRE(lines.size() == static_cast<size_t>(requests + point.concurrency));
+  int tokens = 0;
+  for (const auto& line : lines) tokens += line["warmup"] == true ? 0 : line["output_tokens"].get<int>();
+  CHECK(r["total_output_tokens"] == tokens);
+  const double ttft = r["median_ttft_ms"], itl = r["median_itl_ms"], tpot = r["median_tpot_ms"];
+  INFO("median ttft " << ttft << " ms, itl " << itl << " ms, tpot " << tpot << " ms");
+  CHECK(std::abs(ttft - point.ttft_ms) <= 1.0);
+  CHECK(std::abs(itl - point.itl_ms) <= 0.2);
+  CHECK(std::abs(tpot - point.itl_ms) <= 0.2);
+}
+
+TEST_CASE("http_load results.json carries vllm bench serve's keys, and requests.jsonl one line per request", "[http_load]") {
+  FakeLlmServer server(FakeLlmConfig{});
+  const int port = server.start(0);
+  const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + url(port) +
+                                  "', model = 'fake-model', concurrency = 4, requests = 40, warmup = 5, max_tokens = 8,"
+                                  " slo = { ttft_ms = 1000, tpot_ms = 100 } }\n"
+                                  "assert(r.completed == 40 and r.warmup_requests == 5, 'counts')\n"
+                                  "print('goodput', r.request_goodput)",
+                              {"--allow-host", allow(port)});
+  INFO(run.child.err);
+  REQUIRE(run.child.exit_code == 0);
+  const json r = run.result();
+  for (const char* key : {"date", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
+                          "burstiness", "max_concurrency", "duration", "completed", "failed", "total_input_tokens",
+                          "total_output_tokens", "request_throughput", "request_goodput", "output_throughput",
+                          "total_token_throughput", "max_output_tokens_per_s", "max_concurrent_requests",
+                          "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
+                          "median_tpot_ms", "std_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "std_itl_ms",
+                          "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "std_e2el_ms", "p99_e2el_ms"}) {
+    INFO(key);
+    CHECK(r.contains(key));
+  }
+  CHECK(r["request_rate"] == "inf");
+  CHECK(r["num_prompts"] == 40);
+  CHECK(r["request_goodput"].get<double>() > 0);
+  CHECK(r["p99.9_ttft_ms"].get<double>() >= r["p99_ttft_ms"].get<double>());
+  const auto lines = run.requests();
+  REQUIRE(lines.size() == 45);
+  CHECK(lines[0]["warmup"] == true);
+  CHECK(lines[44]["warmup"] == false);
+  CHECK(lines[44]["output_tokens"] == 8);
+  CHECK(lines[44]["tokens_from"] == "usage");
+}
+
+TEST_CASE("http_load open loop keeps its rate and measures from the intended send time", "[http_load]") {
+  FakeLlmConfig cfg;
+  cfg.ttft_ms = 5;
+  cfg.itl_ms = 1;
+  cfg.output_tokens = 4;
+  FakeLlmServer server(cfg);
+  const int port = server.start(0);
+
+  SECTION("constant arrivals: achieved send rate within 1% of the target") {
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) +
+                                    "', model = 'fake-model', rate = 200, arrival = 'constant', requests = 400, max_tokens = 4 }",
+                                {"--allow-host", allow(port)});
+    INFO(run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    const json r = run.result();
+    CHECK(r["completed"] == 400);
+    CHECK(std::abs(r["achieved_send_rate"].get<double>() / 200 - 1) < 0.01);
+    CHECK(r["mean_queue_ms"].get<double>() < 2);
+  }
+  SECTION("Poisson arrivals: the client keeps to its schedule") {
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) +
+                                    "', model = 'fake-model', rate = 200, requests = 400, max_tokens = 4, seed = 7 }",
+                                {"--allow-host", allow(port)});
+    REQUIRE(run.child.exit_code == 0);
+    const json r = run.result();
+    CHECK(std::abs(r["achieved_send_rate"].get<double>() / r["scheduled_send_rate"].get<double>() - 1) < 0.01);
+    CHECK(std::abs(r["scheduled_send_rate"].get<double>() / 200 - 1) < 0.15);  // 400 exponential gaps
+  }
+  SECTION("a server slower than the rate: latency grows with the backlog (no coordinated omission)") {
+    server.stop();
+    cfg.ttft_ms = 30;
+    cfg.itl_ms = 0;
+    cfg.output_tokens = 1;
+    server.set_config(cfg);
+    const int slow = server.start(0);
+    // One request at a time (max_concurrency = 1), one due every 20 ms, each takes 30 ms: request
+    // i waits 10*i ms for its turn, and its latency must show that wait.
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(slow) +
+                                    "', model = 'fake-model', rate = 50, arrival = 'constant', max_concurrency = 1,"
+                                    " requests = 40, max_tokens = 1 }",
+                                {"--allow-host", allow(slow)});
+    INFO(run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    const auto lines = run.requests();
+    REQUIRE(lines.size() == 40);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const double e2el = lines[i]["e2el_ms"], queue = lines[i]["queue_ms"];
+      INFO("request " << i << ": e2el " << e2el << " queue " << queue);
+      CHECK(std::abs(queue - 10.0 * static_cast<double>(i)) < 5 + 0.5 * static_cast<double>(i));
+      CHECK(e2el - queue == Approx(30).margin(5));
+    }
+    const json r = run.result();
+    CHECK(r["p99_e2el_ms"].get<double>() > 350);
+    CHECK(r["median_queue_ms"].get<double>() > 150);
+  }
+}
+
+TEST_CASE("http_load sweeps, chat, non-streaming and server-side failures", "[http_load]") {
+  FakeLlmConfig cfg;
+  cfg.output_tokens = 6;
+  FakeLlmServer server(cfg);
+  const int port = server.start(0);
+  const std::string base = "url = '" + url(port) + "', model = 'fake-model', max_tokens = 6";
+
+  SECTION("a concurrency list is a sweep: one result per point") {
+    const auto run = run_script("local rs = http_load.run{ name = 'sweep', " + base +
+                                    ", concurrency = {1, 4}, requests = 12 }\n"
+                                    "assert(#rs == 2 and rs[1].max_concurrency == 1 and rs[2].max_concurrency == 4)",
+                                {"--allow-host", allow(port)});
+    INFO(run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    CHECK(run.result("sweep-c1")["completed"] == 12);
+    CHECK(run.result("sweep-c4")["completed"] == 12);
+  }
+  SECTION("chat completions, streamed and not") {
+    const auto run = run_script("local a = http_load.run{ name = 'load', " + base +
+                                    ", endpoint = 'chat', requests = 5 }\n"
+                                    "local b = http_load.run{ name = 'whole', " + base +
+                                    ", stream = false, requests = 5 }\n"
+                                    "assert(a.completed == 5 and a.total_output_tokens == 30, 'chat')\n"
+                                    "assert(b.completed == 5 and b.total_output_tokens == 30, 'non-streaming')\n"
+                                    "assert(b.median_ttft_ms == b.median_e2el_ms, 'ttft of a whole reply')",
+                                {"--allow-host", allow(port)});
+    INFO(run.child.err);
+    CHECK(run.child.exit_code == 0);
+  }
+  SECTION("500s, malformed events and disconnects are counted by kind, the rest still measured") {
+    server.stop();
+    cfg.error_500_fraction = 0.2;
+    cfg.malformed_fraction = 0.2;
+    cfg.disconnect_fraction = 0.2;
+    server.set_config(cfg);
+    const int faulty = server.start(0);
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(faulty) +
+                                    "', model = 'fake-model', max_tokens = 6, concurrency = 8, requests = 200 }",
+                                {"--allow-host", allow(faulty)});
+    INFO(run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    const json r = run.result();
+    CHECK(r["completed"].get<int>() > 50);
+    CHECK(r["completed"].get<int>() + r["failed"].get<int>() == 200);
+    CHECK(r["errors_by_kind"]["http_status"].get<int>() > 10);
+    CHECK(r["errors_by_kind"]["malformed_sse"].get<int>() > 10);
+    CHECK(r["errors_by_kind"]["reset"].get<int>() > 10);
+    CHECK(r["http_statuses"]["500"].get<int>() > 10);
+  }
+}
+
+namespace {
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A real nginx serving a small static file on loopback, for as long as the object lives.
+struct Nginx {
+  std::string dir = runara::test::temp_dir("nginx");
+  int port = free_port();
+  Nginx() {
+    REQUIRE(access("/usr/sbin/nginx", X_OK) == 0);  // CI installs nginx-light (./setup)
+    runara::test::write_temp_file(dir, "hello.txt", "hello from nginx\n");
+    runara::test::write_temp_file(dir, "nginx.conf",
+                                  "worker_processes 1; daemon on; pid " + dir + "/nginx.pid; error_log " + dir +
+                                      "/error.log;\nevents { worker_connections 1024; }\nhttp { access_log off; "
+                                      "client_body_temp_path " + dir + "; proxy_temp_path " + dir +
+                                      "; fastcgi_temp_path " + dir + "; uwsgi_temp_path " + dir + "; scgi_temp_path " + dir +
+                                      ";\n server { listen 127.0.0.1:" + std::to_string(port) + "; root " + dir + "; } }\n");
+    const int rc = std::system(("/usr/sbin/nginx -q -c " + dir + "/nginx.conf -p " + dir + " 2>" + dir + "/start.err").c_str());
+    INFO(slurp(dir + "/start.err"));
+    REQUIRE(rc == 0);
+  }
+  ~Nginx() {
+    (void)std::system(("/usr/sbin/nginx -q -c " + dir + "/nginx.conf -p " + dir + " -s quit 2>/dev/null").c_str());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("http_load drives a real nginx: GET, HEAD, and a 404 on every request is an error", "[http_load]") {
+  Nginx nginx;
+  const std::string grant = allow(nginx.port);
+  SECTION("keep-alive GET") {
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(nginx.port) +
+                                    "/hello.txt', concurrency = 16, requests = 3000 }",
+                                {"--allow-host", grant});
+    INFO(run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    const json r = run.result();
+    CHECK(r["completed"] == 3000);
+    CHECK(r["failed"] == 0);
+    CHECK(r["http_statuses"]["200"] == 3000);
+    CHECK(r["backend"] == "http");
+    CHECK(r["median_e2el_ms"].get<double>() > 0);
+  }
+  SECTION("HEAD, templated POST bodies to a URL that refuses them") {
+    const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + url(nginx.port) +
+                                    "/hello.txt', method = 'HEAD', requests = 50 }\n"
+                                    "assert(r.completed == 50, 'HEAD')\n"
+                                    "http_load.run{ name = 'post', url = '" + url(nginx.port) +
+                                    "/hello.txt', method = 'POST', body = '{\"n\": {{index}}}', requests = 10 }",
+                                {"--allow-host", grant});
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("every request failed (10 of 10; http_status): HTTP 405") != std::string::npos);
+    CHECK(run.result("post")["http_statuses"]["405"] == 10);  // results kept
+  }
+  SECTION("an OpenAI load against a server that is not one") {
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(nginx.port) +
+                                    "', model = 'm', requests = 5 }",
+                                {"--allow-host", grant});
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("HTTP 404") != std::string::npos);
+    CHECK(run.child.err.find(".lua:1:") != std::string::npos);  // located at the script line
+  }
+}
+
+TEST_CASE("http_load refuses targets the run may not reach, and bad options, with clear errors", "[http_load]") {
+  FakeLlmServer server(FakeLlmConfig{});
+  const int port = server.start(0);
+  SECTION("loopback without a grant: refused before anything is sent") {
+    const auto run = run_script("http_load.run{ url = '" + url(port) + "', model = 'm', requests = 5 }");
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("refusing to connect to 127.0.0.1:" + std::to_string(port) + " (loopback)") != std::string::npos);
+    CHECK(run.child.err.find("--allow-host 127.0.0.1:" + std::to_string(port)) != std::string::npos);
+    CHECK(server.stats().requests_served == 0);
+  }
+  SECTION("a name that resolves to loopback is refused at connect time") {
+    const auto run = run_script("http_load.run{ name = 'load', url = 'http://localhost:" + std::to_string(port) +
+                                "', model = 'm', requests = 5 }");
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("refused_target") != std::string::npos);
+    CHECK(run.child.err.find("127.0.0.1, loopback)") != std::string::npos);
+    CHECK(server.stats().requests_served == 0);
+  }
+  SECTION("the metadata address and LAN addresses") {
+    for (const std::string target : {"http://169.254.169.254/latest/meta-data/", "http://192.168.1.1/", "http://10.0.0.5:8000"}) {
+      const auto run = run_script("http_load.run{ url = '" + target + "', requests = 1 }");
+      INFO(target << "\n" << run.child.err);
+      CHECK(run.child.exit_code == 1);
+      CHECK(run.child.err.find("refusing to connect") != std::string::npos);
+    }
+  }
+  SECTION("an address nothing listens on") {
+    const int closed = free_port();
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(closed) + "/x', requests = 3 }",
+                                {"--allow-host", allow(closed)});
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("every request failed (3 of 3; connect)") != std::string::npos);
+    CHECK(run.result()["errors_by_kind"]["connect"] == 3);
+  }
+  SECTION("invalid options") {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"url = 'file:///etc/passwd', requests = 1", "option 'url' must be an http:// or https:// URL, got 'file:///etc/passwd'"},
+        {"url = 'gopher://x/', requests = 1", "must be an http:// or https:// URL"},
+        {"requests = 1", "option 'url' is required"},
+        {"url = 'http://127.0.0.1:1', concurency = 3, requests = 1", "concurency"},
+        {"url = 'http://127.0.0.1:1', concurrency = 0, requests = 1", "option 'concurrency' must be an integer number > 0"},
+        {"url = 'http://127.0.0.1:1', concurrency = 2, rate = 3, requests = 1", "either 'concurrency' (closed loop) or 'rate'"},
+        {"url = 'http://127.0.0.1:1'", "requests = N or duration = seconds"},
+        {"url = 'http://127.0.0.1:1', mode = 'openai', requests = 1", "option 'model' is required in openai mode"},
+        {"url = 'http://127.0.0.1:1', rate = 5, arrival = 'bursty', requests = 1", "option 'arrival' must be \"poisson\", \"gamma\" or \"constant\""},
+        {"url = 'http://127.0.0.1:1', model = 'm', prompts = { input_tokens = 8, range_ratio = 1.5 }, requests = 1", "prompts.range_ratio must be >= 0 and < 1"},
+        {"url = 'http://127.0.0.1:1', name = '../x', requests = 1", "option 'name' names a folder"},
+        {"url = 'http://127.0.0.1:1', model = 'm', endpoint = 'embeddings', requests = 1", "option 'endpoint' must be \"completions\" or \"chat\""},
+        {"url = 'http://127.0.0.1:1', method = 'get', requests = 1", "upper-case HTTP method"},
+        {"url = 'http://127.0.0.1:1', headers = { ['X-A'] = 'b\\r\\nX-Evil: 1' }, requests = 1", "holds a line break"},
+        {"url = 'http://127.0.0.1:1', concurrency = 2, max_concurrency = 3, requests = 1", "'max_concurrency' caps an open loop"},
+        {"url = 'http://127.0.0.1:1', model = 'm', prompts = { file = '/etc/passwd' }, requests = 1", "prompts.file: reading '/etc/passwd' is not allowed"},
+    };
+    for (const auto& [options, message] : cases) {
+      const auto run = run_script("http_load.run{ " + options + " }", {"--allow-host", "127.0.0.1:1"});
+      INFO(options << "\n" << run.child.err);
+      CHECK(run.child.exit_code == 1);
+      CHECK(run.child.err.find("http_load.run: ") != std::string::npos);
+      CHECK(run.child.err.find(message) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("http_load: a prompt file, a secret API key that never shows, and Ctrl-C keeps partial results", "[http_load]") {
+  FakeLlmConfig cfg;
+  cfg.itl_ms = 20;
+  cfg.output_tokens = 50;
+  FakeLlmServer server(cfg);
+  const int port = server.start(0);
+  SECTION("prompts from a JSONL file, key from a secret") {
+    const std::string dir = runara::test::temp_dir("prompts");
+    runara::test::write_temp_file(dir, "p.jsonl", "{\"prompt\": \"one two three\"}\n{\"prompt\": \"four\"}\n");
+    const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + url(port) +
+                                    "', model = 'fake-model', max_tokens = 2, requests = 6, prompts = { file = '" + dir +
+                                    "/p.jsonl' }, api_key = runara.secret('TEST_KEY') }\nprint(r.completed)",
+                                {"--allow-host", allow(port), "--allow-read", dir, "--secret", "TEST_KEY"},
+                                {{"TEST_KEY", "sk-test-secret"}});
+    INFO(run.child.err);
+    CHECK(run.child.exit_code == 0);
+    CHECK(run.child.out == "6\n");
+    CHECK(run.result()["options"]["prompts"]["format"] == "auto");
+    CHECK(slurp(run.out + "/load/results.json").find("sk-test-secret") == std::string::npos);
+  }
+  SECTION("SIGINT in the middle of a load: exit 130, what was measured is written") {
+    const std::string dir = runara::test::temp_dir("interrupt");
+    const std::string script = runara::test::write_temp_file(
+        dir, "long.lua", "http_load.run{ name = 'load', url = '" + url(port) + "', model = 'fake-model', max_tokens = 50, concurrency = 4, duration = 60 }");
+    runara::test::ChildProcess child({RUNARA_BINARY, "--out", dir + "/out", "--allow-host", allow(port), script});
+    REQUIRE(child.wait_for_output("starting", 10));
+    usleep(2'500'000);  // two rounds of 1 s requests
+    child.signal(SIGINT);
+    const auto result = child.wait(15);
+    CHECK(result.exit_code == 130);
+    const json r = json::parse(slurp(dir + "/out/load/results.json"));
+    CHECK(r["interrupted"] == true);
+    CHECK(r["completed"].get<int>() >= 4);
+    CHECK(r["abandoned"].get<int>() > 0);
+  }
+}
