@@ -142,6 +142,7 @@ struct LoadWorker::Impl {
   ErrorKind unreachable = ErrorKind::kNone;  // why no request can be sent, if so
   std::string unreachable_message;
   std::string head_prefix;                   // request line + fixed headers
+  std::string head_without_body;             // the whole head of a GET/HEAD
   std::vector<char> read_buffer = std::vector<char>(256 * 1024);
 
   LoadStats stats{spec.slo};
@@ -207,6 +208,7 @@ struct LoadWorker::Impl {
     const std::string host_header = spec.url_host + (spec.url_port == 80 ? "" : ":" + std::to_string(spec.url_port));
     head_prefix = spec.method + " " + target + " HTTP/1.1\r\nHost: " + host_header + "\r\nUser-Agent: runara\r\nAccept: */*\r\n";
     for (const auto& h : spec.headers) head_prefix += h + "\r\n";
+    head_without_body = head_prefix + "\r\n";
     resolve();
   }
 
@@ -355,11 +357,12 @@ struct LoadWorker::Impl {
     ++in_flight;
     shared.started_one();
     if (native) {
-      s.head = head_prefix;
-      if (has_body) s.head += "Content-Length: " + std::to_string(body->size()) + "\r\n";
-      s.head += "\r\n";
+      if (has_body) {
+        s.head.assign(head_prefix).append("Content-Length: ").append(std::to_string(body->size())).append("\r\n\r\n");
+      }
       s.rec.sent_ns = shared.now();
-      s.conn->send(s.head, has_body ? *body : kNoBody, static_cast<std::uint64_t>(spec.timeout_s * 1000));
+      s.conn->send(has_body ? s.head : head_without_body, has_body ? *body : kNoBody,
+                   static_cast<std::uint64_t>(spec.timeout_s * 1000));
       return;
     }
     if (has_body) {
