@@ -133,6 +133,8 @@ int refresh(lua_State* L) {
       return rt.fail(wait, error);
     }
     Machine copy = *m;
+    if (!copy.ip.empty()) rt.add_reachable(copy.ip, 0);
+    if (!copy.private_ip.empty()) rt.add_reachable(copy.private_ip, 0);
     rt.resume(wait, [copy, self_ref](lua_State* co) {
       lua_rawgeti(co, LUA_REGISTRYINDEX, self_ref);
       luaL_unref(co, LUA_REGISTRYINDEX, self_ref);

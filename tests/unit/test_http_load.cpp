@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
 
 using nlohmann::json;
@@ -425,4 +426,27 @@ TEST_CASE("http_load: a prompt file, a secret API key that never shows, and Ctrl
     CHECK(r["completed"].get<int>() >= 4);
     CHECK(r["abandoned"].get<int>() > 0);
   }
+}
+
+TEST_CASE("http_load may aim at the run's own droplet without a grant", "[http_load]") {
+  runara::sim::FakeDigitalOcean fake(runara::sim::FakeDoConfig{});
+  fake.start(0);
+  const std::string dir = runara::test::temp_dir("droplet-target");
+  // The fake cloud hands out TEST-NET addresses where no server of ours listens: the load must get
+  // as far as the network (whatever answers or not there), not be refused by the target policy.
+  const auto run = run_script(
+      "local d = droplet.create{ size = 's-1vcpu-1gb', image = 'ubuntu-24-04-x64', region = 'nyc3' }\n"
+      "local ok, err = pcall(http_load.run, { name = 'load', url = 'http://' .. d.ip .. ':8000/', requests = 1, timeout = 1 })\n"
+      "print(ok, err)\n"
+      "local ok2, err2 = pcall(http_load.run, { url = 'http://203.0.113.250:8000/', requests = 1, timeout = 1 })\n"
+      "print(ok2, err2)",
+      {}, {{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", "test-token"}, {"DIGITALOCEAN_ACCESS_TOKEN", ""},
+           {"XDG_CONFIG_HOME", ""}, {"RUNARA_STATE_DIR", dir + "/state"}, {"RUNARA_POLL_S", "0.1"}, {"HOME", dir}});
+  INFO(run.child.out << run.child.err);
+  REQUIRE(run.child.exit_code == 0);
+  const std::string first = run.child.out.substr(0, run.child.out.find('\n'));
+  CHECK(first.find("false\thttp_load.run: every request failed (1 of 1; ") == 0);
+  CHECK(first.find("refus") == std::string::npos);
+  CHECK(run.child.out.find("refusing to connect to 203.0.113.250:8000 (public internet)") != std::string::npos);
+  CHECK(fake.live_droplets() == 0);
 }
