@@ -76,7 +76,7 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
     int concurrency;
     double ttft_ms, itl_ms;
   };
-  const Point point = GENERATE(Point{1, 40, 10}, Point{64, 40, 10}, Point{512, 60, 40}, Point{2048, 100, 100});
+  const Point point = GENERATE(Point{1, 40, 10}, Point{64, 40, 10}, Point{512, 60, 40}, Point{2048, 200, 200});
   FakeLlmConfig cfg;
   cfg.ttft_ms = point.ttft_ms;
   cfg.itl_ms = point.itl_ms;
@@ -190,11 +190,16 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     REQUIRE(run.child.exit_code == 0);
     const auto lines = run.requests();
     REQUIRE(lines.size() == 40);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      const double e2el = lines[i]["e2el_ms"], queue = lines[i]["queue_ms"];
-      INFO("request " << i << ": e2el " << e2el << " queue " << queue);
-      CHECK(std::abs(queue - 10.0 * static_cast<double>(i)) < 5 + 0.5 * static_cast<double>(i));
-      CHECK(e2el - queue == Approx(30).margin(5));
+    for (size_t i = 1; i < lines.size(); ++i) {
+      const json& now = lines[i];
+      const json& before = lines[i - 1];
+      const double e2el = now["e2el_ms"], queue = now["queue_ms"];
+      const double previous_done = before["intended_ms"].get<double>() + before["e2el_ms"].get<double>();
+      INFO("request " << i << ": e2el " << e2el << " queue " << queue << ", previous done at " << previous_done);
+      CHECK(now["intended_ms"].get<double>() == Approx(20.0 * static_cast<double>(i)).margin(0.01));  // the schedule holds
+      CHECK(now["sent_ms"].get<double>() - previous_done == Approx(0).margin(2));  // sent as soon as the slot freed
+      CHECK(queue > before["queue_ms"].get<double>());                              // the backlog grows...
+      CHECK(e2el - queue == Approx(30).margin(5));                                  // ...and shows in the latency
     }
     const json r = run.result();
     CHECK(r["p99_e2el_ms"].get<double>() > 350);
