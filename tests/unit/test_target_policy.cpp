@@ -202,7 +202,7 @@ TEST_CASE("the run's droplets are reachable on any port, its servers on theirs",
   CHECK_FALSE(allows(policy, "203.0.113.11", "203.0.113.11", 8000, nullptr));
 }
 
-TEST_CASE("--allow-host grants by name, by address, with and without a port", "[target_policy]") {
+TEST_CASE("allow-host grants by name, by address, with and without a port", "[target_policy]") {
   TargetPolicy policy;
   REQUIRE(policy.add_grant("localhost:8080"));
   REQUIRE(policy.add_grant("Inference.Example.COM"));
@@ -226,7 +226,7 @@ TEST_CASE("--allow-host grants by name, by address, with and without a port", "[
   CHECK_FALSE(allows(policy, "192.168.1.9", "192.168.1.9", 9001, nullptr));
 }
 
-TEST_CASE("--allow-host takes IPv6 literals with and without brackets", "[target_policy]") {
+TEST_CASE("allow-host grants take IPv6 literals with and without brackets", "[target_policy]") {
   TargetPolicy policy;
   REQUIRE(policy.add_grant("[::1]:8000"));
   REQUIRE(policy.add_grant("fd12:3456::7"));  // unbracketed: an address, no port
