@@ -22,7 +22,7 @@ namespace runara {
 // Where prompts come from (openai mode).
 struct PromptSource {
   enum class Kind { kSynthetic, kFile, kFixed } kind = Kind::kSynthetic;
-  int input_tokens = 128;
+  int input_tokens = 1024;  // vLLM's "random" dataset default, with or without a prompts table
   double range_ratio = 0;
   std::size_t count = 1000;  // synthetic prompts in the pool
   std::string path;          // kFile: a readable, already checked path
