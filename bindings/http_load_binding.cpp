@@ -365,6 +365,11 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));
   base.timeout_s = positive(L, 1, kRun, "timeout", base.mode == LoadMode::kOpenAi ? 600 : 60, 86400, false);
   base.http2 = args::opt_bool(L, 1, kRun, "http2").value_or(false);
+  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
+  if (base.http2 && parsed.scheme == "http" && curl->version_num < 0x080000) {
+    // libcurl before 8.0 breaks the second request on a reused h2c connection (curl issue #10634).
+    args::raise(L, "%s: http2 = true on http:// (h2c) needs libcurl 8.0 or later; this one is %s and fails reused h2c connections. Use https:// for HTTP/2, or leave http2 out", kRun, curl->version);
+  }
   base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
   if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);
   parse_warmup(L, base);

@@ -384,6 +384,7 @@ TEST_CASE("http_load refuses targets the run may not reach, and bad options, wit
         {"url = 'http://127.0.0.1:1', method = 'get', requests = 1", "upper-case HTTP method"},
         {"url = 'http://127.0.0.1:1', headers = { ['X-A'] = 'b\\r\\nX-Evil: 1' }, requests = 1", "holds a line break"},
         {"url = 'http://127.0.0.1:1', concurrency = 2, max_concurrency = 3, requests = 1", "'max_concurrency' caps an open loop"},
+        {"url = 'http://127.0.0.1:1', http2 = true, requests = 1", "needs libcurl 8.0 or later"},
         {"url = 'http://127.0.0.1:1', model = 'm', prompts = { file = '/etc/passwd' }, requests = 1", "prompts.file: reading '/etc/passwd' is not allowed"},
     };
     for (const auto& [options, message] : cases) {
