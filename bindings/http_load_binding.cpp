@@ -131,19 +131,17 @@ std::vector<double> number_or_list(lua_State* L, const char* field) {
   return out;
 }
 
+void check_positive(lua_State* L, const char* fn, const char* field, double v, double max, bool integer) {
+  if (!(v > 0) || v > max || (integer && std::floor(v) != v)) {
+    args::raise(L, "%s: option '%s' must be a%s number > 0 and <= %g, got %g", fn, field, integer ? "n integer" : "", max, v);
+  }
+}
+
 double positive(lua_State* L, int index, const char* fn, const char* field, double fallback, double max, bool integer) {
   const auto v = args::opt_number(L, index, fn, field);
   if (!v) return fallback;
-  if (!(*v > 0) || *v > max || (integer && std::floor(*v) != *v)) {
-    args::raise(L, "%s: option '%s' must be a%s number > 0 and <= %g, got %g", fn, field, integer ? "n integer" : "", max, *v);
-  }
+  check_positive(L, fn, field, *v, max, integer);
   return *v;
-}
-
-void check_one(lua_State* L, const char* field, double v, double max, bool integer) {
-  if (!(v > 0) || v > max || (integer && std::floor(v) != v)) {
-    args::raise(L, "%s: option '%s' must be a%s number > 0 and <= %g, got %g", kRun, field, integer ? "n integer" : "", max, v);
-  }
 }
 
 // A string or a secret handle; secrets are registered so they never show up in output.
@@ -237,7 +235,6 @@ void parse_http(lua_State* L, LoadSpec& base) {
   const std::string body = args::opt_string(L, 1, kRun, "body").value_or("");
   base.templated = body.find("{{index}}") != std::string::npos || body.find("{{random}}") != std::string::npos;
   base.bodies = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{body});
-  base.body_tokens = std::make_shared<const std::vector<std::int32_t>>(std::vector<std::int32_t>{-1});
 }
 
 void parse_warmup(lua_State* L, LoadSpec& base) {
@@ -278,8 +275,8 @@ void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurr
   rates = number_or_list(L, "rate");
   if (!concurrency.empty() && !rates.empty()) args::raise(L, "%s: give either 'concurrency' (closed loop) or 'rate' (open loop), not both", kRun);
   if (concurrency.empty() && rates.empty()) concurrency.push_back(1);
-  for (double c : concurrency) check_one(L, "concurrency", c, 100000, true);
-  for (double r : rates) check_one(L, "rate", r, 1e6, false);
+  for (double c : concurrency) check_positive(L, kRun, "concurrency", c, 100000, true);
+  for (double r : rates) check_positive(L, kRun, "rate", r, 1e6, false);
   const auto arrival = args::opt_string(L, 1, kRun, "arrival");
   const auto burstiness = args::opt_number(L, 1, kRun, "burstiness");
   if ((arrival || burstiness) && rates.empty()) args::raise(L, "%s: 'arrival' and 'burstiness' shape an open loop: give 'rate' too", kRun);
@@ -343,8 +340,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
   if (url.empty()) args::raise(L, "%s: option 'url' is required (e.g. url = \"http://\" .. d.ip .. \":8000\")", kRun);
   const ParsedUrl parsed = parse_url(L, url);
-  const bool has_model = !lua_isnil(L, (lua_getfield(L, 1, "model"), -1));
-  lua_pop(L, 1);
+  const bool has_model = args::opt_string(L, 1, kRun, "model").has_value();
   const std::string mode = args::opt_string(L, 1, kRun, "mode").value_or(has_model ? "openai" : "http");
   if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
   base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
@@ -463,20 +459,20 @@ class HttpLoadPrimitive final : public Primitive {
       args::only_fields(L, 1, kFake, {"model", "ttft_ms", "itl_ms", "output_tokens", "tokens_per_chunk", "usage",
                                       "error_500", "stall", "stall_ms", "disconnect", "malformed", "seed", "static_body"});
       config.model = args::opt_string(L, 1, kFake, "model").value_or(config.model);
-      config.ttft_ms = fraction_or_ms(L, "ttft_ms", 0, 3.6e6);
-      config.itl_ms = fraction_or_ms(L, "itl_ms", 0, 3.6e6);
-      config.output_tokens = static_cast<int>(fraction_or_ms(L, "output_tokens", 16, 1e6));
-      config.tokens_per_chunk = std::max(1, static_cast<int>(fraction_or_ms(L, "tokens_per_chunk", 1, 1e4)));
+      config.ttft_ms = bounded(L, "ttft_ms", 0, 3.6e6);
+      config.itl_ms = bounded(L, "itl_ms", 0, 3.6e6);
+      config.output_tokens = static_cast<int>(bounded(L, "output_tokens", 16, 1e6));
+      config.tokens_per_chunk = std::max(1, static_cast<int>(bounded(L, "tokens_per_chunk", 1, 1e4)));
       const std::string usage = args::opt_string(L, 1, kFake, "usage").value_or("request");
       if (usage == "always") config.usage = FakeLlmConfig::Usage::kAlways;
       else if (usage == "never") config.usage = FakeLlmConfig::Usage::kNever;
       else if (usage != "request") args::raise(L, "%s: option 'usage' must be \"request\", \"always\" or \"never\", got \"%s\"", kFake, usage.c_str());
-      config.error_500_fraction = fraction_or_ms(L, "error_500", 0, 1);
-      config.stall_fraction = fraction_or_ms(L, "stall", 0, 1);
-      config.stall_ms = fraction_or_ms(L, "stall_ms", 0, 3.6e6);
-      config.disconnect_fraction = fraction_or_ms(L, "disconnect", 0, 1);
-      config.malformed_fraction = fraction_or_ms(L, "malformed", 0, 1);
-      config.seed = static_cast<std::uint64_t>(fraction_or_ms(L, "seed", 42, 1e18));
+      config.error_500_fraction = bounded(L, "error_500", 0, 1);
+      config.stall_fraction = bounded(L, "stall", 0, 1);
+      config.stall_ms = bounded(L, "stall_ms", 0, 3.6e6);
+      config.disconnect_fraction = bounded(L, "disconnect", 0, 1);
+      config.malformed_fraction = bounded(L, "malformed", 0, 1);
+      config.seed = static_cast<std::uint64_t>(bounded(L, "seed", 42, 1e18));
       if (auto body = args::opt_string(L, 1, kFake, "static_body")) {
         config.serve_static = true;
         config.static_body = *body;
@@ -499,7 +495,8 @@ class HttpLoadPrimitive final : public Primitive {
     return 1;
   }
 
-  static double fraction_or_ms(lua_State* L, const char* field, double fallback, double max) {
+  // A fake_server option between 0 and max.
+  static double bounded(lua_State* L, const char* field, double fallback, double max) {
     const auto v = args::opt_number(L, 1, kFake, field);
     if (!v) return fallback;
     if (!(*v >= 0) || *v > max) args::raise(L, "%s: option '%s' must be between 0 and %g, got %g", kFake, field, max, *v);

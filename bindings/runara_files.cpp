@@ -36,14 +36,10 @@ void do_job(uv_work_t* req) {
     job->error = "'" + job->path + "' is not a regular file";
     return;
   }
-  std::ifstream in(job->path, std::ios::binary);
-  if (!in) {
+  if (!read_file_text(job->path, job->data)) {
     job->error = "cannot read '" + job->path + "': " + std::strerror(errno);
     return;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  job->data = buffer.str();
   if (job->data.size() > job->max_bytes) {
     job->error = "'" + job->path + "' is larger than the script's memory limit";
     job->data.clear();

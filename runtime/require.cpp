@@ -61,10 +61,8 @@ int require_module(lua_State* L) {
     return luaL_error(L, "require: module '%s' not found (looked for %s.lua in the script's folder and the runara stdlib)",
                       name.c_str(), name.c_str());
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string code = buffer.str();
+  std::string code;
+  read_file_text(path, code);  // found a moment ago; a vanished file loads as empty
   const std::string chunk_name = "@" + path;
   if (luaL_loadbufferx(L, code.data(), code.size(), chunk_name.c_str(), "t") != 0) return lua_error(L);
 

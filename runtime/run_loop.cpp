@@ -95,13 +95,10 @@ Outcome Runtime::Impl::run_main(std::uint64_t main_id) {
 }
 
 Outcome Runtime::Impl::exec_path(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string code;
+  if (!read_file_text(path, code)) {
     return Outcome{Exit::usage, "cannot open script '" + path + "': " + std::strerror(errno), {}, {}};
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string code = buffer.str();
   // A "#!" first line is for the shell: blank it out, keeping the line numbers.
   if (code.rfind("#", 0) == 0) code.replace(0, code.find('\n') == std::string::npos ? code.size() : code.find('\n'), "");
   return exec_chunk(code, "@" + path);

@@ -9,6 +9,13 @@
 
 namespace runara {
 
+bool read_file_text(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
 std::string make_dirs(const std::string& path, unsigned mode) {
   std::string partial;
   std::size_t start = 0;

@@ -33,6 +33,9 @@ class RunOutput {
 // Safe to call from any thread.
 std::string write_file_atomic(const std::string& path, const std::string& data);
 
+// The whole file as bytes; false (errno set) when it cannot be opened. Safe from any thread.
+bool read_file_text(const std::string& path, std::string& out);
+
 // mkdir -p; returns "" or an error message.
 std::string make_dirs(const std::string& path, unsigned mode = 0755);
 

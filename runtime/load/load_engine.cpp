@@ -40,17 +40,14 @@ struct LoadEngine::Impl {
     progress_timer->data = this;
     uv_timer_init(loop, progress_timer);
     uv_timer_start(progress_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->show_progress(); }, 1000, 1000);
-    running = spec->threads;
     for (int i = 0; i < spec->threads; ++i) {
-      if (!spec->open_loop() && slots[static_cast<std::size_t>(i)] == 0) {
-        --running;
-        continue;  // fewer streams than threads
-      }
+      if (!spec->open_loop() && slots[static_cast<std::size_t>(i)] == 0) continue;  // fewer streams than threads
       workers.push_back(std::make_unique<LoadWorker>(*shared, slots[static_cast<std::size_t>(i)], [this] {
         --running;
         uv_async_send(finished_async);
       }));
     }
+    running = static_cast<int>(workers.size());
     for (auto& w : workers) w->start();
     if (workers.empty()) uv_async_send(finished_async);
   }

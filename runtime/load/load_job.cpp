@@ -2,14 +2,14 @@
 
 #include <uv.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "load/load_engine.hpp"
 #include "load/load_report.hpp"
 #include "load/prompt_pool.hpp"
+#include "run_output.hpp"
 
 namespace runara {
 
@@ -80,7 +80,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       if (src.kind == PromptSource::Kind::kFixed) {
         text = nlohmann::json(src.text).dump();
         format = "jsonl";
-      } else if (!read_file(src.path, text)) {
+      } else if (!read_file_text(src.path, text)) {
         error = "cannot read the prompts file " + src.path;
         return;
       }
@@ -99,15 +99,6 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     }
   }
 
-  static bool read_file(const std::string& path, std::string& text) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::ostringstream all;
-    all << in.rdbuf();
-    text = all.str();
-    return true;
-  }
-
   void start_point() {
     if (aborted) return;
     if (!error.empty() || point == plan.points.size()) return finish();
@@ -124,10 +115,16 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   }
 
   static std::string describe(const LoadSpec& s) {
-    std::string text = s.open_loop() ? "rate " + std::to_string(s.rate) + "/s" : "concurrency " + std::to_string(s.concurrency);
-    if (s.requests) text += ", " + std::to_string(s.requests) + " requests";
-    if (s.duration_s > 0) text += ", " + std::to_string(static_cast<long>(s.duration_s)) + " s";
-    return text + ", " + std::to_string(s.threads) + " thread(s), " + s.url;
+    char text[160];
+    const int n = s.open_loop() ? std::snprintf(text, sizeof text, "rate %g/s", s.rate)
+                                : std::snprintf(text, sizeof text, "concurrency %d", s.concurrency);
+    std::string out(text, static_cast<std::size_t>(std::max(n, 0)));
+    if (s.requests) out += ", " + std::to_string(s.requests) + " requests";
+    if (s.duration_s > 0) {
+      std::snprintf(text, sizeof text, ", %g s", s.duration_s);
+      out += text;
+    }
+    return out + ", " + std::to_string(s.threads) + " thread(s), " + s.url;
   }
 
   std::string point_dir() const { return plan.out_dir + "/" + spec->name; }
@@ -139,13 +136,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   }
 
   static std::string write_files(const std::string& dir, const nlohmann::json& result, const LoadOutcome& outcome) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return "cannot create " + dir + ": " + ec.message();
-    std::ofstream out(dir + "/results.json", std::ios::trunc);
-    out << result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    if (!out) return "cannot write " + dir + "/results.json";
-    out.close();
+    const std::string json = result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (std::string why = write_file_atomic(dir + "/results.json", json); !why.empty()) return why;
     std::string why;
     if (!write_requests_jsonl(dir + "/requests.jsonl", outcome, why)) return why;
     return {};

@@ -12,6 +12,7 @@
 #include "http/openai_stream.hpp"
 #include "http/sse_parser.hpp"
 #include "load/http1_connection.hpp"
+#include "load/seeded_random.hpp"
 #include "net/curl_multi_uv.hpp"
 
 namespace runara {
@@ -78,10 +79,7 @@ std::string expand_template(const std::string& text, std::uint64_t index, std::u
       out += std::to_string(index);
       at = open + 9;
     } else if (text.compare(open, 10, "{{random}}") == 0) {
-      std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);  // splitmix64
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      out += std::to_string(z ^ (z >> 31));
+      out += std::to_string(splitmix64(seed + index * 0x9E3779B97F4A7C15ull));
       at = open + 10;
     } else {
       out += "{{";
@@ -452,28 +450,29 @@ struct LoadWorker::Impl {
       curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
       s->rec.status = static_cast<std::int16_t>(status);
     }
-    if (!s->refusal.empty()) return request_done(*s, fail(s->rec, ErrorKind::kRefused, s->refusal));
+    if (!s->refusal.empty()) return request_done(*s, ErrorKind::kRefused, s->refusal);
     if (code != CURLE_OK) {
       std::string text = curl_easy_strerror(code);
       if (s->errbuf[0] && text != s->errbuf) text += ": " + std::string(s->errbuf);
-      return request_done(*s, fail(s->rec, kind_of(code), text));
+      return request_done(*s, kind_of(code), text);
     }
-    request_done(*s, conclude(*s));
+    request_done(*s, ErrorKind::kNone, {});
   }
 
   void native_done(Stream& s, ErrorKind error, const std::string& message) {
-    if (!s.busy) return;
-    if (error != ErrorKind::kNone) return request_done(s, fail(s.rec, error, message));
-    request_done(s, conclude(s));
+    if (s.busy) request_done(s, error, message);
   }
 
-  void request_done(Stream& stream, const std::string& message) {
+  // The transport is done with the request (`error`: how it failed, if it did): judge the
+  // response, record it, and put the slot back to work.
+  void request_done(Stream& stream, ErrorKind error, const std::string& transport_message) {
     Stream* s = &stream;
     s->busy = false;
     --in_flight;
     shared.finished_one();
     if (s->rec.done_ns < 0) s->rec.done_ns = shared.now();
     if (s->parser) s->parser->finish(false);
+    const std::string message = error == ErrorKind::kNone ? conclude(*s) : fail(s->rec, error, transport_message);
     record(*s, message);
     if (!waiting.empty() && !stopped) {
       const Due due = waiting.front();
@@ -490,8 +489,6 @@ struct LoadWorker::Impl {
   // A complete response arrived: decides whether it succeeded; returns a message when not.
   std::string conclude(Stream& s) {
     RequestRecord& r = s.rec;
-    if (r.done_ns < 0) r.done_ns = shared.now();
-    if (s.parser) s.parser->finish(false);
     if (r.status < 200 || r.status > 299) return fail(r, ErrorKind::kHttpStatus, http_error_text(s));
     if (spec.mode == LoadMode::kHttp) return {};
     if (!spec.stream) return conclude_whole_reply(s);
