@@ -1,24 +1,42 @@
 #include "load/http1_connection.hpp"
 
+#include <fcntl.h>
 #include <http_parser.h>
+#include <netinet/tcp.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <uv.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "net/arrival_time.hpp"
 
 namespace runara {
 
-// The uv side of one TCP connection. It outlives its owner when the owner drops it (the close
-// is asynchronous): callbacks that find no owner do nothing.
+namespace {
+
+std::string error_text(int err) { return uv_strerror(uv_translate_sys_error(err)); }
+
+}  // namespace
+
+// One TCP connection on a non-blocking socket of our own, watched with uv_poll: reading with
+// recvmsg() is what gives each read the kernel's arrival time. The struct outlives its owner
+// when the owner drops it (closing is asynchronous): callbacks that find no owner do nothing.
 struct Http1Connection::Socket {
-  uv_tcp_t tcp{};
-  uv_connect_t connect{};
-  uv_write_t write{};
+  uv_poll_t poll{};
+  int fd = -1;
+  int watching = 0;  // UV_READABLE / UV_WRITABLE bits being polled
   http_parser parser{};
   Http1Connection* owner = nullptr;
   bool connected = false;
   bool message_done = false;
   bool keep_alive = true;
   bool response_started = false;
-  const std::string* head = nullptr;  // the request waiting for the connection
+  const std::string* head = nullptr;  // the request being sent
   const std::string* body = nullptr;
+  std::size_t written = 0;            // bytes of head + body already sent
+  std::int64_t arrived_ns = 0;        // when the bytes being parsed arrived (uv_hrtime clock)
 };
 
 struct Http1Callbacks {
@@ -35,7 +53,7 @@ struct Http1Callbacks {
 
   static int on_body(http_parser* p, const char* at, size_t len) {
     Socket* s = of(p);
-    if (s->owner) s->owner->handler_.on_body(at, len);
+    if (s->owner) s->owner->handler_.on_body(at, len, s->arrived_ns);
     return 0;
   }
 
@@ -61,64 +79,113 @@ struct Http1Callbacks {
     return s;
   }
 
-  static void on_closed(uv_handle_t* h) { delete static_cast<Socket*>(h->data); }
-
-  static void on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
+  static void on_closed(uv_handle_t* h) {
     Socket* s = static_cast<Socket*>(h->data);
-    if (!s->owner) {
-      *buf = uv_buf_init(nullptr, 0);  // ends the read with UV_ENOBUFS; the socket is closing
-      return;
-    }
-    *buf = uv_buf_init(s->owner->read_buffer_, static_cast<unsigned>(s->owner->read_buffer_size_));
+    if (s->fd >= 0) close(s->fd);
+    delete s;
   }
 
-  static void on_read(uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
-    Socket* s = static_cast<Socket*>(stream->data);
-    Http1Connection* c = s->owner;
-    if (!c || n == 0) return;
-    if (n < 0 && !c->in_flight_) return c->drop_socket();  // an idle keep-alive connection closed
-    if (n < 0) {
-      // A response without a length ends with the connection: tell the parser.
-      if (n == UV_EOF && s->response_started) http_parser_execute(&s->parser, &settings(), nullptr, 0);
-      if (s->message_done) return c->finish(ErrorKind::kNone, {}, false);
-      const std::string why = n == UV_EOF ? "the server closed the connection before the response ended"
-                                          : std::string("connection error: ") + uv_strerror(static_cast<int>(n));
-      return c->finish(ErrorKind::kReset, why, false);
+  static void watch(Socket* s, int events) {
+    if (events == s->watching) return;
+    s->watching = events;
+    uv_poll_start(&s->poll, events, on_poll);
+  }
+
+  // The connection ended while a request was out: judge what was received.
+  static void ended(Socket* s, Http1Connection* c, int err) {
+    if (!c->in_flight_) return c->drop_socket();  // an idle keep-alive connection closed
+    if (err == 0 && s->response_started) http_parser_execute(&s->parser, &settings(), nullptr, 0);
+    if (s->message_done) return c->finish(ErrorKind::kNone, {}, false);
+    const std::string why = err == 0 ? "the server closed the connection before the response ended"
+                                     : "connection error: " + error_text(err);
+    c->finish(ErrorKind::kReset, why, false);
+  }
+
+  // Parses one read. False when the request is over (the socket may be gone or reused).
+  static bool parse(Socket* s, Http1Connection* c, std::size_t n) {
+    if (!c->in_flight_) {  // bytes nobody asked for: the connection cannot be trusted
+      c->drop_socket();
+      return false;
     }
-    const size_t parsed = http_parser_execute(&s->parser, &settings(), buf->base, static_cast<size_t>(n));
+    const size_t parsed = http_parser_execute(&s->parser, &settings(), c->read_buffer_, n);
     if (s->parser.http_errno != HPE_OK && !s->message_done) {
-      return c->finish(ErrorKind::kOther,
-                       std::string("invalid HTTP response: ") + http_errno_description(HTTP_PARSER_ERRNO(&s->parser)),
-                       false);
+      c->finish(ErrorKind::kOther,
+                std::string("invalid HTTP response: ") + http_errno_description(HTTP_PARSER_ERRNO(&s->parser)), false);
+      return false;
     }
-    if (s->message_done) {
-      const bool keep = s->keep_alive && parsed == static_cast<size_t>(n);
-      c->finish(ErrorKind::kNone, {}, keep);
+    if (!s->message_done) return true;
+    c->finish(ErrorKind::kNone, {}, s->keep_alive && parsed == n);
+    return false;
+  }
+
+  static void read_ready(Socket* s) {
+    alignas(cmsghdr) char control[kArrivalControlBytes];
+    for (int reads = 0; reads < 32; ++reads) {  // then let the other connections have a turn
+      Http1Connection* c = s->owner;
+      if (!c) return;
+      iovec iov{c->read_buffer_, c->read_buffer_size_};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t n = recvmsg(s->fd, &msg, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n <= 0) return ended(s, c, n == 0 ? 0 : errno);
+      s->arrived_ns = arrival_time_ns(msg);
+      if (!parse(s, c, static_cast<std::size_t>(n))) return;
     }
   }
 
-  static void on_write(uv_write_t* w, int status) {
-    Socket* s = static_cast<Socket*>(w->data);
-    if (status < 0 && s->owner) s->owner->finish(ErrorKind::kReset, std::string("send failed: ") + uv_strerror(status), false);
+  // Sends what is left of the request; waits for the socket to drain when the kernel is full.
+  static void flush(Socket* s) {
+    Http1Connection* c = s->owner;
+    const std::size_t head = s->head->size(), total = head + s->body->size();
+    while (s->written < total) {
+      iovec iov[2];
+      int count = 0;
+      if (s->written < head) iov[count++] = {const_cast<char*>(s->head->data()) + s->written, head - s->written};
+      const std::size_t body_from = s->written > head ? s->written - head : 0;
+      if (body_from < s->body->size()) iov[count++] = {const_cast<char*>(s->body->data()) + body_from, s->body->size() - body_from};
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(count);
+      const ssize_t n = sendmsg(s->fd, &msg, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return watch(s, UV_READABLE | UV_WRITABLE);
+      if (n < 0) return c->finish(ErrorKind::kReset, "send failed: " + error_text(errno), false);
+      s->written += static_cast<std::size_t>(n);
+    }
+    watch(s, UV_READABLE);
   }
 
-  static void write(Socket* s) {
-    uv_buf_t bufs[2] = {uv_buf_init(const_cast<char*>(s->head->data()), static_cast<unsigned>(s->head->size())),
-                        uv_buf_init(const_cast<char*>(s->body->data()), static_cast<unsigned>(s->body->size()))};
-    s->write.data = s;
-    const int r = uv_write(&s->write, reinterpret_cast<uv_stream_t*>(&s->tcp), bufs, s->body->empty() ? 1 : 2, on_write);
-    if (r < 0 && s->owner) s->owner->finish(ErrorKind::kReset, std::string("send failed: ") + uv_strerror(r), false);
+  static void connected(Socket* s) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) return s->owner->finish(ErrorKind::kConnect, "cannot connect: " + error_text(err), false);
+    s->connected = true;
+    flush(s);
   }
 
-  static void on_connect(uv_connect_t* req, int status) {
-    Socket* s = static_cast<Socket*>(req->data);
+  static void on_poll(uv_poll_t* handle, int status, int events) {
+    Socket* s = static_cast<Socket*>(handle->data);
     Http1Connection* c = s->owner;
     if (!c) return;
-    if (status < 0) return c->finish(ErrorKind::kConnect, std::string("cannot connect: ") + uv_strerror(status), false);
-    s->connected = true;
-    uv_tcp_nodelay(&s->tcp, 1);
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&s->tcp), on_alloc, on_read);
-    write(s);
+    if (status < 0) {
+      const ErrorKind kind = s->connected ? ErrorKind::kReset : ErrorKind::kConnect;
+      return c->finish(kind, (s->connected ? "connection error: " : "cannot connect: ") + std::string(uv_strerror(status)), false);
+    }
+    if (!s->connected) {
+      if (events & (UV_WRITABLE | UV_READABLE)) connected(s);
+      return;
+    }
+    if (events & UV_READABLE) read_ready(s);
+    // Reading may have ended the request, and the handler may have sent the next one or
+    // destroyed the connection; only a request still going on this socket wants the write.
+    Http1Connection* now = s->owner;
+    if ((events & UV_WRITABLE) && now && now->socket_ == s && now->in_flight_) flush(s);
   }
 
   static void on_timeout(uv_timer_t* t) {
@@ -158,14 +225,27 @@ void Http1Connection::refuse(ErrorKind kind, std::string message) {
   refused_message_ = std::move(message);
 }
 
-void Http1Connection::start(const std::string& head, const std::string& body) {
-  if (!socket_) {
-    socket_ = new Socket;
-    socket_->owner = this;
-    socket_->tcp.data = socket_;
-    socket_->connect.data = socket_;
-    uv_tcp_init(loop_, &socket_->tcp);
+// A new non-blocking socket, asking the kernel to stamp what it receives; false (and the request
+// failed) when the system refuses one.
+bool Http1Connection::open_socket() {
+  const int fd = ::socket(address_.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    finish(ErrorKind::kConnect, "cannot connect: " + error_text(errno), false);
+    return false;
   }
+  const int on = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  enable_arrival_times(fd);
+  socket_ = new Socket;
+  socket_->owner = this;
+  socket_->fd = fd;
+  socket_->poll.data = socket_;
+  uv_poll_init_socket(loop_, &socket_->poll, fd);
+  return true;
+}
+
+void Http1Connection::start(const std::string& head, const std::string& body) {
+  if (!socket_ && !open_socket()) return;
   Socket* s = socket_;
   http_parser_init(&s->parser, HTTP_RESPONSE);
   s->parser.data = s;
@@ -173,9 +253,15 @@ void Http1Connection::start(const std::string& head, const std::string& body) {
   s->response_started = false;
   s->head = &head;
   s->body = &body;
-  if (s->connected) return Http1Callbacks::write(s);
-  const int r = uv_tcp_connect(&s->connect, &s->tcp, reinterpret_cast<const sockaddr*>(&address_), Http1Callbacks::on_connect);
-  if (r < 0) finish(ErrorKind::kConnect, std::string("cannot connect: ") + uv_strerror(r), false);
+  s->written = 0;
+  if (s->connected) return Http1Callbacks::flush(s);
+  const socklen_t len = address_.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (::connect(s->fd, reinterpret_cast<const sockaddr*>(&address_), len) == 0) {
+    s->connected = true;
+    return Http1Callbacks::flush(s);
+  }
+  if (errno != EINPROGRESS) return finish(ErrorKind::kConnect, "cannot connect: " + error_text(errno), false);
+  Http1Callbacks::watch(s, UV_WRITABLE);
 }
 
 void Http1Connection::finish(ErrorKind error, const std::string& message, bool keep_connection) {
@@ -195,7 +281,8 @@ void Http1Connection::abort() {
 void Http1Connection::drop_socket() {
   if (!socket_) return;
   socket_->owner = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(&socket_->tcp), Http1Callbacks::on_closed);
+  uv_poll_stop(&socket_->poll);
+  uv_close(reinterpret_cast<uv_handle_t*>(&socket_->poll), Http1Callbacks::on_closed);
   socket_ = nullptr;
 }
 

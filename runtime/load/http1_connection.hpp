@@ -5,6 +5,9 @@
 //
 // One request at a time per connection (no pipelining). The connection is opened on the first
 // send, kept for the next ones, and reopened when the server closes it.
+//
+// Arrival times come from the kernel (SO_TIMESTAMPNS on a socket read with recvmsg), not from
+// when this thread got round to reading: a late wake-up does not make a token look late.
 #pragma once
 
 #include <netinet/in.h>
@@ -16,7 +19,6 @@
 #include "load/request_record.hpp"
 
 typedef struct uv_loop_s uv_loop_t;
-typedef struct uv_tcp_s uv_tcp_t;
 typedef struct uv_timer_s uv_timer_t;
 
 namespace runara {
@@ -25,7 +27,8 @@ class Http1Connection {
  public:
   struct Handler {
     virtual void on_status(int status) = 0;
-    virtual void on_body(const char* data, std::size_t len) = 0;
+    // `arrived_ns`: when these bytes reached this machine, on uv_hrtime()'s clock.
+    virtual void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) = 0;
     // The response is complete (error == kNone) or the request failed.
     virtual void on_complete(ErrorKind error, const std::string& message) = 0;
 
@@ -63,6 +66,7 @@ class Http1Connection {
   ErrorKind refused_kind_ = ErrorKind::kNone;
   std::string refused_message_;
 
+  bool open_socket();
   void start(const std::string& head, const std::string& body);
   void finish(ErrorKind error, const std::string& message, bool keep_connection);
   void drop_socket();

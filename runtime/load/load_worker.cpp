@@ -44,7 +44,7 @@ struct Stream final : Http1Connection::Handler {
   char errbuf[CURL_ERROR_SIZE] = {};
 
   void on_status(int status) override;
-  void on_body(const char* data, std::size_t len) override;
+  void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
   void on_complete(ErrorKind error, const std::string& message) override;
 
   void reset() {
@@ -391,7 +391,7 @@ struct LoadWorker::Impl {
       curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
       s->worker->note_status(*s, static_cast<int>(status));
     }
-    s->worker->body_bytes(*s, data, size * n);
+    s->worker->body_bytes(*s, data, size * n, s->worker->shared.now());
     return size * n;
   }
 
@@ -401,9 +401,10 @@ struct LoadWorker::Impl {
     s.http_error = status < 200 || status > 299;
   }
 
-  // Response body bytes, timestamped as they arrive.
-  void body_bytes(Stream& s, const char* data, std::size_t len) {
-    s.now = shared.now();
+  // Response body bytes and when they arrived (ns since the start): the kernel's receive time
+  // on the native path, the time libcurl handed them over on the other.
+  void body_bytes(Stream& s, const char* data, std::size_t len, std::int64_t arrived) {
+    s.now = arrived;
     s.rec.done_ns = s.now;
     if (spec.mode == LoadMode::kHttp && s.rec.first_token_ns < 0) s.rec.first_token_ns = s.now;
     if (s.http_error || (spec.mode == LoadMode::kOpenAi && !spec.stream)) {
@@ -586,7 +587,9 @@ struct LoadWorker::Impl {
 };
 
 void Stream::on_status(int status) { worker->note_status(*this, status); }
-void Stream::on_body(const char* data, std::size_t len) { worker->body_bytes(*this, data, len); }
+void Stream::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
+  worker->body_bytes(*this, data, len, arrived_ns - worker->shared.start_ns);
+}
 void Stream::on_complete(ErrorKind error, const std::string& message) { worker->native_done(*this, error, message); }
 
 LoadWorker::LoadWorker(LoadShared& shared, int slots, std::function<void()> finished)

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/arrival_time.hpp"
 #include "sim/fake_llm_wire.hpp"
 
 namespace runara {
@@ -39,7 +40,8 @@ struct Request {
   bool keep_alive = true;
   bool http11 = true;
   bool too_large = false;
-  uint64_t arrival_ns = 0;
+  uint64_t arrival_ns = 0;       // when its last byte was parsed: token due times count from here
+  uint64_t wire_arrival_ns = 0;  // when it reached the machine (kernel timestamp), for sent_timings
 };
 
 // One LLM response in progress.
@@ -55,6 +57,7 @@ struct Generation {
   int64_t prompt_tokens = 0;
   const char* finish = "length";
   uint64_t start_ns = 0;
+  uint64_t wire_start_ns = 0;
   uint64_t ttft_ns = 0;
   uint64_t itl_ns = 0;
   int stall_at = -1;         // tokens >= stall_at are late by stall_ns
@@ -113,6 +116,8 @@ struct FakeLlmServer::Impl {
   std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>> wakes;
   std::mt19937_64 rng;
   fake_llm::Metrics metrics;
+  mutable std::mutex timings_mu;
+  FakeLlmTimings timings;
   int64_t started_at = 0;
   char read_buf[64 * 1024];
 
@@ -158,6 +163,7 @@ struct Conn {
   bool draining = false;   // closing once queued writes are out
   bool reading = false;
   int open_handles = 0;
+  int64_t arrived_ns = -1;  // kernel arrival time of the request being read; -1: unknown
 };
 
 void close_conn(Conn* c);
@@ -304,11 +310,22 @@ std::string tokens_text(int from, int to) {
 
 void record_sent(Conn* c, Generation& g, int ntokens, uint64_t now) {
   Impl* s = c->srv;
-  if (g.first_sent_ns == 0) {
+  const bool first = g.first_sent_ns == 0;
+  const double seconds = first ? static_cast<double>(now - g.start_ns) / 1e9
+                               : static_cast<double>(now - g.last_sent_ns) / 1e9 / ntokens;
+  if (first) {
     g.first_sent_ns = now;
-    s->metrics.ttft.observe(static_cast<double>(now - g.start_ns) / 1e9);
+    s->metrics.ttft.observe(seconds);
   } else {
-    s->metrics.itl.observe(static_cast<double>(now - g.last_sent_ns) / 1e9 / ntokens);
+    s->metrics.itl.observe(seconds);
+  }
+  if (s->cfg.record_timings) {
+    std::lock_guard<std::mutex> lock(s->timings_mu);
+    if (first) {
+      s->timings.ttft_ms.push_back(static_cast<double>(now - g.wire_start_ns) / 1e6);
+    } else {
+      s->timings.itl_ms.push_back(seconds * 1e3);
+    }
   }
   g.last_sent_ns = now;
   s->metrics.generation_tokens += static_cast<uint64_t>(ntokens);
@@ -318,6 +335,10 @@ void record_sent(Conn* c, Generation& g, int ntokens, uint64_t now) {
 void complete_generation(Conn* c, Generation& g, uint64_t now) {
   Impl* s = c->srv;
   s->metrics.e2e.observe(static_cast<double>(now - g.start_ns) / 1e9);
+  if (s->cfg.record_timings && g.stream && g.total > 1) {
+    std::lock_guard<std::mutex> lock(s->timings_mu);
+    s->timings.tpot_ms.push_back(static_cast<double>(g.last_sent_ns - g.first_sent_ns) / 1e6 / (g.total - 1));
+  }
   if (std::strcmp(g.finish, "stop") == 0) {
     ++s->metrics.success_stop;
   } else {
@@ -507,6 +528,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
   g.prompt_tokens = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : estimate_prompt_tokens(j, chat);
   g.finish = (max_tokens && length == *max_tokens) ? "length" : "stop";
   g.start_ns = r.arrival_ns;
+  g.wire_start_ns = r.wire_arrival_ns;
   g.ttft_ns = static_cast<uint64_t>(std::max(0.0, cfg.ttft_ms) * 1e6);
   g.itl_ns = static_cast<uint64_t>(std::max(0.0, cfg.itl_ms) * 1e6);
   if (u_stall < cfg.stall_fraction && cfg.stall_ms > 0) {
@@ -670,6 +692,7 @@ int on_message_complete(http_parser* p) {
   r.http11 = p->http_major > 1 || (p->http_major == 1 && p->http_minor >= 1);
   r.too_large = c->too_large;
   r.arrival_ns = uv_hrtime();
+  r.wire_arrival_ns = c->arrived_ns >= 0 ? static_cast<uint64_t>(c->arrived_ns) : r.arrival_ns;
   c->queue.push_back(std::move(r));
   return 0;
 }
@@ -689,6 +712,13 @@ const http_parser_settings kParserSettings = [] {
 
 void on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   Conn* c = static_cast<Conn*>(h->data);
+  // An idle connection is about to read a request: note when it reached the machine, so that
+  // sent_timings() can tell how long it waited for this thread (a peek costs a syscall, so only
+  // while recording, and only between responses). Due times still count from parsing: counting them from arrival
+  // would keep thousands of streams in lockstep, their tokens all due at the same instant.
+  uv_os_fd_t fd = -1;
+  const bool idle = c->srv->cfg.record_timings && !c->busy && c->queue.empty();
+  c->arrived_ns = idle && uv_fileno(h, &fd) == 0 ? waiting_arrival_time_ns(fd) : -1;
   *buf = uv_buf_init(c->srv->read_buf, sizeof c->srv->read_buf);
 }
 
@@ -749,6 +779,8 @@ void on_connection(uv_stream_t* server, int status) {
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
+  uv_os_fd_t fd = -1;
+  if (s->cfg.record_timings && uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0) enable_arrival_times(fd);
   resume_reading(c);
   if (!c->reading) close_conn(c);
 }
@@ -848,6 +880,11 @@ bool FakeLlmServer::set_config(FakeLlmConfig config) {
   if (impl_->running) return false;
   impl_->cfg = std::move(config);
   return true;
+}
+
+FakeLlmTimings FakeLlmServer::sent_timings() const {
+  std::lock_guard<std::mutex> lock(impl_->timings_mu);
+  return impl_->timings;
 }
 
 FakeLlmStats FakeLlmServer::stats() const {

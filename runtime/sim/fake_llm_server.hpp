@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace runara {
 
@@ -75,6 +76,21 @@ struct FakeLlmConfig {
   std::string static_content_type = "text/plain; charset=utf-8";
 
   size_t max_request_body_bytes = 8u << 20;  // larger bodies get 413
+
+  // Keep every TTFT and inter-chunk gap as sent (see FakeLlmServer::sent_timings); off by
+  // default because the lists grow with every request.
+  bool record_timings = false;
+};
+
+// What the server actually did, measured at its own write() calls with the same monotonic clock
+// a client on this machine uses: TTFT from the request's arrival to the first token
+// chunk written, ITL as the gap between consecutive chunks (per token), TPOT per streamed
+// request as (last chunk - first chunk) / (tokens - 1). Under CPU contention these drift from the
+// configured ttft_ms/itl_ms; a client's accuracy is its distance from these.
+struct FakeLlmTimings {
+  std::vector<double> ttft_ms;  // one per request, in the order first tokens went out
+  std::vector<double> itl_ms;   // one per chunk after the first
+  std::vector<double> tpot_ms;  // one per completed streamed request of 2+ tokens
 };
 
 struct FakeLlmStats {
@@ -107,6 +123,7 @@ class FakeLlmServer {
   bool running() const;
   int port() const;  // -1 when stopped
   FakeLlmStats stats() const;  // safe from any thread
+  FakeLlmTimings sent_timings() const;  // empty unless config().record_timings; any thread
   const FakeLlmConfig& config() const;
   // Replaces the configuration; only while stopped (returns false otherwise).
   bool set_config(FakeLlmConfig config);

@@ -11,6 +11,7 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -24,6 +25,7 @@
 using nlohmann::json;
 using runara::FakeLlmConfig;
 using runara::FakeLlmServer;
+using runara::FakeLlmTimings;
 using runara::test::ChildResult;
 
 namespace {
@@ -71,6 +73,19 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
+double nearest_rank_median(std::vector<double> v) {
+  REQUIRE(!v.empty());
+  std::sort(v.begin(), v.end());
+  return v[(v.size() + 1) / 2 - 1];
+}
+
+double median(std::vector<double> v) {
+  REQUIRE(!v.empty());
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 64, 512 and 2048", "[http_load]") {
   struct Point {
     int concurrency;
@@ -80,6 +95,7 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
   FakeLlmConfig cfg;
   cfg.ttft_ms = point.ttft_ms;
   cfg.itl_ms = point.itl_ms;
+  cfg.record_timings = true;
   // Replies of different lengths, and a first round of warmup: streams that all start and end
   // together would make the fake server (one thread, same 2 cores) answer in bursts, late.
   cfg.output_tokens_min = 4;
@@ -102,13 +118,39 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
   const auto lines = run.requests();
   REQUIRE(lines.size() == static_cast<size_t>(requests + point.concurrency));
   int tokens = 0;
-  for (const auto& line : lines) tokens += line["warmup"] == true ? 0 : line["output_tokens"].get<int>();
+  std::vector<double> client_ttft, client_tpot, measured_ttft, measured_tpot;
+  for (const auto& line : lines) {
+    client_ttft.push_back(line["ttft_ms"]);
+    client_tpot.push_back(line["tpot_ms"]);
+    if (line["warmup"] == true) continue;
+    tokens += line["output_tokens"].get<int>();
+    measured_ttft.push_back(line["ttft_ms"]);
+    measured_tpot.push_back(line["tpot_ms"]);
+  }
   CHECK(r["total_output_tokens"] == tokens);
-  const double ttft = r["median_ttft_ms"], itl = r["median_itl_ms"], tpot = r["median_tpot_ms"];
-  INFO("median ttft " << ttft << " ms, itl " << itl << " ms, tpot " << tpot << " ms");
-  CHECK(std::abs(ttft - point.ttft_ms) <= 1.0);
-  CHECK(std::abs(itl - point.itl_ms) <= 0.2);
-  CHECK(std::abs(tpot - point.itl_ms) <= 0.2);
+
+  // The reference is what the fake actually did on the wire: from the kernel's arrival time of
+  // each request to its own write() of each chunk, on the same monotonic clock. On a busy 2-core
+  // machine the fake answers a millisecond or more late, and that is not the client's error.
+  // Every request (warmup included) on both sides, from requests.jsonl's exact per-request
+  // values; ITL from results.json (measured requests only).
+  const FakeLlmTimings sent = server.sent_timings();
+  REQUIRE(sent.ttft_ms.size() == lines.size());
+  REQUIRE(sent.tpot_ms.size() == lines.size());
+  const double ttft = median(client_ttft), tpot = median(client_tpot), itl = r["median_itl_ms"];
+  const double sent_ttft = median(sent.ttft_ms), sent_tpot = median(sent.tpot_ms), sent_itl = median(sent.itl_ms);
+  INFO("median ttft " << ttft << " ms (sent " << sent_ttft << "), itl " << itl << " ms (sent " << sent_itl << "), tpot "
+                      << tpot << " ms (sent " << sent_tpot << ")");
+  CHECK(std::abs(ttft - sent_ttft) <= 1.0);
+  CHECK(std::abs(itl - sent_itl) <= 0.2);
+  CHECK(std::abs(tpot - sent_tpot) <= 0.2);
+  // The fake kept close to what it was told, so the points above are the ones the issue names.
+  CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < 0.1);
+  CHECK(std::abs(sent_itl / point.itl_ms - 1) < 0.1);
+  // results.json's medians are those of the measured requests' exact values, to the histogram's
+  // precision (nearest rank, bucket middle: within 0.05%).
+  CHECK(r["median_ttft_ms"].get<double>() == Approx(nearest_rank_median(measured_ttft)).epsilon(0.001));
+  CHECK(r["median_tpot_ms"].get<double>() == Approx(nearest_rank_median(measured_tpot)).epsilon(0.001));
 }
 
 TEST_CASE("http_load results.json carries vllm bench serve's keys, and requests.jsonl one line per request", "[http_load]") {
@@ -178,6 +220,7 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     cfg.ttft_ms = 30;
     cfg.itl_ms = 0;
     cfg.output_tokens = 1;
+    cfg.record_timings = true;
     server.set_config(cfg);
     const int slow = server.start(0);
     // One request at a time (max_concurrency = 1), one due every 20 ms, each takes 30 ms: request
@@ -190,17 +233,29 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     REQUIRE(run.child.exit_code == 0);
     const auto lines = run.requests();
     REQUIRE(lines.size() == 40);
+    // What the server took for each request, on the wire (one at a time, so in the same order).
+    const FakeLlmTimings served = server.sent_timings();
+    REQUIRE(served.ttft_ms.size() == lines.size());
+    CHECK(median(served.ttft_ms) == Approx(30).epsilon(0.1));
+    std::vector<double> reaction_ms;
     for (size_t i = 1; i < lines.size(); ++i) {
       const json& now = lines[i];
       const json& before = lines[i - 1];
       const double e2el = now["e2el_ms"], queue = now["queue_ms"];
       const double previous_done = before["intended_ms"].get<double>() + before["e2el_ms"].get<double>();
-      INFO("request " << i << ": e2el " << e2el << " queue " << queue << ", previous done at " << previous_done);
+      INFO("request " << i << ": e2el " << e2el << " queue " << queue << ", previous done at " << previous_done
+                      << ", served in " << served.ttft_ms[i] << " ms");
       CHECK(now["intended_ms"].get<double>() == Approx(20.0 * static_cast<double>(i)).margin(0.01));  // the schedule holds
-      CHECK(now["sent_ms"].get<double>() - previous_done == Approx(0).margin(2));  // sent as soon as the slot freed
-      CHECK(queue > before["queue_ms"].get<double>());                              // the backlog grows...
-      CHECK(e2el - queue == Approx(30).margin(5));                                  // ...and shows in the latency
+      CHECK(queue > before["queue_ms"].get<double>());                               // the backlog grows...
+      CHECK(std::abs(e2el - queue - served.ttft_ms[i]) <= 1.0);                      // ...and shows in the latency
+      reaction_ms.push_back(now["sent_ms"].get<double>() - previous_done);
     }
+    // Each request goes out as soon as the slot frees, not at a later tick of the 20 ms schedule
+    // (a late wake-up of the client's thread on a busy machine is the only delay).
+    INFO("sent after the slot freed: median " << median(reaction_ms) << " ms, max "
+                                              << *std::max_element(reaction_ms.begin(), reaction_ms.end()) << " ms");
+    CHECK(median(reaction_ms) < 1.0);
+    CHECK(*std::min_element(reaction_ms.begin(), reaction_ms.end()) >= 0);
     const json r = run.result();
     CHECK(r["p99_e2el_ms"].get<double>() > 350);
     CHECK(r["median_queue_ms"].get<double>() > 150);
