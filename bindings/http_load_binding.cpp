@@ -6,6 +6,7 @@
 //                            concurrency = 64, requests = 500 }
 //   print(r.output_throughput, r.p99_ttft_ms)
 #include <arpa/inet.h>
+#include <sched.h>
 #include <curl/curl.h>
 
 #include <cmath>
@@ -294,8 +295,15 @@ void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurr
   if (!base.requests && base.duration_s <= 0) args::raise(L, "%s: say how long to run: requests = N or duration = seconds", kRun);
 }
 
+// The cores this process may run on (taskset, cgroup cpusets), not all the machine's.
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 int auto_threads(const LoadSpec& s) {
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const int cores = usable_cores();
   const double load = s.open_loop() ? s.rate / 2000 : s.concurrency / 256.0;
   return std::clamp(static_cast<int>(std::ceil(load)), 1, cores);
 }

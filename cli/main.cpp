@@ -16,6 +16,7 @@
 namespace {
 
 int report(const runara::Outcome& outcome) {
+  runara::cli::end_progress_line();
   if (outcome.exit != runara::Exit::ok) {
     std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
     if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());

@@ -3,33 +3,41 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <memory>
 #include <string>
 
 namespace runara::cli {
 
+namespace {
+
+// A progress line is transient on a terminal: the next line overwrites it. One terminal per
+// process, so the state is too.
+bool progress_shown = false;
+
+void clear_progress() {
+  if (progress_shown) std::fputs("\r\033[K", stderr);
+  progress_shown = false;
+}
+
+}  // namespace
+
+void end_progress_line() { clear_progress(); }
+
 Events terminal_events() {
-  // A progress line is transient on a terminal: the next line overwrites it.
-  auto progress_shown = std::make_shared<bool>(false);
   const bool tty = isatty(STDERR_FILENO);
-  auto clear_progress = [progress_shown, tty] {
-    if (*progress_shown && tty) std::fputs("\r\033[K", stderr);
-    *progress_shown = false;
-  };
   Events events;
-  events.print = [clear_progress](std::string_view text) {
+  events.print = [](std::string_view text) {
     clear_progress();
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   };
-  events.log = [clear_progress](std::string_view line) {
+  events.log = [](std::string_view line) {
     clear_progress();
     std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
   };
-  events.progress = [progress_shown, tty](std::string_view line) {
+  events.progress = [tty](std::string_view line) {
     if (!tty) return;
     std::fprintf(stderr, "\r\033[K%.*s", static_cast<int>(line.size()), line.data());
-    *progress_shown = true;
+    progress_shown = true;
   };
   events.stuck = [](int exit_code, std::string_view message) {
     std::fprintf(stderr, "\nrunara: %.*s; exiting now. Machines the run created are destroyed by its guardian "

@@ -6,5 +6,7 @@
 namespace runara::cli {
 
 Events terminal_events();
+// Erases a progress line still showing, before the last words of the run.
+void end_progress_line();
 
 }  // namespace runara::cli

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -185,6 +186,31 @@ TEST_CASE("http_load results.json carries vllm bench serve's keys, and requests.
   CHECK(lines[44]["warmup"] == false);
   CHECK(lines[44]["output_tokens"] == 8);
   CHECK(lines[44]["tokens_from"] == "usage");
+}
+
+TEST_CASE("http_load's default thread count follows the cores the process may use (taskset)", "[http_load]") {
+  FakeLlmServer server(FakeLlmConfig{});
+  const int port = server.start(0);
+  // 600 slots ask for 3 threads (one per 256 slots); the cores allowed cap it. The child
+  // inherits this process's affinity, as under `taskset -c 0 runara ...`.
+  cpu_set_t all, one;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &all)) continue;
+    CPU_SET(cpu, &one);
+    break;
+  }
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + url(port) +
+                                  "', model = 'fake-model', concurrency = 600, requests = 600, max_tokens = 2 }\n"
+                                  "print('threads ' .. r.threads)",
+                              {"--allow-host", allow(port)});
+  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
+  INFO(run.child.err);
+  REQUIRE(run.child.exit_code == 0);
+  CHECK(run.child.out.find("threads 1\n") != std::string::npos);
+  CHECK(run.result()["threads"] == 1);
 }
 
 TEST_CASE("http_load open loop keeps its rate and measures from the intended send time", "[http_load]") {
