@@ -321,6 +321,7 @@ nlohmann::json echo(const LoadPlan& plan, const LoadSpec& base) {
   nlohmann::json o = {{"seed", base.seed}, {"timeout", base.timeout_s}, {"http2", base.http2},
                       {"warmup_requests", base.warmup_requests}, {"warmup_seconds", base.warmup_s},
                       {"requests", base.requests}, {"duration", base.duration_s}, {"method", base.method}};
+  if (!base.ca_file.empty()) o["ca_file"] = base.ca_file;
   if (base.mode == LoadMode::kHttp) return o;
   const OpenAiParams& a = plan.openai;
   o["endpoint"] = a.endpoint;
@@ -342,7 +343,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
                     {"url", "model", "mode", "endpoint", "stream", "prompts", "seed", "max_tokens", "ignore_eos",
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
-                     "timeout", "slo", "http2", "name", "buffer_bytes"});
+                     "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -373,6 +374,12 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (base.http2 && parsed.scheme == "http" && curl->version_num < 0x080000) {
     // libcurl before 8.0 breaks the second request on a reused h2c connection (curl issue #10634).
     args::raise(L, "%s: http2 = true on http:// (h2c) needs libcurl 8.0 or later; this one is %s and fails reused h2c connections. Use https:// for HTTP/2, or leave http2 out", kRun, curl->version);
+  }
+  if (auto ca = args::opt_string(L, 1, kRun, "ca_file")) {
+    if (parsed.scheme != "https") args::raise(L, "%s: option 'ca_file' is for https:// URLs (this one is %s://)", kRun, parsed.scheme.c_str());
+    std::string error;
+    base.ca_file = check_readable(*ca, rt.script_dir_, readable_roots(rt), error);
+    if (base.ca_file.empty()) args::raise(L, "%s: ca_file: %s", kRun, error.c_str());
   }
   base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
   if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);

@@ -31,6 +31,7 @@ struct LoadSpec {
   std::string method = "GET";
   std::vector<std::string> headers;  // "Name: value"; may hold a secret (never logged)
   bool http2 = false;           // h2c on http://, negotiated on https://
+  std::string ca_file;          // https://: trust these PEM certificates instead of the system's
 
   // The request bodies: one per prompt in openai mode (request i uses bodies[prompt(i)]),
   // one template in http mode ("{{index}}" / "{{random}}" replaced per request when templated).

@@ -272,6 +272,7 @@ struct LoadWorker::Impl {
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &s);
     if (spec.buffer_bytes > 0) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, spec.buffer_bytes);
+    if (!spec.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, spec.ca_file.c_str());
     if (spec.http2) {
       const bool tls = spec.url.rfind("https:", 0) == 0;
       curl_easy_setopt(e, CURLOPT_HTTP_VERSION, tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);

@@ -353,25 +353,46 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-// A real nginx serving a small static file on loopback, for as long as the object lives.
+// A real nginx serving a small static file on loopback, for as long as the object lives. With
+// `tls`, it speaks HTTPS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate for 127.0.0.1 made
+// here by openssl, and logs each request's protocol to access.log.
 struct Nginx {
   std::string dir = runara::test::temp_dir("nginx");
   int port = free_port();
-  Nginx() {
+  explicit Nginx(bool tls = false) {
     REQUIRE(access("/usr/sbin/nginx", X_OK) == 0);  // CI installs nginx-light (./setup)
     runara::test::write_temp_file(dir, "hello.txt", "hello from nginx\n");
+    std::string listen = "listen 127.0.0.1:" + std::to_string(port) + ";";
+    std::string log = "access_log off;";
+    if (tls) {
+      const std::string make_cert = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650"
+                                    " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + dir +
+                                    "/key.pem -out " + dir + "/cert.pem 2>" + dir + "/openssl.err";
+      INFO(slurp(dir + "/openssl.err"));
+      REQUIRE(std::system(make_cert.c_str()) == 0);  // ./setup installs openssl
+      listen = "listen 127.0.0.1:" + std::to_string(port) + " ssl http2; ssl_certificate " + dir +
+               "/cert.pem; ssl_certificate_key " + dir + "/key.pem;";
+      log = "log_format proto '$server_protocol'; access_log " + dir + "/access.log proto;";
+    }
     runara::test::write_temp_file(dir, "nginx.conf",
                                   "worker_processes 1; daemon on; pid " + dir + "/nginx.pid; error_log " + dir +
-                                      "/error.log;\nevents { worker_connections 1024; }\nhttp { access_log off; "
-                                      "client_body_temp_path " + dir + "; proxy_temp_path " + dir +
+                                      "/error.log;\nevents { worker_connections 1024; }\nhttp { " + log +
+                                      " client_body_temp_path " + dir + "; proxy_temp_path " + dir +
                                       "; fastcgi_temp_path " + dir + "; uwsgi_temp_path " + dir + "; scgi_temp_path " + dir +
-                                      ";\n server { listen 127.0.0.1:" + std::to_string(port) + "; root " + dir + "; } }\n");
+                                      ";\n server { " + listen + " root " + dir + "; } }\n");
     const int rc = std::system(("/usr/sbin/nginx -q -c " + dir + "/nginx.conf -p " + dir + " 2>" + dir + "/start.err").c_str());
     INFO(slurp(dir + "/start.err"));
     REQUIRE(rc == 0);
   }
   ~Nginx() {
     (void)std::system(("/usr/sbin/nginx -q -c " + dir + "/nginx.conf -p " + dir + " -s quit 2>/dev/null").c_str());
+  }
+  // How many requests access.log shows with this protocol ("HTTP/1.1", "HTTP/2.0").
+  size_t logged(const std::string& protocol) const {
+    std::ifstream in(dir + "/access.log");
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line == protocol;
+    return n;
   }
 };
 
@@ -411,6 +432,42 @@ TEST_CASE("http_load drives a real nginx: GET, HEAD, and a 404 on every request 
     CHECK(run.child.exit_code == 1);
     CHECK(run.child.err.find("HTTP 404") != std::string::npos);
     CHECK(run.child.err.find(".lua:1:") != std::string::npos);  // located at the script line
+  }
+}
+
+TEST_CASE("http_load over HTTPS to a real nginx: HTTP/1.1 and HTTP/2, trusting a given CA file only", "[http_load]") {
+  Nginx nginx(/*tls=*/true);
+  const std::string grant = allow(nginx.port);
+  const std::string https = "https://127.0.0.1:" + std::to_string(nginx.port) + "/hello.txt";
+  SECTION("with ca_file: keep-alive GETs over TLS, then the same over HTTP/2") {
+    const auto run = run_script("local a = http_load.run{ name = 'h1', url = '" + https + "', ca_file = '" + nginx.dir +
+                                    "/cert.pem', concurrency = 4, requests = 200 }\n"
+                                    "local b = http_load.run{ name = 'h2', url = '" + https + "', ca_file = '" + nginx.dir +
+                                    "/cert.pem', http2 = true, concurrency = 8, requests = 200 }\n"
+                                    "print(a.completed, b.completed)",
+                                {"--allow-host", grant, "--allow-read", nginx.dir});
+    INFO(run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    CHECK(run.result("h1")["http_statuses"]["200"] == 200);
+    CHECK(run.result("h2")["http_statuses"]["200"] == 200);
+    CHECK(run.result("h2")["options"]["http2"] == true);
+    CHECK(nginx.logged("HTTP/1.1") == 200);
+    CHECK(nginx.logged("HTTP/2.0") == 200);
+  }
+  SECTION("without ca_file the self-signed certificate is refused: a connect error naming it") {
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + https + "', requests = 3 }", {"--allow-host", grant});
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("every request failed (3 of 3; connect)") != std::string::npos);
+    CHECK(run.child.err.find("self-signed certificate") != std::string::npos);
+    CHECK(nginx.logged("HTTP/1.1") == 0);
+  }
+  SECTION("ca_file is checked: https only, and a file the run may read") {
+    auto run = run_script("http_load.run{ url = '" + url(nginx.port) + "', ca_file = 'x.pem', requests = 1 }", {"--allow-host", grant});
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("option 'ca_file' is for https:// URLs (this one is http://)") != std::string::npos);
+    run = run_script("http_load.run{ url = '" + https + "', ca_file = '" + nginx.dir + "/cert.pem', requests = 1 }", {"--allow-host", grant});
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("http_load.run: ca_file: ") != std::string::npos);
   }
 }
 
