@@ -1,6 +1,5 @@
 #include "load/http1_connection.hpp"
 
-#include <fcntl.h>
 #include <http_parser.h>
 #include <netinet/tcp.h>
 #include <sys/uio.h>
