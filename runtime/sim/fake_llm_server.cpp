@@ -2,8 +2,6 @@
 
 #include <http_parser.h>
 #include <sys/prctl.h>
-#include <sys/timerfd.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -23,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/arrival_time.hpp"
+#include "net/precise_timer.hpp"
 #include "sim/fake_llm_wire.hpp"
 
 namespace runara {
@@ -107,11 +106,10 @@ struct FakeLlmServer::Impl {
   int port = -1;
   std::unordered_set<Conn*> conns;
   uint64_t next_conn_id = 1;
-  // Token sends are timed with one timerfd (nanosecond deadlines) rather than uv timers, whose
-  // millisecond clock would make every delay up to 1 ms late: the fake's TTFT and ITL must be
-  // exact enough to check a client's measurements against them.
-  int timer_fd = -1;
-  uv_poll_t timer_poll;
+  // Token sends are timed with one PreciseTimer (nanosecond deadlines) rather than uv timers,
+  // whose millisecond clock would make every delay up to 1 ms late: the fake's TTFT and ITL must
+  // be exact enough to check a client's measurements against them.
+  std::unique_ptr<PreciseTimer> timer;
   uint64_t armed_ns = 0;  // 0: disarmed
   std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>> wakes;
   std::mt19937_64 rng;
@@ -273,11 +271,8 @@ void error_response(Conn* c, const Request& r, int status, std::string_view mess
                   fake_llm::error_body(message, type, status));
 }
 
-void set_timer_fd(Impl* s, uint64_t due_ns) {
-  itimerspec its{};
-  its.it_value.tv_sec = static_cast<time_t>(due_ns / 1'000'000'000);
-  its.it_value.tv_nsec = static_cast<long>(due_ns % 1'000'000'000);
-  timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, nullptr);
+void set_timer(Impl* s, uint64_t due_ns) {
+  s->timer->start_at(due_ns);
   s->armed_ns = due_ns;
 }
 
@@ -285,13 +280,11 @@ void arm_timer(Conn* c, uint64_t due_ns) {
   if (c->closing) return;
   Impl* s = c->srv;
   s->wakes.push({due_ns, c, c->id, ++c->wake_token});
-  if (s->armed_ns == 0 || due_ns < s->armed_ns) set_timer_fd(s, due_ns);
+  if (s->armed_ns == 0 || due_ns < s->armed_ns) set_timer(s, due_ns);
 }
 
-void on_timer_fd(uv_poll_t* handle, int, int) {
-  Impl* s = static_cast<Impl*>(handle->data);
-  uint64_t expirations = 0;
-  if (read(s->timer_fd, &expirations, sizeof expirations) < 0) expirations = 0;
+void on_timer(void* self) {
+  Impl* s = static_cast<Impl*>(self);
   s->armed_ns = 0;
   const uint64_t now = uv_hrtime();
   while (!s->wakes.empty() && s->wakes.top().due_ns <= now) {
@@ -299,7 +292,7 @@ void on_timer_fd(uv_poll_t* handle, int, int) {
     s->wakes.pop();
     if (s->conns.count(w.conn) && w.conn->id == w.conn_id && w.conn->wake_token == w.token) pump(w.conn);
   }
-  if (!s->wakes.empty() && (s->armed_ns == 0 || s->wakes.top().due_ns < s->armed_ns)) set_timer_fd(s, s->wakes.top().due_ns);
+  if (!s->wakes.empty() && (s->armed_ns == 0 || s->wakes.top().due_ns < s->armed_ns)) set_timer(s, s->wakes.top().due_ns);
 }
 
 std::string tokens_text(int from, int to) {
@@ -791,17 +784,12 @@ void on_stop(uv_async_t* a) {
   for (Conn* c : all) close_conn(c);
   uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
-  uv_poll_stop(&s->timer_poll);
-  uv_close(reinterpret_cast<uv_handle_t*>(&s->timer_poll), nullptr);
+  s->timer->close();
 }
 
-int start_timer_fd(Impl* s) {
-  s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (s->timer_fd < 0) return -errno;
-  s->timer_poll.data = s;
-  int r = uv_poll_init(&s->loop, &s->timer_poll, s->timer_fd);
-  if (r == 0) r = uv_poll_start(&s->timer_poll, UV_READABLE, on_timer_fd);
-  return r;
+int start_timer(Impl* s) {
+  s->timer = std::make_unique<PreciseTimer>(&s->loop, on_timer, s);
+  return s->timer->valid() ? 0 : UV_EMFILE;  // no timerfd: out of file descriptors, most likely
 }
 
 }  // namespace
@@ -841,7 +829,7 @@ int FakeLlmServer::start(int port) {
     r = uv_tcp_getsockname(&s->listener, reinterpret_cast<sockaddr*>(&addr), &len);
   }
   if (r == 0) r = uv_async_init(&s->loop, &s->stop_async, on_stop);
-  if (r == 0) r = start_timer_fd(s);
+  if (r == 0) r = start_timer(s);
   if (r != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
     uv_run(&s->loop, UV_RUN_DEFAULT);
@@ -864,8 +852,7 @@ void FakeLlmServer::stop() {
   uv_async_send(&s->stop_async);
   s->thread.join();
   while (uv_loop_close(&s->loop) == UV_EBUSY) uv_run(&s->loop, UV_RUN_NOWAIT);
-  close(s->timer_fd);
-  s->timer_fd = -1;
+  s->timer.reset();
   s->armed_ns = 0;
   s->wakes = {};
   s->running = false;

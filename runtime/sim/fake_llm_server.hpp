@@ -24,8 +24,8 @@
 //   arrival + ttft_ms + i * itl_ms (+ stall_ms once a stall has begun)
 // where arrival is when the request's last byte was parsed. Every due time is
 // computed from arrival, never from the previous send, so late wake-ups do not
-// accumulate; uv timers are armed for the ceiling millisecond, so nothing is
-// sent early (it can be up to ~1 ms late plus scheduling delay). A chunk of
+// accumulate; sends wake on a timerfd with nanosecond deadlines, so nothing is
+// sent early, and late only by the scheduler's wake-up delay. A chunk of
 // tokens_per_chunk tokens is sent when its last token is due. The chat role
 // chunk goes out together with the first content chunk, as vLLM does; the
 // response headers go out at once.
