@@ -63,13 +63,18 @@ class LatencyHistogram {
   // Calls f(lowest, highest, count) for every non-empty bucket, ascending.
   template <class F>
   void for_each_bucket(F&& f) const {
-    for (size_t i = 0; i < counts_.size(); ++i) {
+    if (count_ == 0) return;
+    const size_t last = last_index();
+    for (size_t i = first_index(); i <= last; ++i) {
       if (counts_[i]) f(lowest_at(i), highest_at(i), counts_[i]);
     }
   }
 
  private:
   size_t index_of(int64_t value) const;
+  // The buckets of min() and max(): every sample lies between them (only when count() > 0).
+  size_t first_index() const;
+  size_t last_index() const;
   int64_t lowest_at(size_t index) const;
   int64_t highest_at(size_t index) const;
 

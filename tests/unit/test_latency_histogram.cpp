@@ -140,6 +140,37 @@ TEST_CASE("Histogram: merge of per-thread histograms equals one histogram", "[hi
   }
 }
 
+TEST_CASE("Histogram: merge and percentiles of histograms over disjoint ranges (only min..max is scanned)", "[histogram]") {
+  // Merging and percentiles visit only the buckets between min and max: parts far apart, one
+  // with a saturated value and one with 0, must still add up to the histogram of everything.
+  LatencyHistogram low, high, all;
+  for (int64_t v : {0, 1, 999, 5000, 12345}) {
+    low.record(v);
+    all.record(v);
+  }
+  for (int64_t v : {int64_t{900'000'000}, int64_t{2'000'000'000'000}, LatencyHistogram::kOneHourNs * 2}) {
+    high.record(v);
+    all.record(v);
+  }
+  LatencyHistogram merged;
+  merged.merge(high);
+  merged.merge(low);
+  CHECK(merged.count() == all.count());
+  CHECK(merged.saturated() == 1);
+  for (double q : {1.0, 20.0, 50.0, 62.5, 75.0, 87.5, 99.0}) {
+    INFO("q " << q);
+    CHECK(merged.percentile(q) == all.percentile(q));
+  }
+  CHECK(merged.percentile(37.5) == 999);  // the 3rd of 8 values; exact below 2048
+  uint64_t buckets = 0, samples = 0;
+  merged.for_each_bucket([&](int64_t, int64_t, uint64_t n) {
+    ++buckets;
+    samples += n;
+  });
+  CHECK(samples == 8);
+  CHECK(buckets == 8);
+}
+
 TEST_CASE("Histogram: memory is bounded and independent of the sample count", "[histogram]") {
   LatencyHistogram h;
   size_t before = h.memory_bytes();
