@@ -20,6 +20,9 @@ namespace runara {
 // `date` is the local start time as vLLM writes it ("20261121-143005").
 nlohmann::json load_result_json(const LoadSpec& spec, const LoadOutcome& outcome, const std::string& date);
 
+// One request as a line of requests.jsonl (numbers in ms with 3 decimals, as "%.3f" would).
+void append_request_line(std::string& out, const RequestRecord& record);
+
 // One line per finished request; returns false (with `error`) when the file cannot be written.
 bool write_requests_jsonl(const std::string& path, const LoadOutcome& outcome, std::string& error);
 
