@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#include <cmath>
 #include <cstring>
 #include <deque>
 
@@ -122,8 +121,7 @@ struct LoadWorker::Impl {
 
   uv_loop_t loop{};
   uv_async_t stop_async{};
-  uv_timer_t send_timer{};            // open loop: wakes the sender for the next due request...
-  std::unique_ptr<PreciseTimer> precise_send_timer;  // ...to the microsecond, when there is a timerfd
+  std::unique_ptr<PreciseTimer> send_timer;  // open loop: wakes the sender for the next due request
   std::unique_ptr<CurlMultiUv> curl;
   CURLSH* share = nullptr;
   curl_slist* headers = nullptr;
@@ -164,10 +162,8 @@ struct LoadWorker::Impl {
       async_open = true;
     }
     if (shared.stopping.load()) stopped = true;  // stop() came before the loop could hear it
-    uv_timer_init(&loop, &send_timer);
-    send_timer.data = this;
     if (spec.open_loop()) {
-      precise_send_timer = std::make_unique<PreciseTimer>(&loop, [](void* self) { static_cast<Impl*>(self)->schedule_next(); }, this);
+      send_timer = std::make_unique<PreciseTimer>(&loop, [](void* self) { static_cast<Impl*>(self)->schedule_next(); }, this);
       prctl(PR_SET_TIMERSLACK, 1UL);  // this thread's wake-ups on time to the microsecond, not 50 us late
     }
     curl = std::make_unique<CurlMultiUv>(&loop, [this](CURL* e, CURLcode c) { on_done(e, c); });
@@ -309,17 +305,6 @@ struct LoadWorker::Impl {
     send(*s, due);
   }
 
-  static void on_send_timer(uv_timer_t* t) { static_cast<Impl*>(t->data)->schedule_next(); }
-
-  // Wakes schedule_next() at `due_ns` (ns after the start), or on the next loop turn when past.
-  void sleep_until(std::int64_t due_ns) {
-    if (precise_send_timer && precise_send_timer->valid()) {
-      return precise_send_timer->start_at(static_cast<std::uint64_t>(shared.start_ns + std::max<std::int64_t>(due_ns, 0)));
-    }
-    const std::int64_t wait_ns = std::max<std::int64_t>(due_ns - shared.now(), 0);
-    uv_timer_start(&send_timer, &Impl::on_send_timer, static_cast<std::uint64_t>(std::ceil(wait_ns / 1e6)), 0);
-  }
-
   // Open loop: sends whatever is due, then sleeps until the next request's time.
   void schedule_next() {
     for (int sent = 0; !stopped; ++sent) {
@@ -332,7 +317,11 @@ struct LoadWorker::Impl {
         have_next = true;
       }
       const std::int64_t wait_ns = next.intended_ns - shared.now();
-      if (wait_ns > 0 || sent >= kMaxSendsPerTurn) return sleep_until(next.intended_ns);
+      if (wait_ns > 0 || sent >= kMaxSendsPerTurn) {
+        // At the due time, or on the next loop turn when that is past.
+        send_timer->start_at(static_cast<std::uint64_t>(shared.start_ns + std::max<std::int64_t>(next.intended_ns, 0)));
+        return;
+      }
       have_next = false;
       dispatch(next);
     }
@@ -571,8 +560,7 @@ struct LoadWorker::Impl {
   void on_stop() {
     if (stopped) return;
     stopped = true;
-    uv_timer_stop(&send_timer);
-    if (precise_send_timer) precise_send_timer->stop();
+    if (send_timer) send_timer->stop();
     for (auto& s : streams) {
       if (!s->busy) continue;
       if (s->conn) s->conn->abort();
@@ -593,8 +581,7 @@ struct LoadWorker::Impl {
     closing = true;
     for (auto& s : streams) s->conn.reset();  // open keep-alive connections would keep the loop running
     curl->close();
-    uv_close(reinterpret_cast<uv_handle_t*>(&send_timer), nullptr);
-    if (precise_send_timer) precise_send_timer->close();
+    if (send_timer) send_timer->close();
     std::lock_guard lock(async_mutex);
     async_open = false;
     uv_close(reinterpret_cast<uv_handle_t*>(&stop_async), nullptr);

@@ -7,18 +7,30 @@
 namespace runara {
 
 struct PreciseTimer::State {
-  uv_poll_t poll{};
+  union {
+    uv_poll_t poll;    // fd >= 0: watching the timerfd
+    uv_timer_t timer;  // fd < 0: the millisecond fallback
+  } handle{};
   int fd = -1;
   Callback callback = nullptr;
   void* data = nullptr;
+
+  uv_handle_t* as_handle() { return reinterpret_cast<uv_handle_t*>(&handle); }
 };
 
 namespace {
 
+using State = PreciseTimer::State;
+
 void on_ready(uv_poll_t* handle, int, int) {
-  auto* s = static_cast<PreciseTimer::State*>(handle->data);
+  auto* s = static_cast<State*>(handle->data);
   std::uint64_t expirations = 0;
   if (read(s->fd, &expirations, sizeof expirations) <= 0) return;  // disarmed meanwhile
+  s->callback(s->data);
+}
+
+void on_fallback(uv_timer_t* handle) {
+  auto* s = static_cast<State*>(handle->data);
   s->callback(s->data);
 }
 
@@ -32,37 +44,46 @@ void set(int fd, std::uint64_t due_ns) {
 
 }  // namespace
 
-PreciseTimer::PreciseTimer(uv_loop_t* loop, Callback callback, void* data) {
-  // CLOCK_MONOTONIC is uv_hrtime()'s clock.
-  const int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (fd < 0) return;
-  state_ = new State;
-  state_->fd = fd;
+PreciseTimer::PreciseTimer(uv_loop_t* loop, Callback callback, void* data) : state_(new State) {
   state_->callback = callback;
   state_->data = data;
-  state_->poll.data = state_;
-  uv_poll_init(loop, &state_->poll, fd);
-  uv_poll_start(&state_->poll, UV_READABLE, on_ready);
+  // CLOCK_MONOTONIC is uv_hrtime()'s clock.
+  state_->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (state_->fd >= 0) {
+    uv_poll_init(loop, &state_->handle.poll, state_->fd);
+    uv_poll_start(&state_->handle.poll, UV_READABLE, on_ready);
+  } else {
+    uv_timer_init(loop, &state_->handle.timer);
+  }
+  state_->as_handle()->data = state_;  // `data` is at the same place in every uv handle
 }
 
 PreciseTimer::~PreciseTimer() { close(); }
 
 void PreciseTimer::start_at(std::uint64_t due_ns) {
-  if (state_) set(state_->fd, due_ns);
+  if (!state_) return;
+  if (state_->fd >= 0) return set(state_->fd, due_ns);
+  const std::uint64_t now = uv_hrtime();
+  const std::uint64_t wait_ms = due_ns > now ? (due_ns - now + 999'999) / 1'000'000 : 0;
+  uv_timer_start(&state_->handle.timer, on_fallback, wait_ms, 0);
 }
 
 void PreciseTimer::stop() {
   if (!state_) return;
+  if (state_->fd < 0) {
+    uv_timer_stop(&state_->handle.timer);
+    return;
+  }
   itimerspec off{};
   timerfd_settime(state_->fd, 0, &off, nullptr);
 }
 
 void PreciseTimer::close() {
   if (!state_) return;
-  uv_poll_stop(&state_->poll);
-  uv_close(reinterpret_cast<uv_handle_t*>(&state_->poll), [](uv_handle_t* h) {
+  if (state_->fd >= 0) uv_poll_stop(&state_->handle.poll);
+  uv_close(state_->as_handle(), [](uv_handle_t* h) {
     auto* s = static_cast<State*>(h->data);
-    ::close(s->fd);
+    if (s->fd >= 0) ::close(s->fd);
     delete s;
   });
   state_ = nullptr;

@@ -787,10 +787,7 @@ void on_stop(uv_async_t* a) {
   s->timer->close();
 }
 
-int start_timer(Impl* s) {
-  s->timer = std::make_unique<PreciseTimer>(&s->loop, on_timer, s);
-  return s->timer->valid() ? 0 : UV_EMFILE;  // no timerfd: out of file descriptors, most likely
-}
+void start_timer(Impl* s) { s->timer = std::make_unique<PreciseTimer>(&s->loop, on_timer, s); }
 
 }  // namespace
 
@@ -829,13 +826,13 @@ int FakeLlmServer::start(int port) {
     r = uv_tcp_getsockname(&s->listener, reinterpret_cast<sockaddr*>(&addr), &len);
   }
   if (r == 0) r = uv_async_init(&s->loop, &s->stop_async, on_stop);
-  if (r == 0) r = start_timer(s);
   if (r != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
     uv_run(&s->loop, UV_RUN_DEFAULT);
     uv_loop_close(&s->loop);
     return r;
   }
+  start_timer(s);
   s->stop_async.data = s;
   s->port = ntohs(addr.any.ss_family == AF_INET6 ? addr.v6.sin6_port : addr.v4.sin_port);
   s->running = true;
