@@ -60,16 +60,6 @@ class LatencyHistogram {
   size_t memory_bytes() const { return sizeof(*this) + counts_.capacity() * sizeof(uint64_t); }
   size_t bucket_slots() const { return counts_.size(); }
 
-  // Calls f(lowest, highest, count) for every non-empty bucket, ascending.
-  template <class F>
-  void for_each_bucket(F&& f) const {
-    if (count_ == 0) return;
-    const size_t last = last_index();
-    for (size_t i = first_index(); i <= last; ++i) {
-      if (counts_[i]) f(lowest_at(i), highest_at(i), counts_[i]);
-    }
-  }
-
  private:
   size_t index_of(int64_t value) const;
   // The buckets of min() and max(): every sample lies between them (only when count() > 0).

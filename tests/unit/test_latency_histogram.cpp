@@ -162,13 +162,6 @@ TEST_CASE("Histogram: merge and percentiles of histograms over disjoint ranges (
     CHECK(merged.percentile(q) == all.percentile(q));
   }
   CHECK(merged.percentile(37.5) == 999);  // the 3rd of 8 values; exact below 2048
-  uint64_t buckets = 0, samples = 0;
-  merged.for_each_bucket([&](int64_t, int64_t, uint64_t n) {
-    ++buckets;
-    samples += n;
-  });
-  CHECK(samples == 8);
-  CHECK(buckets == 8);
 }
 
 TEST_CASE("Histogram: memory is bounded and independent of the sample count", "[histogram]") {
