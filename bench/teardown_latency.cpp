@@ -16,6 +16,7 @@
 //                                [--modes SIGINT,SIGKILL] [--verbose]
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec_image.hpp"
 #include "sim/fake_digitalocean.hpp"
 
 namespace {
@@ -66,28 +68,26 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-// fork/exec with stdout and stderr appended to `log`; the child gets its own process group so
-// a terminal's Ctrl-C reaches only this program.
+// posix_spawn with stdout and stderr appended to `log`; the child gets its own process group so
+// a terminal's Ctrl-C reaches only this program. Not fork: the fake API's threads run meanwhile
+// (see tests/support/exec_image.hpp).
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             const std::string& log) {
-  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open " + log);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
-    setpgid(0, 0);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(fd);
+  runara::test::ExecImage image(argv, {env.begin(), env.end()});
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, image.path(), &actions, &attr, image.argv(), image.envp());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv.front() + ": " + std::strerror(rc));
   return pid;
 }
 

@@ -1,8 +1,11 @@
 #include "child_process.hpp"
 
+#include "exec_image.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,30 +26,34 @@ double now_s() {
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env,
                            std::string cwd) {
+  ExecImage image(std::move(argv), {env.begin(), env.end()});
   int in[2], out[2], err[2];
-  if (pipe(in) || pipe(out) || pipe(err)) throw std::runtime_error("pipe failed");
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+  // posix_spawn, not fork: nothing runs in the child before exec (see exec_image.hpp).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);  // dup2 clears close-on-exec
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group: signals reach only it
+  posix_spawnattr_setpgroup(&attr, 0);
   started_ = now_s();
-  pid_ = fork();
-  if (pid_ == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
-    setpgid(0, 0);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
+  const int rc = posix_spawn(&pid_, image.path(), &actions, &attr, image.argv(), image.envp());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   close(in[0]);
   close(out[1]);
   close(err[1]);
   in_ = in[1];
   out_ = out[0];
   err_ = err[0];
+  if (rc != 0) {
+    for (int fd : {in_, out_, err_}) close(fd);
+    throw std::runtime_error(std::string("cannot start ") + image.path() + ": " + std::strerror(rc));
+  }
   fcntl(out_, F_SETFL, O_NONBLOCK);
   fcntl(err_, F_SETFL, O_NONBLOCK);
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "exec_image.hpp"
 
 namespace {
 
@@ -45,20 +46,16 @@ class PtyChild {
  public:
   PtyChild(std::vector<std::string> args, const std::string& home, const std::string& cwd) {
     args.insert(args.begin(), RUNARA_BINARY);
+    // History must go under $HOME, so XDG_STATE_HOME is removed.
+    runara::test::ExecImage image(std::move(args), {{"HOME", home}, {"XDG_STATE_HOME", std::nullopt}, {"TERM", "xterm"}});
     winsize size{};
     size.ws_row = 24;
     size.ws_col = 200;  // wide: no line wrapping in what we read back
     pid_ = forkpty(&master_, nullptr, nullptr, &size);
     if (pid_ < 0) throw std::runtime_error("forkpty failed");
-    if (pid_ == 0) {
-      setenv("HOME", home.c_str(), 1);
-      unsetenv("XDG_STATE_HOME");  // history must go under $HOME
-      setenv("TERM", "xterm", 1);
+    if (pid_ == 0) {  // only async-signal-safe calls until exec (see exec_image.hpp)
       if (chdir(cwd.c_str()) != 0) _exit(127);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
+      execve(image.path(), image.argv(), image.envp());
       _exit(127);
     }
   }
