@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 
 namespace runara::test {
 
@@ -22,6 +23,21 @@ double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
+// What a hung child was doing, for the failure message: which program (did it get to exec?),
+// its state and the kernel function it sleeps in.
+std::string where_is(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::string exe(4096, '\0');
+  const ssize_t n = readlink((proc + "/exe").c_str(), exe.data(), exe.size() - 1);
+  exe.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::string wchan, stat;
+  std::getline(std::ifstream(proc + "/wchan"), wchan);
+  std::getline(std::ifstream(proc + "/stat"), stat);
+  const auto state_at = stat.rfind(") ");
+  const std::string state = state_at == std::string::npos ? "?" : stat.substr(state_at + 2, 1);
+  return "running " + (exe.empty() ? std::string("?") : exe) + ", state " + state + ", in " + (wchan.empty() ? "?" : wchan);
+}
+
 }  // namespace
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env,
@@ -112,6 +128,8 @@ ChildResult ChildProcess::wait(double timeout_s) {
     if (r == pid_) break;
     if (now_s() > until) {
       result_.timed_out = true;
+      result_.err += "\n[test harness: still running after " + std::to_string(static_cast<int>(now_s() - started_)) +
+                     " s, killed; it was " + where_is(pid_) + "]\n";
       kill(pid_, SIGKILL);
       waitpid(pid_, &status, 0);
       break;
