@@ -365,6 +365,10 @@ struct LoadWorker::Impl {
                    static_cast<std::uint64_t>(spec.timeout_s * 1000));
       return;
     }
+    // A fresh handle state for every request: libcurl 7.88 counts "connection died, retrying"
+    // over a reused handle's whole life, so a slot would fail its 6th such retry ever.
+    curl_easy_reset(s.easy);
+    configure(s);
     if (has_body) {
       curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, body->data());
       curl_easy_setopt(s.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));

@@ -22,6 +22,7 @@
 #include "child_process.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
+#include "tls_closing_server.hpp"
 
 using nlohmann::json;
 using runara::FakeLlmConfig;
@@ -471,6 +472,32 @@ TEST_CASE("http_load over HTTPS to a real nginx: HTTP/1.1 and HTTP/2, trusting a
     CHECK(run.child.exit_code == 1);
     CHECK(run.child.err.find("http_load.run: ca_file: ") != std::string::npos);
   }
+}
+
+// libcurl (7.88) retries a request whose reused connection died unanswered, up to 5 times, but
+// counts those retries over an easy handle's whole life, not per request: a slot that met 6
+// such closes in all failed its next one ("Connection died, tried 5 times before giving up"),
+// which is how HTTP/2 servers retiring connections with GOAWAY made loads fail now and then.
+TEST_CASE("http_load over HTTPS: a server closing reused connections unanswered costs retries and never requests", "[http_load]") {
+  const std::string dir = runara::test::temp_dir("tls-closing");
+  const std::string make_cert = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650"
+                                " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + dir +
+                                "/key.pem -out " + dir + "/cert.pem 2>" + dir + "/openssl.err";
+  INFO(slurp(dir + "/openssl.err"));
+  REQUIRE(std::system(make_cert.c_str()) == 0);  // ./setup installs openssl
+  runara::test::TlsClosingServer server(dir + "/cert.pem", dir + "/key.pem");
+  const std::string https = "https://127.0.0.1:" + std::to_string(server.port()) + "/";
+  const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + https + "', ca_file = '" + dir +
+                                  "/cert.pem', concurrency = 1, requests = 30 }\nprint(r.completed, r.failed)",
+                              {"--allow-host", allow(server.port()), "--allow-read", dir});
+  INFO(run.child.out << run.child.err);
+  REQUIRE(run.child.exit_code == 0);
+  CHECK(run.result("load")["completed"] == 30);
+  CHECK(run.result("load")["failed"] == 0);
+  CHECK(server.answered() == 30);
+  // Every request after the first went out on a kept-alive connection and met a close: far more
+  // than 5 on the one slot, so a per-handle retry count would have failed some.
+  CHECK(server.dropped() >= 20);
 }
 
 TEST_CASE("http_load refuses targets the run may not reach, and bad options, with clear errors", "[http_load]") {
