@@ -23,6 +23,7 @@ double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
+
 // What a hung child was doing, for the failure message: which program (did it get to exec?),
 // its state and the kernel function it sleeps in.
 std::string where_is(pid_t pid) {
