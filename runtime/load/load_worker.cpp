@@ -247,8 +247,7 @@ struct LoadWorker::Impl {
       s->conn = std::make_unique<Http1Connection>(&loop, address, *s, read_buffer.data(), read_buffer.size(), spec.method == "HEAD");
       if (unreachable != ErrorKind::kNone) s->conn->refuse(unreachable, unreachable_message);
     } else {
-      s->easy = curl_easy_init();
-      configure(*s);
+      s->easy = curl_easy_init();  // configured before each request (send)
     }
     if (spec.mode == LoadMode::kOpenAi && spec.stream) {
       Stream* raw = s.get();
@@ -258,8 +257,11 @@ struct LoadWorker::Impl {
     return streams.back().get();
   }
 
+  // Sets every option from a reset handle, before each request: libcurl 7.88 counts "connection
+  // died, retrying" over a reused handle's whole life, so a slot would fail its 6th such retry ever.
   void configure(Stream& s) {
     CURL* e = s.easy;
+    curl_easy_reset(e);
     curl_easy_setopt(e, CURLOPT_URL, spec.url.c_str());
     curl_easy_setopt(e, CURLOPT_PRIVATE, &s);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
@@ -365,9 +367,6 @@ struct LoadWorker::Impl {
                    static_cast<std::uint64_t>(spec.timeout_s * 1000));
       return;
     }
-    // A fresh handle state for every request: libcurl 7.88 counts "connection died, retrying"
-    // over a reused handle's whole life, so a slot would fail its 6th such retry ever.
-    curl_easy_reset(s.easy);
     configure(s);
     if (has_body) {
       curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, body->data());
