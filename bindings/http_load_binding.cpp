@@ -28,6 +28,12 @@ namespace {
 const char* const kRun = "http_load.run";
 const char* const kFake = "http_load.fake_server";
 
+// Bounds on what one run's loads may hold (docs/http_load.md, "Limits"). Memory beyond these
+// is accounted to --max-memory as the loads run.
+constexpr std::size_t kMaxHeaderBytes = 64 * 1024;  // servers refuse far less (nginx: 8 KiB lines)
+constexpr std::size_t kMaxSweepPoints = 1000;
+constexpr int kMaxRunThreads = 256;                 // worker threads of all loads running at once
+
 struct ParsedUrl {
   std::string url, scheme, host, path;
   int port = 0;
@@ -337,13 +343,33 @@ nlohmann::json echo(const LoadPlan& plan, const LoadSpec& base) {
   return o;
 }
 
+void check_header_size(lua_State* L, const std::vector<std::string>& headers) {
+  std::size_t bytes = 0;
+  for (const auto& h : headers) bytes += h.size() + 2;
+  if (bytes > kMaxHeaderBytes) {
+    args::raise(L, "%s: options 'headers' and 'api_key' make %d bytes of headers; at most %d are allowed", kRun,
+                static_cast<int>(std::min<std::size_t>(bytes, 1u << 30)), static_cast<int>(kMaxHeaderBytes));
+  }
+}
+
+// give_up_after, max_request_lines, and the run's memory budget every load draws from.
+void parse_limits(lua_State* L, Runtime::Impl& rt, LoadSpec& base) {
+  lua_getfield(L, 1, "give_up_after");
+  const bool never = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  base.give_up_s = never ? 0 : positive(L, 1, kRun, "give_up_after", 30, 30 * 86400, false);
+  base.max_request_lines = static_cast<std::uint64_t>(positive(L, 1, kRun, "max_request_lines", 1000000, 1e9, true));
+  base.memory = rt.memory_;
+}
+
 LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   args::table(L, 1, kRun, "options");
   args::only_fields(L, 1, kRun,
                     {"url", "model", "mode", "endpoint", "stream", "prompts", "seed", "max_tokens", "ignore_eos",
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
-                     "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file"});
+                     "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
+                     "max_request_lines"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -354,6 +380,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
   base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
   base.headers = parse_headers(L, rt);
+  check_header_size(L, base.headers);
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
@@ -383,6 +410,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   }
   base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
   if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);
+  parse_limits(L, rt, base);
   parse_warmup(L, base);
   parse_slo(L, base);
   std::vector<double> concurrency, rates;
@@ -393,6 +421,10 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   }
   const int threads = static_cast<int>(positive(L, 1, kRun, "threads", 0, 256, true));
   const bool sweep = concurrency.size() + rates.size() > 1;
+  if (concurrency.size() + rates.size() > kMaxSweepPoints) {
+    args::raise(L, "%s: a sweep may have at most %d points, got %d", kRun, static_cast<int>(kMaxSweepPoints),
+                static_cast<int>(concurrency.size() + rates.size()));
+  }
   for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
   for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
   for (auto& p : plan.points) {
@@ -449,6 +481,14 @@ class HttpLoadPrimitive final : public Primitive {
     auto& rt = impl_of(L);
     LoadPlan plan = parse_plan(L, rt, ++self.loads_);
     const bool sweep = plan.points.size() > 1;
+    int threads = 0;
+    for (const auto& p : plan.points) threads = std::max(threads, p.threads);
+    if (*self.threads_ + threads > kMaxRunThreads) {
+      args::raise(L, "%s: %d worker threads would exceed the run's cap of %d (loads running now hold %d); lower 'threads'", kRun,
+                  threads, kMaxRunThreads, *self.threads_);
+    }
+    *self.threads_ += threads;
+    plan.on_end = [count = self.threads_, threads] { *count -= threads; };
     LoadJob::Hooks hooks;
     hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
     hooks.log = [&rt](const std::string& line) { rt.log(line); };
@@ -519,6 +559,7 @@ class HttpLoadPrimitive final : public Primitive {
   }
 
   int loads_ = 0;
+  std::shared_ptr<int> threads_ = std::make_shared<int>(0);  // of the loads running now (Lua thread only)
   std::vector<std::unique_ptr<FakeLlmServer>> fakes_;
 };
 

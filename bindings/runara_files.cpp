@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "checked_read.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "runara_binding.hpp"
@@ -23,6 +24,8 @@ struct FileJob {
   bool writing = false;
   std::string path, data, error;
   std::size_t max_bytes = 0;
+  std::shared_ptr<MemoryBudget> memory;
+  MemoryReservation held;  // what the file's bytes take until they are a Lua string
 };
 
 void do_job(uv_work_t* req) {
@@ -31,19 +34,15 @@ void do_job(uv_work_t* req) {
     job->error = write_file_atomic(job->path, job->data);
     return;
   }
-  struct stat st {};
-  if (stat(job->path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    job->error = "'" + job->path + "' is not a regular file";
-    return;
-  }
-  if (!read_file_text(job->path, job->data)) {
-    job->error = "cannot read '" + job->path + "': " + std::strerror(errno);
-    return;
-  }
-  if (job->data.size() > job->max_bytes) {
-    job->error = "'" + job->path + "' is larger than the script's memory limit";
-    job->data.clear();
-  }
+  // The size is checked (fstat) and reserved before a byte is read: the whole file is held
+  // twice for a moment, here and then in the Lua string.
+  job->error = read_file_checked(job->path, [job](std::size_t size) {
+    const std::size_t need = size * 2;
+    if (size > job->max_bytes || !job->held.grow(need)) {
+      return job->memory->refusal(need, "reading '" + job->path + "' (" + std::to_string(size) + " bytes)");
+    }
+    return std::string();
+  }, job->data);
 }
 
 void job_done(uv_work_t* req, int) {
@@ -54,6 +53,7 @@ void job_done(uv_work_t* req, int) {
   } else if (job->writing) {
     job->rt->resume(job->wait, [](lua_State*) { return 0; });
   } else {
+    job->held.reset();  // the Lua heap counts the string from here on
     job->rt->resume(job->wait, [data = std::move(job->data)](lua_State* L) {
       lua_pushlstring(L, data.data(), data.size());
       return 1;
@@ -80,6 +80,8 @@ int read_file(lua_State* L) {
   job->rt = &rt;
   job->path = real;
   job->max_bytes = rt.heap_.limit();
+  job->memory = rt.memory_;
+  job->held = MemoryReservation(rt.memory_, 0);
   return start_job(L, std::move(job));
 }
 

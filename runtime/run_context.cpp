@@ -73,18 +73,18 @@ nlohmann::json Runtime::Impl::redact_json(const nlohmann::json& value) const {
   return value;
 }
 
-std::size_t Runtime::Impl::memory_left() const {
-  const std::size_t used = heap_.used() + results_bytes_;
-  return used >= heap_.limit() ? 0 : heap_.limit() - used;
+std::string Runtime::Impl::reserve_memory(std::size_t bytes, std::string_view what) {
+  return memory_->reserve(bytes) ? std::string() : memory_->refusal(bytes, what);
 }
 
 void Runtime::Impl::emit_result(lua_State* L, const std::string& name, const nlohmann::json& value) {
   const std::size_t size = value.dump().size();
   const std::size_t previous = results_.contains(name) ? results_[name].dump().size() : 0;
-  if (size > previous && size - previous > memory_left()) {
+  if (size > previous && !memory_->reserve(size - previous)) {
     args::raise(L, "runara.result: keeping '%s' would exceed the memory limit of %d MiB (--max-memory)",
                 name.c_str(), static_cast<int>(heap_.limit() >> 20));
   }
+  if (size < previous) memory_->release(previous - size);
   results_bytes_ = results_bytes_ - previous + size;
   results_[name] = redact_json(value);
   if (events_.result) events_.result(name, results_[name].dump());

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lua_heap.hpp"
+#include "memory_budget.hpp"
 #include "permissions.hpp"
 #include "run_output.hpp"
 #include "runara/primitive.hpp"
@@ -38,6 +39,8 @@ struct Runtime::Impl final : Context {
   const Permissions& permissions() const override { return options_.permissions; }
   bool stopping() const override { return stop_reason() != StopReason::none; }
   double remaining_runtime_s() const override;
+  std::string reserve_memory(std::size_t bytes, std::string_view what) override;
+  void release_memory(std::size_t bytes) override { memory_->release(bytes); }
   void log(std::string_view line) override;
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
@@ -88,9 +91,9 @@ struct Runtime::Impl final : Context {
   void emit_result(lua_State* L, const std::string& name, const nlohmann::json& value);
   void clear_deadlines(Task& task);
   // What the memory cap still allows: results and JSON built outside the Lua heap count too.
-  std::size_t memory_left() const;
+  std::size_t memory_left() const { return memory_->left(); }
   nlohmann::json redact_json(const nlohmann::json& value) const;
-  std::size_t results_bytes_ = 0;
+  std::size_t results_bytes_ = 0;  // reserved from memory_
   void set_run_deadline(double deadline, std::string source);
   double started_at() const { return started_at_; }
 
@@ -103,6 +106,7 @@ struct Runtime::Impl final : Context {
   std::string deadline_source_;
 
   LuaHeap heap_;
+  std::shared_ptr<MemoryBudget> memory_;  // the C++ side of --max-memory (memory_budget.hpp)
   lua_State* L_ = nullptr;
   uv_loop_t loop_{};
   uv_async_t wake_{};

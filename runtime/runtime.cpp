@@ -53,6 +53,7 @@ Runtime::Impl::Impl(Options options, Events events)
       events_(std::move(events)),
       run_id_(new_run_id()),
       heap_(options_.max_memory_bytes),
+      memory_(std::make_shared<MemoryBudget>(options_.max_memory_bytes)),
       watchdog_([this] { request_stop(StopReason::watchdog); },
                 [this] { return stopping() && !unwound_; },
                 [this] { report_stuck(); }, kStuckGraceS) {
@@ -61,6 +62,7 @@ Runtime::Impl::Impl(Options options, Events events)
   uv_unref(reinterpret_cast<uv_handle_t*>(&wake_));
   heap_.on_exceeded = on_heap_exceeded;
   heap_.owner = this;
+  heap_.budget = memory_.get();
   for (const auto& [name, value] : options_.secrets) secrets_.add(name, value);
   primitives_.push_back(make_droplet_primitive());
   primitives_.push_back(make_http_load_primitive());

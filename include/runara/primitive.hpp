@@ -13,6 +13,7 @@
 //   ctx.push_async(L, sleep_fn);   // registers it: errors from fail() are raised at the caller
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -39,6 +40,11 @@ class Context {
   virtual const Permissions& permissions() const = 0;
   virtual bool stopping() const = 0;               // the run is ending: start nothing new
   virtual double remaining_runtime_s() const = 0;  // until the hard deadline
+  // Large buffers a primitive holds on the script's behalf count against --max-memory, with the
+  // Lua heap. reserve_memory takes `bytes` and returns "", or returns an error naming `what`
+  // and the limit (nothing taken) — check before allocating. Both are safe from any thread.
+  virtual std::string reserve_memory(std::size_t bytes, std::string_view what) = 0;
+  virtual void release_memory(std::size_t bytes) = 0;
 
   virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
   virtual void progress(std::string_view line) = 0;  // transient status line

@@ -173,8 +173,14 @@ struct Http1Callbacks {
     Http1Connection* c = s->owner;
     if (!c) return;
     if (status < 0) {
+      // libuv reports any POLLERR as UV_EBADF; the socket's own error says what happened
+      // ("connection refused", "no route to host").
+      int err = 0;
+      socklen_t len = sizeof err;
+      const bool known = getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0;
+      const std::string why = known ? error_text(err) : uv_strerror(status);
       const ErrorKind kind = s->connected ? ErrorKind::kReset : ErrorKind::kConnect;
-      return c->finish(kind, (s->connected ? "connection error: " : "cannot connect: ") + std::string(uv_strerror(status)), false);
+      return c->finish(kind, (s->connected ? "connection error: " : "cannot connect: ") + why, false);
     }
     if (!s->connected) {
       if (events & (UV_WRITABLE | UV_READABLE)) connected(s);

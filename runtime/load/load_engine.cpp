@@ -11,6 +11,18 @@
 
 namespace runara {
 
+namespace {
+
+// What a worker thread holds whatever its load: a 256 KiB read buffer, its stack, libuv and
+// libcurl state, and its copies of the request's headers.
+std::size_t worker_bytes(const LoadSpec& spec) {
+  std::size_t headers = 0;
+  for (const auto& h : spec.headers) headers += h.size() + 2;
+  return (512u << 10) + 3 * headers;
+}
+
+}  // namespace
+
 std::vector<int> split_slots(int total, int threads) {
   std::vector<int> out(static_cast<std::size_t>(threads), 0);
   for (int i = 0; i < threads && total > 0; ++i) out[static_cast<std::size_t>(i)] = total / threads + (i < total % threads ? 1 : 0);
@@ -28,9 +40,15 @@ struct LoadEngine::Impl {
   uv_async_t* finished_async = nullptr;  // workers -> loop: "one of us is done"
   uv_timer_t* progress_timer = nullptr;
   bool collected = false;
+  MemoryReservation held;  // the workers' fixed share of the run's memory budget
 
   void start() {
     shared = std::make_unique<LoadShared>(*spec);
+    if (spec->memory) {
+      held = MemoryReservation(spec->memory, 0);
+      const std::size_t need = worker_bytes(*spec) * static_cast<std::size_t>(spec->threads);
+      if (!held.grow(need)) shared->fail(spec->memory->refusal(need, std::to_string(spec->threads) + " worker thread(s) of " + spec->name));
+    }
     const int total = spec->open_loop() ? spec->max_concurrency : spec->concurrency;
     const auto slots = split_slots(total, spec->threads);
     finished_async = new uv_async_t;
@@ -40,7 +58,7 @@ struct LoadEngine::Impl {
     progress_timer->data = this;
     uv_timer_init(loop, progress_timer);
     uv_timer_start(progress_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->show_progress(); }, 1000, 1000);
-    for (int i = 0; i < spec->threads; ++i) {
+    for (int i = 0; i < spec->threads && !shared->stopping; ++i) {
       if (!spec->open_loop() && slots[static_cast<std::size_t>(i)] == 0) continue;  // fewer streams than threads
       workers.push_back(std::make_unique<LoadWorker>(*shared, slots[static_cast<std::size_t>(i)], [this] {
         --running;
@@ -68,6 +86,7 @@ struct LoadEngine::Impl {
     out.interrupted = interrupted;
     out.threads = static_cast<int>(workers.size());
     out.wall_s = static_cast<double>(shared->now()) / 1e9;
+    out.held = std::move(held);
     for (auto& w : workers) {
       w->join();
       out.stats.merge(w->stats());
@@ -76,7 +95,10 @@ struct LoadEngine::Impl {
       recs.clear();
       recs.shrink_to_fit();
       out.abandoned += w->abandoned();
+      out.left_out += w->left_out();
+      out.held.absorb(std::move(w->held()));
     }
+    out.error = shared->error();
     std::sort(out.records.begin(), out.records.end(),
               [](const RequestRecord& a, const RequestRecord& b) { return a.index < b.index; });
     out.max_in_flight = shared->max_in_flight();
@@ -96,6 +118,15 @@ struct LoadEngine::Impl {
     }
   }
 
+  // The target has done nothing but fail for give_up_s: end the load with an error.
+  void check_health() {
+    if (spec->give_up_s <= 0 || shared->stopping || !shared->only_failures_for(spec->give_up_s)) return;
+    char text[160];
+    std::snprintf(text, sizeof text, "every request failed for %g s (give_up_after = %g); stopped early", spec->give_up_s, spec->give_up_s);
+    shared->fail(text);
+    for (auto& w : workers) w->stop();
+  }
+
   LoadOutcome abort() {
     shared->stopping = true;
     for (auto& w : workers) w->stop();
@@ -104,6 +135,7 @@ struct LoadEngine::Impl {
   }
 
   void show_progress() {
+    check_health();
     std::uint64_t completed = 0, failed = 0;
     LatencyHistogram ttft(LatencyHistogram::kOneHourNs, 2), itl(LatencyHistogram::kOneHourNs, 2);
     for (auto& w : workers) {

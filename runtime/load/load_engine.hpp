@@ -24,6 +24,9 @@ struct LoadOutcome {
   std::int64_t max_in_flight = 0;
   bool interrupted = false;            // abort() ended it
   int threads = 0;
+  std::string error;                   // why the load stopped early (gave up, out of memory)
+  std::uint64_t left_out = 0;          // finished requests not in `records` (max_request_lines, memory)
+  MemoryReservation held;              // what `records` and the workers took from the run's budget
 };
 
 class LoadEngine {

@@ -3,12 +3,14 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
 #include "load/load_engine.hpp"
 #include "load/load_report.hpp"
 #include "load/prompt_pool.hpp"
+#include "checked_read.hpp"
 #include "run_output.hpp"
 
 namespace runara {
@@ -42,6 +44,20 @@ std::string vllm_date() {
 }
 
 // The one-line reason a point where nothing succeeded is an error.
+std::string first_sample(const LoadStats& s) {
+  for (const auto& [kind, messages] : s.error_samples) {
+    if (!messages.empty()) return messages.front();
+  }
+  return {};
+}
+
+// What a pool's prompts hold, with their strings' spare capacity and bookkeeping.
+std::size_t pool_bytes(const PromptPool& pool) {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < pool.size(); ++i) bytes += sizeof(Prompt) + pool.at(i).text.capacity();
+  return bytes;
+}
+
 std::string nothing_succeeded(const LoadStats& s, const std::string& dir) {
   std::string kinds, sample;
   for (const auto& [kind, messages] : s.error_samples) {
@@ -55,6 +71,16 @@ std::string nothing_succeeded(const LoadStats& s, const std::string& dir) {
 }  // namespace
 
 struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
+  ~Impl() { end(); }
+
+  // The job's threads are all joined: gives them back to the run's count (once).
+  void end() {
+    if (!plan.on_end) return;
+    auto on_end = std::move(plan.on_end);
+    plan.on_end = nullptr;
+    on_end();
+  }
+
   uv_loop_t* loop = nullptr;
   LoadPlan plan;
   Hooks hooks;
@@ -68,35 +94,87 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   std::shared_ptr<LoadSpec> spec;
   std::unique_ptr<LoadEngine> engine;
   bool aborted = false;
+  MemoryReservation held;  // the prompt pool and its request bodies
 
   void prepare() {  // off the loop
     if (plan.points.front().mode == LoadMode::kHttp) return;
+    held = MemoryReservation(plan.points.front().memory, 0);
+    try {
+      if (make_pool()) make_bodies();
+    } catch (const std::bad_alloc&) {
+      error = "out of memory while preparing the prompts";
+    } catch (const std::exception& e) {
+      error = std::string("preparing the prompts failed: ") + e.what();
+    }
+    if (!error.empty()) {
+      pool.reset();
+      bodies.reset();
+      tokens.reset();
+      held.reset();
+    }
+  }
+
+  // Takes `bytes` from the run's budget for `what`; false (and `error` set) when it has no room.
+  bool take(std::size_t bytes, const std::string& what) {
+    const auto& memory = plan.points.front().memory;
+    if (!memory || held.grow(bytes)) return true;
+    error = memory->refusal(bytes, what);
+    return false;
+  }
+
+  bool make_pool() {
     const PromptSource& src = plan.prompts;
     std::optional<PromptPool> made;
     if (src.kind == PromptSource::Kind::kSynthetic) {
+      // At most 6 bytes a token (the longest word and a space), and up to twice that while a
+      // string grows: checked before a prompt is made.
+      const double longest = std::ceil(src.input_tokens * (1 + src.range_ratio));
+      const double each = 2 * 6 * longest + sizeof(Prompt);
+      const double total = each * static_cast<double>(src.count);
+      const std::string what = "the synthetic prompt pool (" + std::to_string(src.count) + " prompts of up to " +
+                               std::to_string(static_cast<long long>(longest)) + " tokens)";
+      if (!take(total > 1e18 ? static_cast<std::size_t>(1e18) : static_cast<std::size_t>(total), what)) return false;
       made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed);
     } else {
       std::string text, format = src.format, why;
       if (src.kind == PromptSource::Kind::kFixed) {
         text = nlohmann::json(src.text).dump();
         format = "jsonl";
-      } else if (!read_file_text(src.path, text)) {
-        error = "cannot read the prompts file " + src.path;
-        return;
+      } else {
+        // The file, its prompts and (JSON formats) its parsed form: about four times its size,
+        // checked with fstat before it is read.
+        why = read_file_checked(src.path, [&](std::size_t size) {
+          return take(4 * size, "the prompts file " + src.path + " (" + std::to_string(size) + " bytes)") ? std::string() : error;
+        }, text);
+        if (!why.empty()) {
+          error = why;
+          return false;
+        }
       }
       made = PromptPool::from_text(text, format, why);
       if (!made) {
         error = (src.kind == PromptSource::Kind::kFile ? "prompts file " + src.path + ": " : "prompt: ") + why;
-        return;
+        return false;
       }
     }
     pool = std::make_shared<const PromptPool>(std::move(*made));
+    held.shrink_to(pool_bytes(*pool));  // the file's text and parse are gone
+    return true;
+  }
+
+  bool make_bodies() {
+    const std::size_t extra = plan.openai.extra_body.dump().size() + 256;  // model, options, JSON
     bodies = std::make_shared<std::vector<std::string>>();
     tokens = std::make_shared<std::vector<std::int32_t>>();
     for (std::size_t i = 0; i < pool->size(); ++i) {
+      if (!take(pool->at(i).text.size() + extra + sizeof(std::string) + sizeof(std::int32_t),
+                "the request bodies of " + std::to_string(pool->size()) + " prompts")) {
+        return false;
+      }
       bodies->push_back(openai_request_body(plan.openai, pool->at(i).text));
       tokens->push_back(pool->at(i).tokens);
     }
+    return true;
   }
 
   void start_point() {
@@ -135,12 +213,14 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     return hooks.redact ? hooks.redact(r) : r;
   }
 
-  static std::string write_files(const std::string& dir, const nlohmann::json& result, const LoadOutcome& outcome) {
+  static std::string write_files(const std::string& dir, const nlohmann::json& result, const LoadOutcome& outcome) try {
     const std::string json = result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (std::string why = write_file_atomic(dir + "/results.json", json); !why.empty()) return why;
     std::string why;
     if (!write_requests_jsonl(dir + "/requests.jsonl", outcome, why)) return why;
     return {};
+  } catch (const std::exception& e) {
+    return "writing the results to " + dir + " failed: " + e.what();
   }
 
   void point_done(std::shared_ptr<LoadOutcome> outcome) {
@@ -154,6 +234,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
           self->engine.reset();
           if (self->aborted) return;
           if (!write_error->empty()) self->error = *write_error;
+          else if (!outcome->error.empty()) self->error = stopped_early(*outcome, dir);
           else if (outcome->stats.completed == 0 && outcome->stats.failed > 0) self->error = nothing_succeeded(outcome->stats, dir);
           self->results.push_back(std::move(*result));
           ++self->point;
@@ -161,7 +242,13 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
         });
   }
 
+  static std::string stopped_early(const LoadOutcome& o, const std::string& dir) {
+    const std::string sample = first_sample(o.stats);
+    return o.error + (sample.empty() ? "" : ": " + sample) + " — results written to " + dir;
+  }
+
   void finish() {
+    end();
     if (!done) return;
     Done cb = std::move(done);
     done = nullptr;
@@ -174,6 +261,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (!engine) return;
     LoadOutcome outcome = engine->abort();
     engine.reset();
+    end();
     if (outcome.records.empty() && outcome.stats.completed + outcome.stats.failed == 0) return;
     const std::string why = write_files(point_dir(), summary(outcome), outcome);
     if (hooks.log) hooks.log("http_load " + spec->name + ": stopped; " + (why.empty() ? "partial results in " + point_dir() : why));

@@ -35,6 +35,7 @@ struct LoadPlan {
   PromptSource prompts;
   OpenAiParams openai;
   std::string out_dir;           // the run's output folder; each point writes <out>/<name>/
+  std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
 };
 
 class LoadJob {

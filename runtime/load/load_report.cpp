@@ -108,6 +108,8 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   out["warmup_requests"] = s.warmup;
   out["abandoned"] = o.abandoned;
   out["interrupted"] = o.interrupted;
+  if (!o.error.empty()) out["stopped_early"] = o.error;
+  out["request_lines_left_out"] = o.left_out;  // finished, but beyond max_request_lines or the memory limit
   out["output_tokens_source"] = tokens_source(s);
   out["good_requests"] = s.good;
   if (s.slo.any()) out["slo"] = {{"ttft_ms", s.slo.ttft_ms}, {"tpot_ms", s.slo.tpot_ms}, {"e2el_ms", s.slo.e2el_ms}};

@@ -44,4 +44,33 @@ void LoadShared::finished_one() {
   in_flight_.fetch_sub(1);
 }
 
+void LoadShared::failed_one(std::int64_t now_ns) {
+  std::int64_t none = -1;
+  first_fail_ns_.compare_exchange_strong(none, now_ns, std::memory_order_relaxed);
+  last_fail_ns_.store(now_ns, std::memory_order_relaxed);
+}
+
+bool LoadShared::only_failures_for(double seconds) const {
+  const std::int64_t first = first_fail_ns_.load(std::memory_order_relaxed);
+  if (first < 0) return false;
+  const auto window = static_cast<std::int64_t>(seconds * 1e9);
+  const std::int64_t t = now();
+  // Still failing: a failure within the window, so one early failure followed by long
+  // requests still streaming is not mistaken for a dead target.
+  return t - first >= window && t - last_fail_ns_.load(std::memory_order_relaxed) < window;
+}
+
+void LoadShared::fail(const std::string& message) {
+  {
+    std::lock_guard lock(error_mutex_);
+    if (error_.empty()) error_ = message;
+  }
+  stopping = true;
+}
+
+std::string LoadShared::error() const {
+  std::lock_guard lock(error_mutex_);
+  return error_;
+}
+
 }  // namespace runara

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "load/arrival_schedule.hpp"
 #include "load/load_spec.hpp"
@@ -32,6 +33,19 @@ class LoadShared {
 
   std::atomic<bool> stopping{false};
 
+  // --- health of the target, for giving up on a dead one (one relaxed store per request) ---
+  void succeeded_one() { first_fail_ns_.store(-1, std::memory_order_relaxed); }
+  void failed_one(std::int64_t now_ns);
+  // True when requests have failed without a single success for `give_up_s`, and still fail.
+  bool only_failures_for(double seconds) const;
+
+  // --- requests.jsonl's bound ---
+  bool keep_record() { return kept_.fetch_add(1, std::memory_order_relaxed) < spec.max_request_lines; }
+
+  // Ends the load early with `message` (the first one wins); the workers see `stopping`.
+  void fail(const std::string& message);
+  std::string error() const;
+
  private:
   std::mutex mutex_;
   std::optional<ArrivalSchedule> schedule_;  // open loop only
@@ -40,6 +54,10 @@ class LoadShared {
   bool exhausted_ = false;
   std::int64_t issue_until_ns_;              // no request is due after this
   std::atomic<std::int64_t> in_flight_{0}, max_in_flight_{0};
+  std::atomic<std::int64_t> first_fail_ns_{-1}, last_fail_ns_{-1};  // -1: none since the last success
+  std::atomic<std::uint64_t> kept_{0};
+  mutable std::mutex error_mutex_;
+  std::string error_;
 };
 
 }  // namespace runara

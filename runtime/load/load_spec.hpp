@@ -14,6 +14,7 @@
 #include "load/load_stats.hpp"
 #include "load/prompt_pool.hpp"
 #include "load/target_policy.hpp"
+#include "memory_budget.hpp"
 
 namespace runara {
 
@@ -59,6 +60,11 @@ struct LoadSpec {
   long buffer_bytes = 0;        // libcurl receive buffer; 0 = libcurl's default
   Slo slo;
   std::shared_ptr<const TargetPolicy> policy;
+
+  // Bounds, so a dead target or a huge load cannot take the machine (docs/http_load.md):
+  double give_up_s = 30;                   // stop with an error after this long of only failures
+  std::uint64_t max_request_lines = 1000000;  // requests kept for requests.jsonl; the rest are counted
+  std::shared_ptr<MemoryBudget> memory;    // the run's --max-memory; null: unbounded (tests)
 
   bool open_loop() const { return rate > 0; }
 };

@@ -23,6 +23,12 @@ namespace {
 constexpr std::size_t kMaxKeptBody = 64 * 1024;  // error bodies and non-streamed replies
 constexpr int kMaxSendsPerTurn = 1000;           // an open loop yields to I/O between bursts
 
+// Closed loop: a slot whose connection failed waits before it tries again, doubling from
+// kFirstBackoffMs to kMaxBackoffMs while the failures go on (docs/http_load.md), so a dead or
+// still-booting target costs a few attempts per slot and second instead of a spin.
+constexpr std::uint64_t kFirstBackoffMs = 10;
+constexpr std::uint64_t kMaxBackoffMs = 1000;
+
 // One request slot, reused request after request (keeping its connection): a native HTTP/1.1
 // connection for plain http://, a libcurl easy handle for https:// and HTTP/2.
 struct Stream final : Http1Connection::Handler {
@@ -43,6 +49,8 @@ struct Stream final : Http1Connection::Handler {
   std::string reply;               // error body or non-streamed reply (capped)
   std::string refusal;             // why the target policy refused the connection
   char errbuf[CURL_ERROR_SIZE] = {};
+  uv_timer_t* backoff = nullptr;   // closed loop: waits out a connect failure (created on first use)
+  int connect_failures = 0;        // in a row, on this slot
 
   void on_status(int status) override;
   void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
@@ -146,6 +154,9 @@ struct LoadWorker::Impl {
 
   LoadStats stats{spec.slo};
   std::vector<RequestRecord> records;
+  bool records_full = false;   // max_request_lines or the memory budget reached: count, don't keep
+  std::uint64_t left_out = 0;
+  MemoryReservation held;      // records and streams, from spec.memory
   std::mutex progress_mutex;
   WorkerProgress progress;
   std::mutex async_mutex;  // guards stop_async against a stop() racing the close
@@ -153,7 +164,41 @@ struct LoadWorker::Impl {
 
   // ---- setup ----
 
+  // Any exception on this thread (std::bad_alloc included) ends the load with an error instead
+  // of the process: the thread stops its requests and finishes like a stopped worker.
+  template <class F>
+  void guarded(F&& work) noexcept {
+    try {
+      work();
+    } catch (const std::bad_alloc&) {
+      broke("out of memory");
+    } catch (const std::exception& e) {
+      broke(e.what());
+    }
+  }
+
+  void broke(const std::string& why) {
+    shared.fail("a load worker thread failed: " + why);
+    std::lock_guard lock(async_mutex);
+    if (async_open) uv_async_send(&stop_async);
+  }
+
   void run() {
+    if (spec.memory) held = MemoryReservation(spec.memory, 0);
+    guarded([this] { setup(); });
+    uv_run(&loop, UV_RUN_DEFAULT);
+    for (auto& s : streams) {
+      if (s->easy) curl_easy_cleanup(s->easy);
+    }
+    streams.clear();
+    curl.reset();
+    curl_share_cleanup(share);
+    curl_slist_free_all(headers);
+    uv_loop_close(&loop);
+    finished();
+  }
+
+  void setup() {
     uv_loop_init(&loop);
     uv_async_init(&loop, &stop_async, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_stop(); });
     stop_async.data = this;
@@ -163,10 +208,13 @@ struct LoadWorker::Impl {
     }
     if (shared.stopping.load()) stopped = true;  // stop() came before the loop could hear it
     if (spec.open_loop()) {
-      send_timer = std::make_unique<PreciseTimer>(&loop, [](void* self) { static_cast<Impl*>(self)->schedule_next(); }, this);
+      send_timer = std::make_unique<PreciseTimer>(&loop, [](void* self) {
+        auto* me = static_cast<Impl*>(self);
+        me->guarded([me] { me->schedule_next(); });
+      }, this);
       prctl(PR_SET_TIMERSLACK, 1UL);  // this thread's wake-ups on time to the microsecond, not 50 us late
     }
-    curl = std::make_unique<CurlMultiUv>(&loop, [this](CURL* e, CURLcode c) { on_done(e, c); });
+    curl = std::make_unique<CurlMultiUv>(&loop, [this](CURL* e, CURLcode c) { guarded([&] { on_done(e, c); }); });
     if (spec.http2) curl_multi_setopt(curl->multi(), CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
     share = curl_share_init();
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
@@ -178,19 +226,13 @@ struct LoadWorker::Impl {
     if (spec.open_loop()) {
       schedule_next();
     } else {
-      for (int i = 0; i < slots; ++i) launch_closed(new_stream());
+      for (int i = 0; i < slots; ++i) {
+        Stream* s = new_stream();
+        if (!s) break;
+        launch_closed(s);
+      }
     }
     maybe_finish();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    for (auto& s : streams) {
-      if (s->easy) curl_easy_cleanup(s->easy);
-    }
-    streams.clear();
-    curl.reset();
-    curl_share_cleanup(share);
-    curl_slist_free_all(headers);
-    uv_loop_close(&loop);
-    finished();
   }
 
   // Resolves the target once for the whole load (on this worker thread, not the Lua thread) and
@@ -240,7 +282,21 @@ struct LoadWorker::Impl {
     freeaddrinfo(found);
   }
 
+  // What one slot holds, roughly: its buffers (error replies are kept up to kMaxKeptBody), a
+  // libcurl handle with its receive buffer, and its copy of a templated body.
+  std::size_t stream_bytes() const {
+    std::size_t bytes = 16 * 1024 + kMaxKeptBody;
+    if (!native) bytes += 64 * 1024 + static_cast<std::size_t>(spec.buffer_bytes > 0 ? spec.buffer_bytes : 16 * 1024);
+    if (spec.templated) bytes += spec.bodies->front().size() + 32;
+    return bytes;
+  }
+
+  // A new slot, or null (and the load failing) when the run's memory budget has no room for it.
   Stream* new_stream() {
+    if (spec.memory && !held.grow(stream_bytes())) {
+      broke(spec.memory->refusal(stream_bytes(), "another request slot of " + spec.name));
+      return nullptr;
+    }
     auto s = std::make_unique<Stream>();
     s->worker = this;
     if (native) {
@@ -335,6 +391,7 @@ struct LoadWorker::Impl {
       return;
     }
     Stream* s = idle.empty() ? new_stream() : idle.back();
+    if (!s) return;  // no memory for another slot: the load is ending
     if (!idle.empty()) idle.pop_back();
     send(*s, due);
   }
@@ -396,7 +453,7 @@ struct LoadWorker::Impl {
       curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
       s->worker->note_status(*s, static_cast<int>(status));
     }
-    s->worker->body_bytes(*s, data, size * n, s->worker->shared.now());
+    s->worker->guarded([&] { s->worker->body_bytes(*s, data, size * n, s->worker->shared.now()); });
     return size * n;
   }
 
@@ -486,10 +543,34 @@ struct LoadWorker::Impl {
       send(*s, due);
     } else if (spec.open_loop()) {
       idle.push_back(s);
-    } else {
+    } else if (!back_off(*s, error)) {
       launch_closed(s);
     }
     maybe_finish();
+  }
+
+  // Closed loop, after a request: when it could not connect, the slot's next one waits (true).
+  bool back_off(Stream& s, ErrorKind error) {
+    if (error != ErrorKind::kConnect && error != ErrorKind::kRefused) {
+      s.connect_failures = 0;
+      return false;
+    }
+    if (stopped) return false;
+    const int n = std::min(++s.connect_failures, 8);
+    const std::uint64_t delay = std::min(kMaxBackoffMs, kFirstBackoffMs << (n - 1));
+    if (!s.backoff) {
+      s.backoff = new uv_timer_t;
+      uv_timer_init(&loop, s.backoff);
+      s.backoff->data = &s;
+    }
+    uv_timer_start(s.backoff, [](uv_timer_t* t) {
+      auto* slot = static_cast<Stream*>(t->data);
+      slot->worker->guarded([slot] {
+        slot->worker->launch_closed(slot);
+        slot->worker->maybe_finish();
+      });
+    }, delay, 0);
+    return true;
   }
 
   // A complete response arrived: decides whether it succeeded; returns a message when not.
@@ -546,7 +627,10 @@ struct LoadWorker::Impl {
 
   void record(Stream& s, const std::string& message) {
     stats.add(s.rec, s.gaps, message);
-    records.push_back(s.rec);
+    if (keep_record()) records.push_back(s.rec);
+    else ++left_out;
+    if (s.rec.ok()) shared.succeeded_one();
+    else shared.failed_one(s.rec.done_ns);
     if (s.rec.warmup) return;
     std::lock_guard lock(progress_mutex);
     if (!s.rec.ok()) {
@@ -556,6 +640,22 @@ struct LoadWorker::Impl {
     ++progress.completed;
     if (s.rec.first_token_ns >= 0) progress.ttft.record(s.rec.first_token_ns - s.rec.intended_ns);
     for (std::int64_t gap : s.gaps) progress.itl.record(gap);
+  }
+
+  // Whether requests.jsonl gets this request: up to max_request_lines in the load, while the
+  // memory budget has room (twice the records: the engine copies them once when gathering).
+  bool keep_record() {
+    if (records_full) return false;
+    if (records.size() == records.capacity()) {
+      const std::size_t more = std::max<std::size_t>(4096, records.capacity());
+      if (spec.memory && !held.grow(2 * more * sizeof(RequestRecord))) {
+        records_full = true;
+        return false;
+      }
+      records.reserve(records.capacity() + more);
+    }
+    if (!shared.keep_record()) records_full = true;
+    return !records_full;
   }
 
   // ---- stopping ----
@@ -582,8 +682,13 @@ struct LoadWorker::Impl {
     if (closing || in_flight > 0 || !waiting.empty()) return;
     if (!stopped && !(claims_over && !have_next)) return;
     closing = true;
-    for (auto& s : streams) s->conn.reset();  // open keep-alive connections would keep the loop running
-    curl->close();
+    for (auto& s : streams) {
+      s->conn.reset();  // open keep-alive connections would keep the loop running
+      if (!s->backoff) continue;
+      uv_close(reinterpret_cast<uv_handle_t*>(s->backoff), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+      s->backoff = nullptr;
+    }
+    if (curl) curl->close();
     if (send_timer) send_timer->close();
     std::lock_guard lock(async_mutex);
     async_open = false;
@@ -593,9 +698,11 @@ struct LoadWorker::Impl {
 
 void Stream::on_status(int status) { worker->note_status(*this, status); }
 void Stream::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
-  worker->body_bytes(*this, data, len, arrived_ns - worker->shared.start_ns);
+  worker->guarded([&] { worker->body_bytes(*this, data, len, arrived_ns - worker->shared.start_ns); });
 }
-void Stream::on_complete(ErrorKind error, const std::string& message) { worker->native_done(*this, error, message); }
+void Stream::on_complete(ErrorKind error, const std::string& message) {
+  worker->guarded([&] { worker->native_done(*this, error, message); });
+}
 
 LoadWorker::LoadWorker(LoadShared& shared, int slots, std::function<void()> finished)
     : impl_(std::make_unique<Impl>(shared, slots, std::move(finished))) {}
@@ -620,6 +727,8 @@ void LoadWorker::join() {
 
 LoadStats& LoadWorker::stats() { return impl_->stats; }
 std::vector<RequestRecord>& LoadWorker::records() { return impl_->records; }
+std::uint64_t LoadWorker::left_out() const { return impl_->left_out; }
+MemoryReservation& LoadWorker::held() { return impl_->held; }
 std::uint64_t LoadWorker::abandoned() const { return impl_->abandoned; }
 
 void LoadWorker::read_progress(const std::function<void(const WorkerProgress&)>& reader) {

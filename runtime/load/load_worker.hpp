@@ -42,6 +42,8 @@ class LoadWorker {
   LoadStats& stats();
   std::vector<RequestRecord>& records();
   std::uint64_t abandoned() const;  // requests cut short by stop()
+  std::uint64_t left_out() const;   // finished requests not kept in records() (the bound, memory)
+  MemoryReservation& held();        // what records() and the slots took from the run's budget
 
   // While running, from any thread:
   void read_progress(const std::function<void(const WorkerProgress&)>& reader);
