@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,14 +126,18 @@ ChildResult ChildProcess::wait(double timeout_s) {
   int status = 0;
   while (true) {
     pump(0.01);
-    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    rusage usage{};
+    const pid_t r = wait4(pid_, &status, WNOHANG, &usage);
+    if (r == pid_) result_.max_rss_kb = usage.ru_maxrss;
     if (r == pid_) break;
     if (now_s() > until) {
       result_.timed_out = true;
       result_.err += "\n[test harness: still running after " + std::to_string(static_cast<int>(now_s() - started_)) +
                      " s, killed; it was " + where_is(pid_) + "]\n";
       kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
+      rusage usage{};
+      wait4(pid_, &status, 0, &usage);
+      result_.max_rss_kb = usage.ru_maxrss;
       break;
     }
   }

@@ -15,6 +15,7 @@ struct ChildResult {
   std::string out, err;
   double seconds = 0;   // wall time until exit
   bool timed_out = false;
+  long max_rss_kb = 0;  // the child's peak resident memory (wait4's ru_maxrss)
 };
 
 class ChildProcess {
