@@ -66,8 +66,26 @@ struct LoadEngine::Impl {
       }));
     }
     running = static_cast<int>(workers.size());
-    for (auto& w : workers) w->start();
+    start_threads();
     if (workers.empty()) uv_async_send(finished_async);
+  }
+
+  // The system may refuse a thread (std::system_error: RLIMIT_NPROC, memory): the load then
+  // ends with an error, and the workers already started are stopped.
+  void start_threads() {
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      try {
+        workers[i]->start();
+      } catch (const std::exception& e) {
+        shared->fail(std::string("cannot start worker thread ") + std::to_string(i + 1) + " of " +
+                     std::to_string(workers.size()) + ": " + e.what());
+        running -= static_cast<int>(workers.size() - i);  // those never started never finish
+        workers.resize(i);
+        for (auto& w : workers) w->stop();
+        uv_async_send(finished_async);
+        return;
+      }
+    }
   }
 
   void on_worker_finished() {

@@ -3,6 +3,8 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <atomic>
+#include <stdexcept>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -94,6 +96,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   std::shared_ptr<LoadSpec> spec;
   std::unique_ptr<LoadEngine> engine;
   bool aborted = false;
+  std::atomic<bool> stop_preparing{false};  // abort(): the thread pool's work ends early
   MemoryReservation held;  // the prompt pool and its request bodies
 
   void prepare() {  // off the loop
@@ -134,7 +137,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       const std::string what = "the synthetic prompt pool (" + std::to_string(src.count) + " prompts of up to " +
                                std::to_string(static_cast<long long>(longest)) + " tokens)";
       if (!take(total > 1e18 ? static_cast<std::size_t>(1e18) : static_cast<std::size_t>(total), what)) return false;
-      made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed);
+      made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed, &stop_preparing);
     } else {
       std::string text, format = src.format, why;
       if (src.kind == PromptSource::Kind::kFixed) {
@@ -167,6 +170,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     bodies = std::make_shared<std::vector<std::string>>();
     tokens = std::make_shared<std::vector<std::int32_t>>();
     for (std::size_t i = 0; i < pool->size(); ++i) {
+      if (stop_preparing) throw std::runtime_error("stopped");
       if (!take(pool->at(i).text.size() + extra + sizeof(std::string) + sizeof(std::int32_t),
                 "the request bodies of " + std::to_string(pool->size()) + " prompts")) {
         return false;
@@ -177,7 +181,19 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     return true;
   }
 
-  void start_point() {
+  // Runs on the loop, called from libuv: an exception (std::bad_alloc, std::system_error when no
+  // thread can be made) ends the job with an error instead of unwinding through C frames.
+  void start_point() noexcept {
+    try {
+      try_start_point();
+    } catch (const std::exception& e) {
+      engine.reset();
+      if (error.empty()) error = std::string("could not start the load: ") + e.what();
+      finish();
+    }
+  }
+
+  void try_start_point() {
     if (aborted) return;
     if (!error.empty() || point == plan.points.size()) return finish();
     spec = std::make_shared<LoadSpec>(plan.points[point]);
@@ -223,23 +239,40 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     return "writing the results to " + dir + " failed: " + e.what();
   }
 
-  void point_done(std::shared_ptr<LoadOutcome> outcome) {
+  void point_done(std::shared_ptr<LoadOutcome> outcome) noexcept {
+    try {
+      write_point(std::move(outcome));
+    } catch (const std::exception& e) {
+      engine.reset();
+      if (error.empty()) error = std::string("could not write the results: ") + e.what();
+      finish();
+    }
+  }
+
+  void write_point(std::shared_ptr<LoadOutcome> outcome) {
     auto result = std::make_shared<nlohmann::json>(summary(*outcome));
     auto write_error = std::make_shared<std::string>();
     const std::string dir = point_dir();
     auto self = shared_from_this();
     off_loop(
         loop, [dir, result, outcome, write_error] { *write_error = write_files(dir, *result, *outcome); },
-        [self, outcome, result, write_error, dir] {
-          self->engine.reset();
-          if (self->aborted) return;
-          if (!write_error->empty()) self->error = *write_error;
-          else if (!outcome->error.empty()) self->error = stopped_early(*outcome, dir);
-          else if (outcome->stats.completed == 0 && outcome->stats.failed > 0) self->error = nothing_succeeded(outcome->stats, dir);
-          self->results.push_back(std::move(*result));
-          ++self->point;
-          self->start_point();
-        });
+        [self, outcome, result, write_error, dir] { self->point_written(*outcome, *result, *write_error, dir); });
+  }
+
+  void point_written(const LoadOutcome& outcome, nlohmann::json& result, const std::string& write_error,
+                     const std::string& dir) noexcept {
+    engine.reset();
+    if (aborted) return;
+    try {
+      if (!write_error.empty()) error = write_error;
+      else if (!outcome.error.empty()) error = stopped_early(outcome, dir);
+      else if (outcome.stats.completed == 0 && outcome.stats.failed > 0) error = nothing_succeeded(outcome.stats, dir);
+      results.push_back(std::move(result));
+    } catch (const std::exception& e) {
+      if (error.empty()) error = e.what();
+    }
+    ++point;
+    start_point();
   }
 
   static std::string stopped_early(const LoadOutcome& o, const std::string& dir) {
@@ -258,6 +291,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   void abort() {
     if (aborted) return;
     aborted = true;
+    stop_preparing = true;
     if (!engine) return;
     LoadOutcome outcome = engine->abort();
     engine.reset();

@@ -177,8 +177,11 @@ struct LoadWorker::Impl {
     }
   }
 
-  void broke(const std::string& why) {
-    shared.fail("a load worker thread failed: " + why);
+  void broke(const std::string& why) { end_load("a load worker thread failed: " + why); }
+
+  // Ends the whole load with `error`; this worker stops on its next loop turn.
+  void end_load(const std::string& error) {
+    shared.fail(error);
     std::lock_guard lock(async_mutex);
     if (async_open) uv_async_send(&stop_async);
   }
@@ -294,7 +297,7 @@ struct LoadWorker::Impl {
   // A new slot, or null (and the load failing) when the run's memory budget has no room for it.
   Stream* new_stream() {
     if (spec.memory && !held.grow(stream_bytes())) {
-      broke(spec.memory->refusal(stream_bytes(), "another request slot of " + spec.name));
+      end_load(spec.memory->refusal(stream_bytes(), "another request slot of " + spec.name));
       return nullptr;
     }
     auto s = std::make_unique<Stream>();

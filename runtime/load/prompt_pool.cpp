@@ -194,7 +194,7 @@ bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::string
 std::span<const std::string_view> synthetic_vocabulary() { return kVocabulary; }
 
 PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size_t count,
-                                 std::uint64_t seed) {
+                                 std::uint64_t seed, const std::atomic<bool>* stop) {
   if (input_tokens < 1 || input_tokens > kMaxInputTokens)
     throw std::invalid_argument("synthetic prompts: input_tokens must be in [1, 2^24]");
   if (!(range_ratio >= 0 && range_ratio < 1))
@@ -207,6 +207,7 @@ PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size
   std::vector<Prompt> prompts;
   prompts.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
+    if (stop && stop->load(std::memory_order_relaxed)) throw std::runtime_error("stopped");
     int length = lo + static_cast<int>(rng.below(static_cast<std::uint64_t>(hi - lo) + 1));
     prompts.push_back(synthetic_prompt(length, i, prefix_key, rng));
   }

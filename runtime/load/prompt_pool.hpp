@@ -6,6 +6,7 @@
 // load run from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -38,9 +39,10 @@ class PromptPool {
   // 2^24 prompts; among the first 64^k prompts, already within k words), so a
   // server's prefix cache cannot reuse one prompt's work for another.
   // Deterministic for a seed. Throws std::invalid_argument on out-of-range
-  // arguments (input_tokens is at most 2^24).
+  // arguments (input_tokens is at most 2^24). When `stop` turns true it gives up between
+  // prompts with std::runtime_error (a big pool takes seconds; the run's deadline must hold).
   static PromptPool synthetic(int input_tokens, double range_ratio, std::size_t count,
-                              std::uint64_t seed);
+                              std::uint64_t seed, const std::atomic<bool>* stop = nullptr);
 
   // The prompts of a prompt file's text. format: "lines" (one prompt per
   // non-blank line), "jsonl" (per line, a JSON object with a "prompt" or
