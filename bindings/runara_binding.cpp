@@ -53,7 +53,7 @@ int result(lua_State* L) {
 }
 
 int out_dir(lua_State* L) {
-  lua_pushstring(L, impl_of(L).out_dir().c_str());
+  lua_pushstring(L, output_dir_or_raise(L, impl_of(L), "runara.out_dir").c_str());
   return 1;
 }
 
