@@ -159,9 +159,11 @@ std::string script_readable_path(Runtime::Impl& rt, const std::string& path, std
     if (!real.empty()) roots.push_back(real);
   }
   const std::string real = check_readable(path, rt.script_dir_, roots, error);
-  if (!real.empty() && rt.output_.created() && path_within(real, rt.output_.real_path())) {
-    error = "'" + path + "' is in the run's output folder, which scripts cannot read: runara redacts secrets "
-            "from what is written there, so reading it back would reveal them; keep what you need in a variable";
+  const bool this_run = rt.output_.created() && path_within(real, rt.output_.real_path());
+  if (!real.empty() && (this_run || inside_output_folder(real))) {
+    error = "'" + path + "' is in " + std::string(this_run ? "the run's" : "an earlier run's") +
+            " output folder, which scripts cannot read: runara redacts secrets from what is written there, so "
+            "reading it back would reveal them; keep what you need in a variable";
     return {};
   }
   return real;

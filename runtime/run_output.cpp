@@ -68,7 +68,24 @@ std::string utc_stamp() {
   return stamp;
 }
 
+// Leaves kOutputMarker in a new output folder (kept if there: --out may reuse a folder).
+void mark(int dir_fd) {
+  const int fd = openat(dir_fd, kOutputMarker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  write_all(fd, "This folder holds the output of a runara run. Scripts may not read anything in it:\n"
+                "runara masks secrets in what it writes here, and reading that back would reveal them.\n");
+  ::close(fd);
+}
+
 }  // namespace
+
+bool inside_output_folder(const std::string& path) {
+  for (std::size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0; slash = path.rfind('/', slash - 1)) {
+    const std::string marker = path.substr(0, slash) + "/" + kOutputMarker;
+    if (access(marker.c_str(), F_OK) == 0) return true;
+  }
+  return false;
+}
 
 bool read_file_text(const std::string& path, std::string& out) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -169,6 +186,7 @@ std::string RunOutput::create() {
   ::close(parent_fd);
   if (fd_ >= 0) {
     made_ = true;
+    mark(fd_);
     char resolved[PATH_MAX];
     real_ = realpath(dir_.c_str(), resolved) ? resolved : dir_;
   }

@@ -47,6 +47,14 @@ class RunOutput {
   std::FILE* log_ = nullptr;
 };
 
+// Every output folder holds this file, so that it stays recognisable in later runs: a script
+// may never read inside a folder that holds it (what runara wrote there is redacted).
+inline constexpr const char* kOutputMarker = ".runara-output";
+
+// True when canonical `path` lies inside a folder holding kOutputMarker (this run's output
+// folder or an earlier one's). Any thread.
+bool inside_output_folder(const std::string& path);
+
 // Writes `data` to `relative` below the folder `dir_fd` through a temporary file and rename,
 // creating sub-folders; no component may be a symlink. "" or an error message. Any thread.
 std::string write_beneath(int dir_fd, const std::string& relative, const std::string& data);

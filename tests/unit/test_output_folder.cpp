@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -119,4 +120,28 @@ TEST_CASE("--out naming a symlink is refused, an existing real folder is used", 
   INFO(g.out << g.err);
   CHECK(g.exit_code == 0);
   CHECK(read_all(p.dir / "mine" / "note.txt") == "from the script");
+}
+
+TEST_CASE("an earlier run's output folder is not readable either (no redaction oracle across runs)", "[output]") {
+  // Run 1 logs candidates (run.log masks the one that is the secret); run 2, from the same
+  // folder (so results/ lies inside the script's folder), tries to read that run.log back.
+  Package p = make_package();
+  std::ofstream(p.dir / "log.lua") << "for pin = 482910, 482916 do runara.log('candidate ' .. pin) end\n"
+                                      "print('out=' .. runara.out_dir())\n";
+  const std::map<std::string, std::string> env{{"RUNARA_TEST_PIN", "482913"}};
+  ChildProcess first({RUNARA_BINARY, "--secret", "RUNARA_TEST_PIN", "log.lua"}, env, p.dir.string());
+  const ChildResult r1 = first.wait(30);
+  INFO(r1.out << r1.err);
+  REQUIRE(r1.exit_code == 0);
+  const std::size_t at = r1.out.find("out=");
+  REQUIRE(at != std::string::npos);
+  const std::string earlier = r1.out.substr(at + 4, r1.out.find('\n', at) - at - 4);
+  std::ofstream(p.dir / "read.lua") << "local ok, err = pcall(runara.read_file, '" << earlier << "/run.log')\n"
+                                       "print(ok, ok and 'ESCAPED: read an earlier run.log' or err)\n";
+  ChildProcess second({RUNARA_BINARY, "--secret", "RUNARA_TEST_PIN", "read.lua"}, env, p.dir.string());
+  const ChildResult r2 = second.wait(30);
+  INFO(r2.out << r2.err);
+  CHECK(r2.exit_code == 0);
+  CHECK(r2.out.find("ESCAPED") == std::string::npos);
+  CHECK(r2.out.find("output folder") != std::string::npos);
 }
