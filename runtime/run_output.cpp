@@ -154,29 +154,11 @@ std::string RunOutput::create() {
   const std::size_t slash = dir_.rfind('/');
   const std::string parent = slash == std::string::npos ? "." : dir_.substr(0, slash == 0 ? 1 : slash);
   std::string name = slash == std::string::npos ? dir_ : dir_.substr(slash + 1);
-  if (!fresh_name_ && parent != "." && parent != "/") {
-    if (std::string error = make_dirs(parent); !error.empty()) return error;
-  }
-  const int parent_fd = open(parent.c_str(), (fresh_name_ ? kDirFlags : O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (parent_fd < 0 && fresh_name_ && errno == ENOENT && mkdir(parent.c_str(), 0755) == 0) {
-    return create();
-  }
-  if (parent_fd < 0) {
-    if (errno == ELOOP || errno == ENOTDIR) {
-      return "'" + parent + "' is a symlink or not a folder; runara only writes into a folder it made (choose one with --out)";
-    }
-    return why("cannot open '" + parent + "'");
-  }
   std::string error;
+  const int parent_fd = open_parent(parent, error);
+  if (parent_fd < 0) return error;
   if (fresh_name_) {
-    const std::string base = name;
-    for (int n = 2; mkdirat(parent_fd, name.c_str(), 0755) != 0; ++n) {
-      if (errno != EEXIST || n > kMaxSuffix) {
-        error = why("cannot create '" + name + "'");
-        break;
-      }
-      name = base + "-" + std::to_string(n);
-    }
+    error = make_fresh(parent_fd, name);
     dir_ = parent + "/" + name;
   }
   if (error.empty()) {
@@ -184,13 +166,46 @@ std::string RunOutput::create() {
     if (fd_ < 0 && error.find("symlink") != std::string::npos) error += "; runara never writes through a symlinked output folder";
   }
   ::close(parent_fd);
-  if (fd_ >= 0) {
-    made_ = true;
-    mark(fd_);
-    char resolved[PATH_MAX];
+  if (fd_ >= 0) adopt();
+  return error;
+}
+
+int RunOutput::open_parent(const std::string& parent, std::string& error) const {
+  if (!fresh_name_ && parent != "." && parent != "/") {
+    if ((error = make_dirs(parent)); !error.empty()) return -1;
+  }
+  if (fresh_name_) mkdir(parent.c_str(), 0755);  // results/, if missing (EEXIST otherwise)
+  const int fd = open(parent.c_str(), fresh_name_ ? kDirFlags : O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  error = errno == ELOOP || errno == ENOTDIR
+              ? "'" + parent + "' is a symlink or not a folder; runara only writes into a folder it made (choose one with --out)"
+              : why("cannot open '" + parent + "'");
+  return -1;
+}
+
+// Makes `name` (or name-2, name-3, ...) below `parent_fd`; never an entry that existed.
+std::string RunOutput::make_fresh(int parent_fd, std::string& name) {
+  const std::string base = name;
+  for (int n = 2; mkdirat(parent_fd, name.c_str(), 0755) != 0; ++n) {
+    if (errno != EEXIST || n > kMaxSuffix) return why("cannot create '" + name + "'");
+    name = base + "-" + std::to_string(n);
+  }
+  return {};
+}
+
+// The folder is open: mark it, and remember where it really is (from the descriptor, not the
+// path, so that it names the folder actually opened).
+void RunOutput::adopt() {
+  made_ = true;
+  mark(fd_);
+  char resolved[PATH_MAX];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd_);
+  const ssize_t n = readlink(link.c_str(), resolved, sizeof resolved - 1);
+  if (n > 0) {
+    real_.assign(resolved, static_cast<std::size_t>(n));
+  } else {
     real_ = realpath(dir_.c_str(), resolved) ? resolved : dir_;
   }
-  return error;
 }
 
 int RunOutput::dup_dir_fd() const { return fd_ < 0 ? -1 : fcntl(fd_, F_DUPFD_CLOEXEC, 0); }

@@ -38,6 +38,9 @@ class RunOutput {
 
  private:
   std::string create();
+  int open_parent(const std::string& parent, std::string& error) const;
+  static std::string make_fresh(int parent_fd, std::string& name);
+  void adopt();
 
   std::string dir_, real_, error_;
   bool tried_ = false;
