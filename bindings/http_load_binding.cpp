@@ -194,7 +194,7 @@ void parse_prompts(lua_State* L, Runtime::Impl& rt, PromptSource& src) {
     if (auto file = args::opt_string(L, t, fn, "file")) {
       std::string error;
       src.kind = PromptSource::Kind::kFile;
-      src.path = check_readable(*file, rt.script_dir_, readable_roots(rt), error);
+      src.path = script_readable_path(rt, *file, error);
       if (src.path.empty()) args::raise(L, "%s: prompts.file: %s", kRun, error.c_str());
       src.format = args::opt_string(L, t, fn, "format").value_or("");
       if (!src.format.empty() && src.format != "lines" && src.format != "jsonl" && src.format != "sharegpt") {
@@ -405,7 +405,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (auto ca = args::opt_string(L, 1, kRun, "ca_file")) {
     if (parsed.scheme != "https") args::raise(L, "%s: option 'ca_file' is for https:// URLs (this one is %s://)", kRun, parsed.scheme.c_str());
     std::string error;
-    base.ca_file = check_readable(*ca, rt.script_dir_, readable_roots(rt), error);
+    base.ca_file = script_readable_path(rt, *ca, error);
     if (base.ca_file.empty()) args::raise(L, "%s: ca_file: %s", kRun, error.c_str());
   }
   base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
@@ -431,7 +431,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.threads = threads ? threads : auto_threads(p);
     p.name = point_name(name, sweep, p);
   }
-  plan.out_dir = rt.out_dir();
+  plan.out_dir = output_dir_or_raise(L, rt, kRun);
   plan.points.front().echo = echo(plan, base);
   for (auto& p : plan.points) p.echo = plan.points.front().echo;
   return plan;

@@ -1,4 +1,5 @@
 // The `runara` table: the run's own API (tasks, time, logging, files, secrets, results).
+#include "cloud/token_names.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "runara_binding.hpp"
@@ -33,6 +34,7 @@ int log(lua_State* L) {
 
 int secret(lua_State* L) {
   const std::string name = args::string(L, 1, "runara.secret", "name");
+  if (is_cloud_token_name(name)) args::raise(L, "runara.secret: %s %s", name.c_str(), kCloudTokenRefusal);
   if (!impl_of(L).secrets_.grantable(name)) {
     args::raise(L, "runara.secret: secret '%s' was not granted; run with --secret %s "
                          "(its value is read from the environment variable %s)",
@@ -51,7 +53,7 @@ int result(lua_State* L) {
 }
 
 int out_dir(lua_State* L) {
-  lua_pushstring(L, impl_of(L).out_dir().c_str());
+  lua_pushstring(L, output_dir_or_raise(L, impl_of(L), "runara.out_dir").c_str());
   return 1;
 }
 

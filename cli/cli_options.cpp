@@ -1,6 +1,7 @@
 #include "cli_options.hpp"
 
 #include "cloud/budget.hpp"
+#include "cloud/token_names.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -30,6 +31,11 @@ bool parse_bytes(const std::string& text, std::size_t& out) {
   return out >= (1u << 20);
 }
 
+// The cloud token never reaches a script, not even as a handle a script could send anywhere.
+std::string refuse_token_name(const std::string& flag, const std::string& name) {
+  return flag + " " + name + ": " + name + " " + runara::kCloudTokenRefusal;
+}
+
 }  // namespace
 
 const char* help_text() {
@@ -44,6 +50,7 @@ Scripts are sandboxed: they reach only what these options grant.
   --allow-env NAME        let os.getenv read the environment variable NAME; repeatable
   --secret NAME           pass the environment variable NAME as an opaque secret handle
                           (runara.secret("NAME")); its value never reaches the script
+                          (neither option accepts the cloud token's names)
 Limits:
   --max-runtime SECONDS   hard deadline for the whole run (default 7200)
   --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
@@ -117,9 +124,11 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       out.options.permissions.hosts.push_back(v);
     } else if (a == "--allow-env") {
       if (!(error = value(a, v)).empty()) return error;
+      if (runara::is_cloud_token_name(v)) return refuse_token_name(a, v);
       out.options.permissions.env.push_back(v);
     } else if (a == "--secret") {
       if (!(error = value(a, v)).empty()) return error;
+      if (runara::is_cloud_token_name(v)) return refuse_token_name(a, v);
       out.secret_names.push_back(v);
     } else if (a == "--max-runtime") {
       if (!(error = value(a, v)).empty()) return error;

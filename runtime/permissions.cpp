@@ -35,15 +35,20 @@ std::string check_readable(const std::string& path, const std::string& base,
   return {};
 }
 
-bool check_writable_relative(const std::string& path, std::string& error) {
+std::string normalize_output_path(const std::string& path, std::string& error) {
   if (path.empty() || path.find('\0') != std::string::npos) {
     error = "expected a relative file path inside the output folder, got an empty or invalid string";
-    return false;
+    return {};
   }
   if (path[0] == '/') {
     error = "'" + path + "' is absolute: files can only be written inside the run's output folder, give a relative path";
-    return false;
+    return {};
   }
+  if (path.back() == '/') {
+    error = "'" + path + "' names a folder, expected a file name";
+    return {};
+  }
+  std::string normalized;
   std::size_t start = 0;
   while (start <= path.size()) {
     std::size_t end = path.find('/', start);
@@ -51,15 +56,16 @@ bool check_writable_relative(const std::string& path, std::string& error) {
     const std::string part = path.substr(start, end - start);
     if (part == "..") {
       error = "'" + path + "' leaves the output folder (\"..\" is not allowed)";
-      return false;
+      return {};
     }
+    if (!part.empty() && part != ".") normalized += (normalized.empty() ? "" : "/") + part;
     start = end + 1;
   }
-  if (path.back() == '/') {
+  if (normalized.empty() || path.substr(path.rfind('/') + 1) == ".") {
     error = "'" + path + "' names a folder, expected a file name";
-    return false;
+    return {};
   }
-  return true;
+  return normalized;
 }
 
 bool env_allowed(const Permissions& permissions, const std::string& name) {

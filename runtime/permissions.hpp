@@ -20,8 +20,10 @@ bool path_within(const std::string& path, const std::string& root);
 std::string check_readable(const std::string& path, const std::string& base,
                            const std::vector<std::string>& roots, std::string& error);
 
-// Checks a path a script wants to write inside the output folder: relative, no "..", no NUL.
-bool check_writable_relative(const std::string& path, std::string& error);
+// Checks a path a script wants to write inside the output folder (relative, no "..", no NUL,
+// names a file) and returns it normalised: empty and "." components dropped, so "./run.log" is
+// "run.log". Returns "" and sets `error` when it is refused.
+std::string normalize_output_path(const std::string& path, std::string& error);
 
 bool env_allowed(const Permissions& permissions, const std::string& name);
 bool host_allowed(const Permissions& permissions, const std::string& host, int port);

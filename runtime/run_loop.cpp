@@ -5,6 +5,7 @@
 
 #include "lua_values.hpp"
 #include "run_state.hpp"
+#include "script_source.hpp"
 
 namespace runara {
 
@@ -96,9 +97,7 @@ Outcome Runtime::Impl::run_main(std::uint64_t main_id) {
 
 Outcome Runtime::Impl::exec_path(const std::string& path) {
   std::string code;
-  if (!read_file_text(path, code)) {
-    return Outcome{Exit::usage, "cannot open script '" + path + "': " + std::strerror(errno), {}, {}};
-  }
+  if (std::string error = load_script_source(path, code); !error.empty()) return Outcome{Exit::usage, error, {}, {}};
   // A "#!" first line is for the shell: blank it out, keeping the line numbers.
   if (code.rfind("#", 0) == 0) code.replace(0, code.find('\n') == std::string::npos ? code.size() : code.find('\n'), "");
   return exec_chunk(code, "@" + path);

@@ -1,5 +1,13 @@
 // The run's output folder: run.log, results.json and whatever the script writes with
 // runara.write_file. Created on first use, so runs that write nothing leave nothing behind.
+//
+// Contract. The folder is made fresh for each run with mkdir (an existing path, a symlink
+// included, is never adopted: the default name gets a -2, -3 ... suffix instead), then held
+// open as a directory descriptor. Every later write goes through that descriptor, one path
+// component at a time with O_NOFOLLOW, so nothing in the folder can redirect a write outside
+// it. `--out DIR` may name an existing folder (the user's choice), never a symlink. The Lua
+// thread calls configure/dir/append_log/close; write_beneath() is safe from any thread on a
+// descriptor it owns (from dup_dir_fd()). Nothing here redacts: callers pass redacted text.
 #pragma once
 
 #include <cstdio>
@@ -16,24 +24,50 @@ class RunOutput {
 
   // `requested` empty: results/<UTC yyyymmdd-HHMMSS>-<name>/ under the current folder.
   void configure(const std::string& requested, const std::string& script_name);
-  const std::string& dir();            // creates the folder
-  bool created() const { return created_; }
+  const std::string& dir();             // creates the folder on first call
+  const std::string& error() const { return error_; }  // why it could not be created
+  bool created() const { return made_; }
+  // The folder's resolved absolute path ("" until created): reads of it are refused.
+  const std::string& real_path() const { return real_; }
+  // A descriptor of the folder for one job to own and close; -1 if it does not exist.
+  int dup_dir_fd() const;
   void append_log(const std::string& line);
-  // Writes `data` to `relative` (already checked) atomically; returns "" or an error message.
+  // Writes `data` to `relative` (normalised, checked) atomically; "" or an error message.
   std::string write(const std::string& relative, const std::string& data);
   void close();
 
  private:
-  std::string dir_;
-  bool created_ = false;
+  std::string create();
+  int open_parent(const std::string& parent, std::string& error) const;
+  static std::string make_fresh(int parent_fd, std::string& name);
+  void adopt();
+
+  std::string dir_, real_, error_;
+  bool tried_ = false;
+  bool made_ = false;
+  bool fresh_name_ = false;  // the default name: try suffixes instead of failing
+  int fd_ = -1;
   std::FILE* log_ = nullptr;
 };
 
+// Every output folder holds this file, so that it stays recognisable in later runs: a script
+// may never read inside a folder that holds it (what runara wrote there is redacted).
+inline constexpr const char* kOutputMarker = ".runara-output";
+
+// True when canonical `path` lies inside a folder holding kOutputMarker (this run's output
+// folder or an earlier one's). Any thread.
+bool inside_output_folder(const std::string& path);
+
+// Writes `data` to `relative` below the folder `dir_fd` through a temporary file and rename,
+// creating sub-folders; no component may be a symlink. "" or an error message. Any thread.
+std::string write_beneath(int dir_fd, const std::string& relative, const std::string& data);
+
 // Writes through a temporary file and rename, creating parent folders; "" or an error message.
-// Safe to call from any thread.
+// Safe to call from any thread. For paths runara chooses (not a script).
 std::string write_file_atomic(const std::string& path, const std::string& data);
 
-// The whole file as bytes; false (errno set) when it cannot be opened. Safe from any thread.
+// The whole file as bytes; false (errno set) when it cannot be opened or read, or is not a
+// regular file (EISDIR / EINVAL). Never throws. Safe from any thread.
 bool read_file_text(const std::string& path, std::string& out);
 
 // mkdir -p; returns "" or an error message.

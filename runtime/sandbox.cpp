@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cloud/token_names.hpp"
 #include "lua_patterns.hpp"
 #include "run_state.hpp"
 
@@ -26,6 +27,7 @@ void remove_global(lua_State* L, const char* name) {
 int os_getenv(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
   auto& rt = impl_of(L);
+  if (is_cloud_token_name(name)) return luaL_error(L, "os.getenv: %s %s", name, kCloudTokenRefusal);
   if (rt.secrets_.has(name)) {
     return luaL_error(L, "os.getenv: %s is a secret; use runara.secret(\"%s\")", name, name);
   }

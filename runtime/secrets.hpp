@@ -1,5 +1,9 @@
 // Secrets (API tokens, HF_TOKEN, ...): held in C++, handed to scripts only as opaque handles,
-// and scrubbed from every line of output, log, result and error message.
+// and scrubbed from every line of output, log, result and final error message.
+//
+// Redaction must not be an oracle (docs/permissions.md, "Redaction is not an oracle"): its cost
+// depends only on the lengths of the text and the values, and a value's mask is as long as the
+// value. Callers redact only text the script cannot read back. Lua thread only (not locked).
 #pragma once
 
 #include <map>
@@ -18,8 +22,11 @@ class Secrets {
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   bool grantable(const std::string& name) const { return granted_.count(name) != 0; }
   const std::string* value(const std::string& name) const;
-  // Replaces every occurrence of a secret's value with "<secret NAME>".
+  // Masks every occurrence of a secret's value with mask_for(NAME, its length): the result is
+  // exactly as long as `text`, and the time taken does not depend on the bytes of either.
   std::string redact(std::string_view text) const;
+  // "<secret NAME>" fitted to `length`: padded with '*' before the '>', or "<**>" / "*" if shorter.
+  static std::string mask_for(const std::string& name, std::size_t length);
 
   // Lua side: a handle is a userdata holding the secret's name, printing as <secret NAME>.
   static void register_metatable(lua_State* L);
@@ -28,6 +35,7 @@ class Secrets {
 
  private:
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> masks_;
   std::map<std::string, bool> granted_;
 };
 

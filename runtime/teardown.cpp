@@ -87,6 +87,8 @@ Outcome Runtime::Impl::finish() {
   report_leftover_tasks(out);
   teardown(out);
   write_results();
+  // Something had to be written and the folder could not be made (a symlink in its place...).
+  if (!output_.error().empty() && out.exit == Exit::ok) out = Outcome{Exit::script_error, output_.error(), {}, {}};
   lua_close(L_);
   L_ = nullptr;
   scheduler_.reset();

@@ -1,5 +1,6 @@
 // DigitalOcean API client; see do_client.hpp for the contract.
 #include "cloud/do_client.hpp"
+#include "cloud/token_names.hpp"
 
 #include <curl/curl.h>
 #include <uv.h>
@@ -533,7 +534,7 @@ const std::string& DoClient::api_base() const { return impl_->api_base; }
 std::string DoClient::redact(std::string_view text) const { return impl_->redact(text); }
 
 std::optional<std::string> load_do_token(std::string* source) {
-  for (const char* name : {"DIGITALOCEAN_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN"}) {
+  for (const char* name : kCloudTokenEnvNames) {
     if (const char* v = std::getenv(name)) {
       const std::string value(trim(v));
       if (!value.empty()) {

@@ -223,11 +223,18 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   std::string point_dir() const { return plan.out_dir + "/" + spec->name; }
 
+  // What the script gets back. Fields it chose itself (url, options, names) are not redacted:
+  // a masked copy of its own text would tell it which text was a secret. Error samples come
+  // from the server, which may echo a secret: those are.
   nlohmann::json summary(const LoadOutcome& outcome) const {
     nlohmann::json r = load_result_json(*spec, outcome, vllm_date());
     r["files"] = {{"results", point_dir() + "/results.json"}, {"requests", point_dir() + "/requests.jsonl"}};
-    return hooks.redact ? hooks.redact(r) : r;
+    if (hooks.redact) r["error_samples"] = hooks.redact(r["error_samples"]);
+    return r;
   }
+
+  // What is written to results.json, which the script cannot read: redacted whole.
+  nlohmann::json written(const nlohmann::json& summary) const { return hooks.redact ? hooks.redact(summary) : summary; }
 
   static std::string write_files(const std::string& dir, const nlohmann::json& result, const LoadOutcome& outcome) try {
     const std::string json = result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -251,11 +258,12 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   void write_point(std::shared_ptr<LoadOutcome> outcome) {
     auto result = std::make_shared<nlohmann::json>(summary(*outcome));
+    auto file = std::make_shared<nlohmann::json>(written(*result));
     auto write_error = std::make_shared<std::string>();
     const std::string dir = point_dir();
     auto self = shared_from_this();
     off_loop(
-        loop, [dir, result, outcome, write_error] { *write_error = write_files(dir, *result, *outcome); },
+        loop, [dir, file, outcome, write_error] { *write_error = write_files(dir, *file, *outcome); },
         [self, outcome, result, write_error, dir] { self->point_written(*outcome, *result, *write_error, dir); });
   }
 
@@ -297,7 +305,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     engine.reset();
     end();
     if (outcome.records.empty() && outcome.stats.completed + outcome.stats.failed == 0) return;
-    const std::string why = write_files(point_dir(), summary(outcome), outcome);
+    const std::string why = write_files(point_dir(), written(summary(outcome)), outcome);
     if (hooks.log) hooks.log("http_load " + spec->name + ": stopped; " + (why.empty() ? "partial results in " + point_dir() : why));
   }
 };

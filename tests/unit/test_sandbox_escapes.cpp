@@ -20,11 +20,14 @@
 //   base/script/selfreq.lua (requires itself)               base/script/sleepy.lua (waits)
 //   base/outside/secret.txt, evil.lua    base/script-evil/secret.txt (a prefix-sharing sibling)
 //   base/run/                   the working folder: the output folder lands in run/results/
+//   base/run/results/<UTC stamp>-<attempt> -> ../../outside, for every second the run may
+//                               start in: a package that ships its output folder as a symlink
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <filesystem>
 #include <fstream>
@@ -166,6 +169,22 @@ struct Sandbox {
   fs::path base, script, run;
 };
 
+// results/<stamp>-<attempt> as symlinks to ../../outside: were one adopted as the output
+// folder, run.log would land in outside/, which the snapshot check catches.
+void plant_output_symlinks(const Sandbox& s, const Attempt& a) {
+  const std::string stem = a.name.substr(0, a.name.size() - 4);
+  fs::create_directories(s.run / "results");
+  for (int offset = -2; offset <= 25; ++offset) {
+    const std::time_t when = std::time(nullptr) + offset;
+    std::tm utc{};
+    gmtime_r(&when, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+    std::error_code exists;
+    fs::create_directory_symlink("../../outside", s.run / "results" / (std::string(stamp) + "-" + stem), exists);
+  }
+}
+
 Sandbox make_sandbox(const Attempt& a) {
   Sandbox s;
   s.base = runara::test::temp_dir("sandbox");
@@ -184,6 +203,7 @@ Sandbox make_sandbox(const Attempt& a) {
   write_file(s.script / "binmod.lua", std::string(reinterpret_cast<const char*>(kBytecode), sizeof kBytecode));
   write_file(s.script / "selfreq.lua", "require('selfreq')\nreturn {}\n");
   write_file(s.script / "sleepy.lua", "runara.sleep(0.2)\nreturn {}\n");
+  plant_output_symlinks(s, a);
   return s;
 }
 
