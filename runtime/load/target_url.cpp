@@ -83,6 +83,18 @@ std::string parts_problem(CURLU* u, TargetUrl& out) {
   return out.url.empty() ? "is not a URL libcurl can print back" : "";
 }
 
+// libcurl reads some URLs differently once printed back ("http://0%580" has the name "0X0",
+// which printed is the hex address 0.0.0.0): only a URL that reads the same again is passed on.
+std::string round_trip_problem(const TargetUrl& t) {
+  UrlHandle again(curl_url(), &curl_url_cleanup);
+  if (curl_url_set(again.get(), CURLUPART_URL, t.url.c_str(), 0) != CURLUE_OK ||
+      part(again.get(), CURLUPART_HOST) != t.host ||
+      part(again.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT) != std::to_string(t.port)) {
+    return "is ambiguous: libcurl reads it as another host once printed back (" + t.url + "); write the host plainly";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& error) {
@@ -97,6 +109,7 @@ std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& er
   }
   TargetUrl out;
   error = parts_problem(u.get(), out);
+  if (error.empty()) error = round_trip_problem(out);
   if (!error.empty()) return std::nullopt;
   return out;
 }
