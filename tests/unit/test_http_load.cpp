@@ -683,6 +683,15 @@ TEST_CASE("http_load: a secret goes only where it is bound, and never to an echo
     CHECK(run.child.out == "2\n");
     CHECK(echo.saw("Bearer " + key));
   }
+  SECTION("the run's own simulated server gets it without any binding") {
+    const auto run = run_script("local s = http_load.fake_server{ ttft_ms = 1, itl_ms = 1 }\n"
+                                "local r = http_load.run{ name = 'load', url = s.url, model = s.model, requests = 2, "
+                                "max_tokens = 2, api_key = runara.secret('K') }\nprint(r.completed)",
+                                {"--secret", "K"}, env);
+    INFO(run.child.err);
+    CHECK(run.child.exit_code == 0);
+    CHECK(run.child.out == "2\n");
+  }
   SECTION("a malformed --secret destination is a usage error") {
     const auto run = run_script("print(1)", {"--secret", "K@127.0.0.1:0"}, env);
     CHECK(run.child.exit_code == 2);
