@@ -9,10 +9,13 @@
 #include <sched.h>
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <thread>
 
 #include "load/load_job.hpp"
+#include "load/target_url.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "runara_binding.hpp"
@@ -34,62 +37,42 @@ constexpr std::size_t kMaxHeaderBytes = 64 * 1024;  // servers refuse far less (
 constexpr std::size_t kMaxSweepPoints = 1000;
 constexpr int kMaxRunThreads = 256;                 // worker threads of all loads running at once
 
-struct ParsedUrl {
-  std::string url, scheme, host, path;
-  int port = 0;
-};
-
-ParsedUrl parse_url(lua_State* L, const std::string& text) {
-  const auto scheme_end = text.find("://");
-  if (scheme_end != std::string::npos && text.compare(0, scheme_end, "http") != 0 && text.compare(0, scheme_end, "https") != 0) {
-    args::raise(L, "%s: option 'url' must be an http:// or https:// URL, got '%s'", kRun, text.c_str());
-  }
-  CURLU* u = curl_url();
-  ParsedUrl out;
-  const CURLUcode rc = curl_url_set(u, CURLUPART_URL, text.c_str(), CURLU_DEFAULT_SCHEME | CURLU_NON_SUPPORT_SCHEME);
-  char *scheme = nullptr, *host = nullptr, *port = nullptr, *path = nullptr;
-  if (rc == CURLUE_OK) {
-    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-    curl_url_get(u, CURLUPART_HOST, &host, 0);
-    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
-    curl_url_get(u, CURLUPART_PATH, &path, 0);
-  }
-  out.scheme = scheme ? scheme : "";
-  out.host = host ? host : "";
-  out.port = port ? std::atoi(port) : 0;
-  out.path = path ? path : "";
-  for (char* p : {scheme, host, port, path}) curl_free(p);
-  curl_url_cleanup(u);
-  if (rc != CURLUE_OK || out.host.empty()) {
-    args::raise(L, "%s: option 'url' is not a valid URL: '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, text.c_str());
-  }
-  if (out.scheme != "http" && out.scheme != "https") {
-    args::raise(L, "%s: option 'url' must be an http:// or https:// URL, got '%s'", kRun, text.c_str());
-  }
-  return out;
+// The URL, parsed as libcurl parses it; raises a clear error for anything the target policy
+// could not judge (see load/target_url.hpp).
+TargetUrl parse_url(lua_State* L, const std::string& text) {
+  std::string error;
+  auto parsed = parse_target_url(text, error);
+  if (!parsed) args::raise(L, "%s: option 'url' %s, got '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, error.c_str(), text.c_str());
+  return *parsed;
 }
 
 // Completes a server's base URL with the endpoint's path ("http://h:8000" -> ".../v1/completions").
-std::string openai_url(const std::string& url, const ParsedUrl& p, const std::string& endpoint) {
+std::string openai_url(const TargetUrl& p, const std::string& endpoint) {
   const std::string tail = endpoint == "chat" ? "chat/completions" : "completions";
-  std::string base = url;
+  std::string base = p.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  if (base.find("://") == std::string::npos) base = "http://" + base;
   if (p.path.empty() || p.path == "/") return base + "/v1/" + tail;
   if (p.path == "/v1" || p.path == "/v1/") return base + "/" + tail;
-  return url;
+  return p.url;
 }
 
-std::shared_ptr<TargetPolicy> target_policy(Runtime::Impl& rt) {
+// Where this load may connect: the run's own endpoints and --allow-host grants, narrowed by each
+// secret it carries to where that secret may go.
+std::shared_ptr<TargetPolicy> target_policy(Context& ctx, const std::vector<std::string>& secrets, bool plain_http) {
   auto policy = std::make_shared<TargetPolicy>();
-  for (const auto& [address, port] : rt.reachable()) policy->add_reachable(address, port);
-  for (const auto& grant : rt.permissions().hosts) policy->add_grant(grant);
+  for (const auto& [address, port] : ctx.reachable()) policy->add_reachable(address, port);
+  const Permissions& permissions = ctx.permissions();
+  for (const auto& grant : permissions.hosts) policy->add_grant(grant);
+  for (const auto& name : secrets) {
+    const auto it = permissions.secret_destinations.find(name);
+    policy->bind_secret(name, it == permissions.secret_destinations.end() ? std::vector<std::string>{} : it->second, plain_http);
+  }
   return policy;
 }
 
 // A literal IP in the URL is checked now, before anything starts; names are checked when they
 // are resolved, at connect time.
-void check_literal_target(lua_State* L, const TargetPolicy& policy, const ParsedUrl& p) {
+void check_literal_target(lua_State* L, const TargetPolicy& policy, const TargetUrl& p) {
   std::string host = p.host;
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   sockaddr_storage ss{};
@@ -97,13 +80,15 @@ void check_literal_target(lua_State* L, const TargetPolicy& policy, const Parsed
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
   if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
     v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(p.port));
   } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
     v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(p.port));
   } else {
     return;
   }
   std::string why;
-  if (!policy.allows(reinterpret_cast<sockaddr*>(&ss), p.host, p.port, why)) args::raise(L, "%s", why.c_str());
+  if (!policy.allows(reinterpret_cast<sockaddr*>(&ss), p.host, why)) args::raise(L, "%s", why.c_str());
 }
 
 bool is_list(lua_State* L, int index) {
@@ -151,25 +136,52 @@ double positive(lua_State* L, int index, const char* fn, const char* field, doub
   return *v;
 }
 
-// A string or a secret handle; secrets are registered so they never show up in output.
-std::string string_or_secret(lua_State* L, Runtime::Impl& rt, int index, const std::string& what) {
-  if (lua_type(L, index) == LUA_TSTRING) return lua_tostring(L, index);
-  if (Secrets::handle_name(L, index)) return rt.secret_value(L, index);
+// A string or a secret handle (whose name joins `secrets`: the load may only go where it may).
+std::string string_or_secret(lua_State* L, Runtime::Impl& rt, int index, const std::string& what, std::vector<std::string>& secrets) {
+  if (lua_type(L, index) == LUA_TSTRING) return std::string(lua_tostring(L, index), lua_objlen(L, index));
+  if (const char* name = Secrets::handle_name(L, index)) {
+    secrets.emplace_back(name);
+    return rt.secret_value(L, index);
+  }
   args::raise(L, "%s: %s must be a string or a secret (runara.secret), got %s", kRun, what.c_str(), luaL_typename(L, index));
 }
 
-std::vector<std::string> parse_headers(lua_State* L, Runtime::Impl& rt) {
+// Headers the request itself defines: a script setting them could smuggle a second request
+// past the granted server, or aim the request at another virtual host.
+bool reserved_header(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return name == "host" || name == "content-length" || name == "transfer-encoding" || name == "connection";
+}
+
+// RFC 9110 token characters.
+bool header_name_ok(const std::string& name) {
+  static const std::string kSpecials = "!#$%&'*+-.^_`|~";
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || kSpecials.find(static_cast<char>(c)) != std::string::npos;
+  });
+}
+
+void add_header(lua_State* L, Runtime::Impl& rt, std::vector<std::string>& headers, std::vector<std::string>& secrets) {
+  if (lua_type(L, -2) != LUA_TSTRING) args::raise(L, "%s: option 'headers' must map header names to values, e.g. { [\"X-Id\"] = \"7\" }", kRun);
+  const std::string name(lua_tostring(L, -2), lua_objlen(L, -2));
+  if (!header_name_ok(name)) args::raise(L, "%s: header name '%s' is not valid: use letters, digits and !#$%%&'*+-.^_`|~", kRun, name.c_str());
+  if (reserved_header(name)) {
+    args::raise(L, "%s: header '%s' may not be set by a script: runara sets Host, Content-Length, Transfer-Encoding and Connection itself", kRun, name.c_str());
+  }
+  const std::string value = string_or_secret(L, rt, lua_gettop(L), "header '" + name + "'", secrets);
+  if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos) args::raise(L, "%s: header '%s' holds a line break or a NUL byte", kRun, name.c_str());
+  headers.push_back(name + ": " + value);
+}
+
+// The request headers, and the names of the secrets among them.
+std::vector<std::string> parse_headers(lua_State* L, Runtime::Impl& rt, std::vector<std::string>& secrets) {
   std::vector<std::string> headers;
   lua_getfield(L, 1, "headers");
   if (lua_istable(L, -1)) {
     lua_pushnil(L);
     while (lua_next(L, -2)) {
-      if (lua_type(L, -2) != LUA_TSTRING) args::raise(L, "%s: option 'headers' must map header names to values, e.g. { [\"X-Id\"] = \"7\" }", kRun);
-      const std::string name = lua_tostring(L, -2);
-      if (name.empty() || name.find_first_of(":\r\n ") != std::string::npos) args::raise(L, "%s: header name '%s' is not valid", kRun, name.c_str());
-      const std::string value = string_or_secret(L, rt, lua_gettop(L), "header '" + name + "'");
-      if (value.find_first_of("\r\n") != std::string::npos) args::raise(L, "%s: header '%s' holds a line break", kRun, name.c_str());
-      headers.push_back(name + ": " + value);
+      add_header(L, rt, headers, secrets);
       lua_pop(L, 1);
     }
   } else if (!lua_isnil(L, -1)) {
@@ -177,7 +189,11 @@ std::vector<std::string> parse_headers(lua_State* L, Runtime::Impl& rt) {
   }
   lua_pop(L, 1);
   lua_getfield(L, 1, "api_key");
-  if (!lua_isnil(L, -1)) headers.push_back("Authorization: Bearer " + string_or_secret(L, rt, lua_gettop(L), "option 'api_key'"));
+  if (!lua_isnil(L, -1)) {
+    const std::string key = string_or_secret(L, rt, lua_gettop(L), "option 'api_key'", secrets);
+    if (key.find_first_of(std::string("\r\n\0", 3)) != std::string::npos) args::raise(L, "%s: option 'api_key' holds a line break or a NUL byte", kRun);
+    headers.push_back("Authorization: Bearer " + key);
+  }
   lua_pop(L, 1);
   return headers;
 }
@@ -374,24 +390,25 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
   if (url.empty()) args::raise(L, "%s: option 'url' is required (e.g. url = \"http://\" .. d.ip .. \":8000\")", kRun);
-  const ParsedUrl parsed = parse_url(L, url);
+  const TargetUrl parsed = parse_url(L, url);
   const bool has_model = args::opt_string(L, 1, kRun, "model").has_value();
   const std::string mode = args::opt_string(L, 1, kRun, "mode").value_or(has_model ? "openai" : "http");
   if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
   base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
-  base.headers = parse_headers(L, rt);
+  std::vector<std::string> secrets;
+  base.headers = parse_headers(L, rt, secrets);
   check_header_size(L, base.headers);
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
-    base.url = openai_url(url, parsed, plan.openai.endpoint);
+    base.url = openai_url(parsed, plan.openai.endpoint);
   } else {
     parse_http(L, base);
-    base.url = url.find("://") == std::string::npos ? "http://" + url : url;
+    base.url = parsed.url;
   }
   base.url_host = parsed.host;
   base.url_port = parsed.port;
-  auto policy = target_policy(rt);
+  auto policy = target_policy(rt, secrets, parsed.scheme == "http");
   check_literal_target(L, *policy, parsed);
   base.policy = policy;
   base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));

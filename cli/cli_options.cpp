@@ -2,6 +2,7 @@
 
 #include "cloud/budget.hpp"
 #include "cloud/token_names.hpp"
+#include "secret_destinations.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -48,9 +49,12 @@ Scripts are sandboxed: they reach only what these options grant.
   --allow-read PATH       let runara.read_file read PATH (a file or folder); repeatable
   --allow-host HOST[:PORT] let network primitives contact HOST; repeatable
   --allow-env NAME        let os.getenv read the environment variable NAME; repeatable
-  --secret NAME           pass the environment variable NAME as an opaque secret handle
-                          (runara.secret("NAME")); its value never reaches the script
-                          (neither option accepts the cloud token's names)
+  --secret NAME[@HOST[:PORT][,...]]
+                          pass the environment variable NAME as an opaque secret handle
+                          (runara.secret("NAME")); its value never reaches the script. It may
+                          be sent only to the run's own machines and servers, and to each
+                          HOST[:PORT] given after '@' (which must also be reachable)
+                          (neither --secret nor --allow-env accepts the cloud token's names)
 Limits:
   --max-runtime SECONDS   hard deadline for the whole run (default 7200)
   --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
@@ -128,8 +132,12 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       out.options.permissions.env.push_back(v);
     } else if (a == "--secret") {
       if (!(error = value(a, v)).empty()) return error;
-      if (runara::is_cloud_token_name(v)) return refuse_token_name(a, v);
-      out.secret_names.push_back(v);
+      SecretOption secret;
+      if (!(error = parse_secret_option(v, secret)).empty()) return error;
+      if (runara::is_cloud_token_name(secret.name)) return refuse_token_name(a, secret.name);
+      out.secret_names.push_back(secret.name);
+      auto& where = out.options.permissions.secret_destinations[secret.name];
+      where.insert(where.end(), secret.destinations.begin(), secret.destinations.end());
     } else if (a == "--max-runtime") {
       if (!(error = value(a, v)).empty()) return error;
       if (!parse_positive(v, out.options.max_runtime_s)) return "--max-runtime expects a number of seconds > 0, got '" + v + "'";

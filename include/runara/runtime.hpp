@@ -30,6 +30,9 @@ struct Permissions {
   std::vector<std::string> read_paths;  // files or folders runara.read_file may open
   std::vector<std::string> hosts;       // "HOST" or "HOST:PORT" network primitives may contact
   std::vector<std::string> env;         // environment variables os.getenv may read
+  // Secret name -> where else (besides the run's own droplets, tunnels and simulated servers)
+  // primitives may send it: "HOST" or "HOST:PORT", as in `hosts` (--secret NAME@HOST[:PORT]).
+  std::map<std::string, std::vector<std::string>> secret_destinations;
 };
 
 // Where machines are created and how much a run may spend on them.

@@ -273,7 +273,7 @@ struct LoadWorker::Impl {
     unreachable = ErrorKind::kRefused;
     for (addrinfo* a = found; a; a = a->ai_next) {
       std::string why;
-      if (spec.policy && !spec.policy->allows(a->ai_addr, spec.url_host, spec.url_port, why)) {
+      if (spec.policy && !spec.policy->allows(a->ai_addr, spec.url_host, why)) {
         if (unreachable_message.empty()) unreachable_message = why;
         continue;
       }
@@ -329,6 +329,9 @@ struct LoadWorker::Impl {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    // No proxy from http_proxy and the like: the policy judges the server, so that is where
+    // the connection must go.
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(spec.timeout_s * 1000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(spec.timeout_s, 30.0) * 1000));
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
@@ -443,7 +446,8 @@ struct LoadWorker::Impl {
   static curl_socket_t on_open_socket(void* data, curlsocktype, curl_sockaddr* address) {
     auto* s = static_cast<Stream*>(data);
     const LoadSpec& spec = s->worker->spec;
-    if (spec.policy && !spec.policy->allows(&address->addr, spec.url_host, spec.url_port, s->refusal)) {
+    // The port judged is the one in the address libcurl is about to connect to, not the URL's.
+    if (spec.policy && !spec.policy->allows(&address->addr, spec.url_host, s->refusal)) {
       return CURL_SOCKET_BAD;
     }
     return socket(address->family, address->socktype, address->protocol);

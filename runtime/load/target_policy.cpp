@@ -202,19 +202,63 @@ bool TargetPolicy::add_grant(std::string host_or_host_port) {
   return true;
 }
 
+void TargetPolicy::bind_secret(std::string name, const std::vector<std::string>& destinations, bool plain_http) {
+  SecretRule rule{std::move(name), {}, plain_http};
+  for (const std::string& d : destinations) {
+    std::string host;
+    int port = 0;
+    if (split_grant(d, host, port)) rule.destinations.push_back({normalize_host(host), port});
+  }
+  secrets_.push_back(std::move(rule));
+}
+
 bool TargetPolicy::any_matches(const std::vector<Endpoint>& endpoints, const std::string& host, int port) {
   if (host.empty()) return false;
   return std::any_of(endpoints.begin(), endpoints.end(),
                      [&](const Endpoint& e) { return e.host == host && (e.port == 0 || e.port == port); });
 }
 
-bool TargetPolicy::allows(const sockaddr* addr, std::string_view url_host, int port, std::string& why) const {
-  const std::string host = normalize_host(url_host);
+// By the address connected to (also as plain IPv4 when mapped), or by the URL's host name.
+bool TargetPolicy::matches(const std::vector<Endpoint>& endpoints, const sockaddr* addr, const std::string& host,
+                           int port) const {
   for (const std::string& address : {address_text(addr), unmapped_text(addr)}) {
-    if (any_matches(reachable_, address, port) || any_matches(grants_, address, port)) return true;
+    if (any_matches(endpoints, address, port)) return true;
   }
-  if (any_matches(grants_, host, port)) return true;
-  why = refusal(addr, host, port);
+  return any_matches(endpoints, host, port);
+}
+
+bool TargetPolicy::allows(const sockaddr* addr, std::string_view url_host, std::string& why) const {
+  const std::string host = normalize_host(url_host);
+  const int port = address_port(addr);
+  bool reachable = false;
+  for (const std::string& address : {address_text(addr), unmapped_text(addr)}) {
+    reachable = reachable || any_matches(reachable_, address, port);
+  }
+  if (!reachable && !matches(grants_, addr, host, port)) {
+    why = refusal(addr, host, port);
+    return false;
+  }
+  for (const SecretRule& rule : secrets_) {
+    if (!reachable && !secret_may_go(rule, addr, host, port, why)) return false;
+  }
+  return true;
+}
+
+// Called for targets that are not the run's own. Plain http is judged first: a destination bound
+// with --secret does not make sending the secret unencrypted across a network acceptable.
+bool TargetPolicy::secret_may_go(const SecretRule& rule, const sockaddr* addr, const std::string& host, int port,
+                                 std::string& why) const {
+  const std::string target = host_port(host.empty() ? address_text(addr) : host, port);
+  if (rule.plain_http && classify_address(addr) != AddressClass::kLoopback) {
+    why = who_ + ": refusing to send secret " + rule.name + " to " + target + " over plain http://: secrets travel "
+          "unencrypted only to loopback and the run's own machines; use an https:// URL";
+    return false;
+  }
+  if (matches(rule.destinations, addr, host, port)) return true;
+  why = who_ + ": refusing to send secret " + rule.name + " to " + target + " (" + address_text(addr) + ", " +
+        std::string(address_class_name(classify_address(addr))) + "): a secret goes only to the run's droplets, "
+        "tunnels and simulated servers, and to destinations bound to it with --secret NAME@HOST[:PORT]; to allow it, "
+        "run with --secret " + rule.name + "@" + target;
   return false;
 }
 
@@ -229,6 +273,12 @@ std::string TargetPolicy::refusal(const sockaddr* addr, const std::string& host,
   return who_ + ": refusing to connect to " + target +
          ": scripts may only reach the run's droplets, its simulated servers and hosts granted with "
          "--allow-host; to allow it, run with --allow-host " + grant;
+}
+
+int address_port(const sockaddr* addr) {
+  if (addr && addr->sa_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
+  if (addr && addr->sa_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_port);
+  return 0;
 }
 
 }  // namespace runara

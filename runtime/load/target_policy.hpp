@@ -10,6 +10,14 @@
 // ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d), which are judged by the IPv4
 // address inside.
 //
+// A load that carries secrets (runara.secret handles in headers or api_key) is held to more: each
+// secret goes only to the run's own endpoints and to the destinations bound to it with
+// --secret NAME@HOST[:PORT], and over plain http only to loopback or the run's own machines.
+// A granted host that echoes requests would otherwise hand the secret back to the script.
+//
+// The port judged is the one in the socket address about to be connected, never one the URL was
+// assumed to have: callers pass exactly what they will connect() to.
+//
 // Set up once, then allows() may be called from any number of threads: it only reads.
 #pragma once
 
@@ -48,25 +56,43 @@ class TargetPolicy {
   // nothing, when it is malformed (empty host, a port that is not 1-65535).
   bool add_grant(std::string host_or_host_port);
 
-  // Decides for one connection about to be opened to `addr` for a URL whose host part was
-  // `url_host` (a name or literal, brackets allowed) and port `port`. Allowed when addr:port is
-  // reachable, or a grant matches url_host or the address text (and the port, when the grant has
-  // one). Otherwise returns false and sets `why` to a message naming the address, its class and
-  // the --allow-host flag that would allow it.
-  bool allows(const sockaddr* addr, std::string_view url_host, int port, std::string& why) const;
+  // The load carries secret `name`, which may go to the run's own endpoints and to
+  // `destinations` (grants in add_grant's syntax; malformed ones bind nothing). `plain_http`:
+  // the load sends it unencrypted, so only loopback and the run's own endpoints may get it.
+  void bind_secret(std::string name, const std::vector<std::string>& destinations, bool plain_http);
+
+  // Decides for one connection about to be opened to `addr` (IPv4 or IPv6, with the port it
+  // will be connected on) for a URL whose host part was `url_host` (a name or literal, brackets
+  // allowed). Allowed when addr:port is reachable, or a grant matches url_host or the address
+  // text (and the port, when the grant has one), and every bound secret may go there. Otherwise
+  // returns false and sets `why` to a message naming the address, its class and the flag that
+  // would allow it.
+  bool allows(const sockaddr* addr, std::string_view url_host, std::string& why) const;
 
  private:
   struct Endpoint {
     std::string host;  // canonical address text, or a lower-case name without trailing dot
     int port = 0;      // 0: any port
   };
+  struct SecretRule {
+    std::string name;
+    std::vector<Endpoint> destinations;
+    bool plain_http = false;
+  };
 
   static bool any_matches(const std::vector<Endpoint>& endpoints, const std::string& host, int port);
+  bool matches(const std::vector<Endpoint>& endpoints, const sockaddr* addr, const std::string& host, int port) const;
+  bool secret_may_go(const SecretRule& rule, const sockaddr* addr, const std::string& host, int port,
+                     std::string& why) const;
   std::string refusal(const sockaddr* addr, const std::string& host, int port) const;
 
   std::string who_;
   std::vector<Endpoint> reachable_;
   std::vector<Endpoint> grants_;
+  std::vector<SecretRule> secrets_;
 };
+
+// The port of an IPv4 or IPv6 socket address (host order); 0 for other families.
+int address_port(const sockaddr* addr);
 
 }  // namespace runara

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "loopback_fixtures.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "tls_closing_server.hpp"
@@ -576,7 +577,7 @@ TEST_CASE("http_load: a prompt file, a secret API key that never shows, and Ctrl
     const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + url(port) +
                                     "', model = 'fake-model', max_tokens = 2, requests = 6, prompts = { file = '" + dir +
                                     "/p.jsonl' }, api_key = runara.secret('TEST_KEY') }\nprint(r.completed)",
-                                {"--allow-host", allow(port), "--allow-read", dir, "--secret", "TEST_KEY"},
+                                {"--allow-host", allow(port), "--allow-read", dir, "--secret", "TEST_KEY@" + allow(port)},
                                 {{"TEST_KEY", "sk-test-secret"}});
     INFO(run.child.err);
     CHECK(run.child.exit_code == 0);
@@ -622,4 +623,104 @@ TEST_CASE("http_load may aim at the run's own droplet without a grant", "[http_l
   CHECK(first.find("refus") == std::string::npos);
   CHECK(run.child.out.find("refusing to connect to 203.0.113.250:8000 (public internet)") != std::string::npos);
   CHECK(fake.live_droplets() == 0);
+}
+
+namespace {
+
+// A granted server that echoes each request's headers back (a script reading the answer would
+// read any secret sent to it).
+struct EchoServer : runara_test::LocalServer {
+  EchoServer() {
+    srv.Get("/echo", [](const httplib::Request& req, httplib::Response& res) {
+      std::string dump;
+      for (const auto& [name, value] : req.headers) dump += name + ": " + value + "\n";
+      res.set_content(dump, "text/plain");
+    });
+    start();
+  }
+  bool saw(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::any_of(auth.begin(), auth.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("http_load: a secret goes only where it is bound, and never to an echoing granted server", "[http_load]") {
+  EchoServer echo;
+  const std::string key = "sk-echo-secret-7f3a";
+  const std::string p = std::to_string(echo.port);
+  const std::map<std::string, std::string> env = {{"K", key}};
+  SECTION("granted with --allow-host, but the secret is not bound to it: refused before anything is sent") {
+    for (const std::string option : {"api_key = runara.secret('K')", "headers = { ['X-Key'] = runara.secret('K') }"}) {
+      const auto run = run_script("http_load.run{ name = 'load', url = 'http://127.0.0.1:" + p + "/echo', requests = 2, " +
+                                      option + " }",
+                                  {"--allow-host", allow(echo.port), "--secret", "K"}, env);
+      INFO(option << "\n" << run.child.err);
+      CHECK(run.child.exit_code == 1);
+      CHECK(run.child.err.find("refusing to send secret K to 127.0.0.1:" + p) != std::string::npos);
+      CHECK(run.child.err.find("run with --secret K@127.0.0.1:" + p) != std::string::npos);
+      CHECK(run.child.err.find(key) == std::string::npos);
+    }
+    CHECK(echo.requests().empty());
+  }
+  SECTION("reached by a name, the secret is refused at connect time") {
+    const auto run = run_script("http_load.run{ name = 'load', url = 'http://localhost:" + p +
+                                    "/echo', requests = 2, api_key = runara.secret('K') }",
+                                {"--allow-host", "localhost:" + p, "--secret", "K"}, env);
+    INFO(run.child.err);
+    CHECK(run.child.exit_code == 1);
+    CHECK(run.child.err.find("refused_target") != std::string::npos);
+    CHECK(echo.requests().empty());
+    CHECK_FALSE(echo.saw(key));
+  }
+  SECTION("bound with --secret K@127.0.0.1:PORT, it is sent") {
+    const auto run = run_script("local r = http_load.run{ name = 'load', url = 'http://127.0.0.1:" + p +
+                                    "/echo', requests = 2, api_key = runara.secret('K') }\nprint(r.completed)",
+                                {"--allow-host", allow(echo.port), "--secret", "K@127.0.0.1:" + p}, env);
+    INFO(run.child.err);
+    CHECK(run.child.exit_code == 0);
+    CHECK(run.child.out == "2\n");
+    CHECK(echo.saw("Bearer " + key));
+  }
+  SECTION("the run's own simulated server gets it without any binding") {
+    const auto run = run_script("local s = http_load.fake_server{ ttft_ms = 1, itl_ms = 1 }\n"
+                                "local r = http_load.run{ name = 'load', url = s.url, model = s.model, requests = 2, "
+                                "max_tokens = 2, api_key = runara.secret('K') }\nprint(r.completed)",
+                                {"--secret", "K"}, env);
+    INFO(run.child.err);
+    CHECK(run.child.exit_code == 0);
+    CHECK(run.child.out == "2\n");
+  }
+  SECTION("a malformed --secret destination is a usage error") {
+    const auto run = run_script("print(1)", {"--secret", "K@127.0.0.1:0"}, env);
+    CHECK(run.child.exit_code == 2);
+    CHECK(run.child.err.find("--secret K@127.0.0.1:0: '127.0.0.1:0' is not a destination") != std::string::npos);
+  }
+}
+
+TEST_CASE("http_load: URLs without a scheme and headers that would smuggle requests are refused", "[http_load]") {
+  EchoServer echo;
+  const std::string p = std::to_string(echo.port);
+  SECTION("no scheme: libcurl would guess one, and the port with it") {
+    for (const std::string& u : {"127.0.0.1:" + p + "/echo", "localhost:" + p + "/echo", "http:/127.0.0.1:" + p + "/echo"}) {
+      const auto run = run_script("http_load.run{ name = 'load', url = '" + u + "', requests = 1 }",
+                                  {"--allow-host", allow(echo.port), "--allow-host", "localhost:" + p});
+      INFO(u << "\n" << run.child.err);
+      CHECK(run.child.exit_code == 1);
+      CHECK(run.child.err.find("http_load.run: option 'url' ") != std::string::npos);
+      CHECK(run.child.err.find(u) != std::string::npos);
+    }
+  }
+  SECTION("Host, Content-Length, Transfer-Encoding and Connection, in any case") {
+    for (const std::string h : {"Host", "content-length", "Transfer-Encoding", "CONNECTION"}) {
+      const auto run = run_script("http_load.run{ name = 'load', url = 'http://127.0.0.1:" + p + "/echo', requests = 1, "
+                                  "headers = { ['" + h + "'] = 'x' } }",
+                                  {"--allow-host", allow(echo.port)});
+      INFO(h << "\n" << run.child.err);
+      CHECK(run.child.exit_code == 1);
+      CHECK(run.child.err.find("http_load.run: header '" + h + "' may not be set by a script") != std::string::npos);
+    }
+  }
+  CHECK(echo.requests().empty());
 }

@@ -21,17 +21,19 @@ using runara::TargetPolicy;
 
 namespace {
 
-// A socket address for an IPv4 or IPv6 literal (port 0: the policy takes the port separately).
-sockaddr_storage address(const std::string& ip) {
+// A socket address for an IPv4 or IPv6 literal and a port (the one that would be connected).
+sockaddr_storage address(const std::string& ip, int port = 0) {
   sockaddr_storage s;
   std::memset(&s, 0, sizeof s);
   auto* v4 = reinterpret_cast<sockaddr_in*>(&s);
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&s);
   if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
     v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
   } else {
     REQUIRE(inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1);
     v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
   }
   return s;
 }
@@ -43,12 +45,12 @@ AddressClass classify(const std::string& ip) {
   return runara::classify_address(as_sockaddr(s));
 }
 
-// allows() for a URL whose host is `url_host`, connecting to `ip`.
+// allows() for a URL whose host is `url_host`, connecting to `ip` on `port`.
 bool allows(const TargetPolicy& policy, const std::string& ip, const std::string& url_host, int port,
             std::string* why_out = nullptr) {
-  const sockaddr_storage s = address(ip);
+  const sockaddr_storage s = address(ip, port);
   std::string why;
-  const bool ok = policy.allows(as_sockaddr(s), url_host, port, why);
+  const bool ok = policy.allows(as_sockaddr(s), url_host, why);
   CHECK(ok == why.empty());
   if (why_out) *why_out = why;
   return ok;
@@ -265,20 +267,96 @@ TEST_CASE("allows() answers the same from many threads at once", "[target_policy
   TargetPolicy policy;
   policy.add_reachable("203.0.113.10", 0);
   policy.add_grant("localhost:8080");
-  const sockaddr_storage droplet = address("203.0.113.10");
-  const sockaddr_storage loop = address("127.0.0.1");
+  const sockaddr_storage droplets[3] = {address("203.0.113.10", 80), address("203.0.113.10", 81),
+                                        address("203.0.113.10", 82)};
+  const sockaddr_storage loop = address("127.0.0.1", 8080);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 2000; ++i) {
         std::string why;
-        if (!policy.allows(as_sockaddr(droplet), "203.0.113.10", 80 + i % 3, why)) ++wrong;
-        if (!policy.allows(as_sockaddr(loop), "localhost", 8080, why)) ++wrong;
-        if (policy.allows(as_sockaddr(loop), "127.0.0.1", 8080, why) || why.empty()) ++wrong;
+        if (!policy.allows(as_sockaddr(droplets[i % 3]), "203.0.113.10", why)) ++wrong;
+        if (!policy.allows(as_sockaddr(loop), "localhost", why)) ++wrong;
+        if (policy.allows(as_sockaddr(loop), "127.0.0.1", why) || why.empty()) ++wrong;
       }
     });
   }
   for (auto& t : threads) t.join();
   CHECK(wrong == 0);
+}
+
+TEST_CASE("the port judged is the one about to be connected, not the one the URL implied", "[target_policy]") {
+  // The reported bypass: --allow-host localhost:443 and a URL whose port libcurl chose (80).
+  TargetPolicy policy;
+  REQUIRE(policy.add_grant("localhost:443"));
+  const sockaddr_storage port80 = address("127.0.0.1", 80), port443 = address("127.0.0.1", 443);
+  std::string why;
+  CHECK_FALSE(policy.allows(as_sockaddr(port80), "localhost", why));
+  CHECK(why.find("refusing to connect to localhost:80 (127.0.0.1, loopback)") != std::string::npos);
+  why.clear();
+  CHECK(policy.allows(as_sockaddr(port443), "localhost", why));
+  CHECK(runara::address_port(as_sockaddr(port443)) == 443);
+  const sockaddr_storage v6 = address("::1", 8443);
+  CHECK(runara::address_port(as_sockaddr(v6)) == 8443);
+  CHECK(runara::address_port(nullptr) == 0);
+}
+
+TEST_CASE("a secret goes only to the run's own endpoints and where it is bound", "[target_policy]") {
+  TargetPolicy policy;
+  policy.add_reachable("203.0.113.10", 0);   // a droplet
+  policy.add_reachable("127.0.0.1", 18000);  // a simulated server
+  REQUIRE(policy.add_grant("127.0.0.1:9000"));     // an echoing server the user granted
+  REQUIRE(policy.add_grant("api.example.com:443"));
+  REQUIRE(policy.add_grant("198.51.100.7"));
+  policy.bind_secret("HF_TOKEN", {"api.example.com:443"}, false);
+
+  std::string why;
+  CHECK(allows(policy, "203.0.113.10", "203.0.113.10", 8000, &why));
+  CHECK(allows(policy, "127.0.0.1", "127.0.0.1", 18000, &why));
+  CHECK(allows(policy, "93.184.216.34", "api.example.com", 443, &why));
+  CHECK_FALSE(allows(policy, "127.0.0.1", "127.0.0.1", 9000, &why));
+  CHECK(why ==
+        "http_load: refusing to send secret HF_TOKEN to 127.0.0.1:9000 (127.0.0.1, loopback): a secret goes only to "
+        "the run's droplets, tunnels and simulated servers, and to destinations bound to it with --secret "
+        "NAME@HOST[:PORT]; to allow it, run with --secret HF_TOKEN@127.0.0.1:9000");
+  CHECK_FALSE(allows(policy, "198.51.100.7", "198.51.100.7", 443, &why));
+  // Still an allow-host matter first: binding a secret to a host does not grant reaching it.
+  TargetPolicy bound_only;
+  bound_only.bind_secret("HF_TOKEN", {"198.51.100.8"}, false);
+  CHECK_FALSE(allows(bound_only, "198.51.100.8", "198.51.100.8", 443, &why));
+  CHECK(why.find("--allow-host 198.51.100.8:443") != std::string::npos);
+}
+
+TEST_CASE("over plain http a secret goes only to loopback and the run's own machines", "[target_policy]") {
+  TargetPolicy policy;
+  policy.add_reachable("203.0.113.10", 0);
+  REQUIRE(policy.add_grant("198.51.100.7"));
+  REQUIRE(policy.add_grant("127.0.0.1:9000"));
+  policy.bind_secret("K", {"198.51.100.7", "127.0.0.1:9000"}, true);
+  std::string why;
+  CHECK(allows(policy, "203.0.113.10", "203.0.113.10", 8000, &why));  // the run's droplet
+  CHECK(allows(policy, "127.0.0.1", "127.0.0.1", 9000, &why));        // bound, loopback
+  CHECK_FALSE(allows(policy, "198.51.100.7", "198.51.100.7", 80, &why));  // bound, but across a network
+  CHECK(why ==
+        "http_load: refusing to send secret K to 198.51.100.7:80 over plain http://: secrets travel unencrypted only to "
+        "loopback and the run's own machines; use an https:// URL");
+  TargetPolicy tls;
+  REQUIRE(tls.add_grant("198.51.100.7"));
+  tls.bind_secret("K", {"198.51.100.7"}, false);
+  CHECK(allows(tls, "198.51.100.7", "198.51.100.7", 443, &why));
+}
+
+TEST_CASE("every secret a load carries must be allowed to go there", "[target_policy]") {
+  TargetPolicy policy;
+  REQUIRE(policy.add_grant("api.example.com"));
+  policy.bind_secret("A", {"api.example.com"}, false);
+  policy.bind_secret("B", {"other.example.com"}, false);
+  std::string why;
+  CHECK_FALSE(allows(policy, "93.184.216.34", "api.example.com", 443, &why));
+  CHECK(why.find("refusing to send secret B to api.example.com:443") != std::string::npos);
+  TargetPolicy malformed;  // a malformed destination binds nothing
+  REQUIRE(malformed.add_grant("api.example.com"));
+  malformed.bind_secret("A", {"api.example.com:0"}, false);
+  CHECK_FALSE(allows(malformed, "93.184.216.34", "api.example.com", 443, &why));
 }
