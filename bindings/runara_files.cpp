@@ -92,7 +92,9 @@ int write_file(lua_State* L) {
     const char* s = lua_tolstring(L, 2, &len);
     data = rt.redact(std::string_view(s, len));
   } else if (lua_type(L, 2) == LUA_TTABLE) {
-    data = rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left())).dump(2) + "\n";
+    data = rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left(),
+                                  [&rt] { return rt.stopping(); }))
+               .dump(2) + "\n";
   } else {
     args::fail(L, "runara.write_file", 2, "data", "a string or a table (written as JSON)");
   }
