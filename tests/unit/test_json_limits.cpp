@@ -68,3 +68,15 @@ TEST_CASE("json limits: a NUL byte is refused, not read as the end of the text",
   CHECK_FALSE(parse_json_limited(text, error).has_value());
   CHECK(error == "not valid JSON: a NUL byte at byte 1");
 }
+
+TEST_CASE("json limits: a string ends at a quote after an even run of backslashes", "[json_limits]") {
+  // "a\\" ends after two backslashes; "b\\\"]" holds an escaped quote and a bracket.
+  const std::string text = R"(["a\\", ["b\\\"]", []], "c"])";
+  std::string error;
+  auto value = parse_json_limited(text, error);
+  INFO(error);
+  REQUIRE(value.has_value());
+  CHECK((*value)[1][0].get<std::string>() == "b\\\"]");
+  CHECK(json_too_deep_at(text, 3) == std::nullopt);
+  CHECK(json_too_deep_at(text, 2) == text.find("[]"));
+}
