@@ -102,7 +102,8 @@ std::string data_to_write(lua_State* L, Runtime::Impl& rt) {
     return rt.redact(std::string_view(s, len));
   }
   if (lua_type(L, 2) == LUA_TTABLE) {
-    return rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left())).dump(2) + "\n";
+    return rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left(), [&rt] { return rt.stopping(); }))
+               .dump(2) + "\n";
   }
   args::fail(L, "runara.write_file", 2, "data", "a string or a table (written as JSON)");
   return {};

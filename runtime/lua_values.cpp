@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cctype>
+#include <functional>
 #include <set>
 
 #include "secrets.hpp"
@@ -19,16 +20,29 @@ std::string number_text(lua_Number n) {
   return buf;
 }
 
+// What one JSON node costs outside the Lua heap (the node, its slot in the parent container),
+// so that a table sharing one subtable many times is charged for every copy it expands to.
+constexpr std::size_t kNodeBytes = 2 * sizeof(nlohmann::json);
+constexpr std::size_t kKeyBytes = 64;  // an object member's map node
+constexpr int kMaxDepth = 100;
+constexpr unsigned kStopCheckEvery = 4096;  // values between two looks at the stop flag
+
 struct JsonWriter {
   lua_State* L;
   std::size_t max_bytes;
+  const std::function<bool()>& stop;
   std::size_t bytes = 0;
+  unsigned values = 0;
   std::set<const void*> open;  // tables on the current path: a repeat is a cycle
 
   void count(const std::string& path, std::size_t n) {
-    bytes += n + 8;
+    bytes += n + kNodeBytes;
     if (bytes > max_bytes) {
       luaL_error(L, "%s is too large: writing it would exceed the memory limit (--max-memory)", path.c_str());
+    }
+    // A DAG of shared tables expands exponentially: the watchdog must be able to end it.
+    if (stop && ++values % kStopCheckEvery == 0 && stop()) {
+      luaL_error(L, "%s: not written, the run is stopping", path.c_str());
     }
   }
 
@@ -55,7 +69,7 @@ struct JsonWriter {
   nlohmann::json table(int index, const std::string& path) {
     const void* id = lua_topointer(L, index);
     if (!open.insert(id).second) fail(path, "it contains itself (a cycle)");
-    if (open.size() > 100) fail(path, "nested deeper than 100 levels");
+    if (open.size() > kMaxDepth) fail(path, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
     nlohmann::json out;
     long n = array_length(index);
     if (n == 0) {
@@ -75,7 +89,10 @@ struct JsonWriter {
           fail(path, std::string("it has a key of type ") + luaL_typename(L, -2) +
                          " (only string keys or a 1..n list can be written)");
         }
-        std::string key = lua_tostring(L, -2);
+        std::size_t key_len = 0;
+        const char* key_data = lua_tolstring(L, -2, &key_len);
+        std::string key(key_data, key_len);
+        count(path, key_len + kKeyBytes);
         out[key] = value(lua_gettop(L), path + "." + key);
         lua_pop(L, 1);
       }
@@ -144,14 +161,19 @@ std::string describe_value(lua_State* L, int index) {
   }
 }
 
-nlohmann::json to_json(lua_State* L, int index, const char* what, std::size_t max_bytes) {
+nlohmann::json to_json(lua_State* L, int index, const char* what, std::size_t max_bytes,
+                       const std::function<bool()>& stop) {
   index = index < 0 ? lua_gettop(L) + index + 1 : index;
-  luaL_checkstack(L, 220, "nested too deeply");
-  JsonWriter writer{L, max_bytes, 0, {}};
+  luaL_checkstack(L, 2 * kMaxDepth + 20, "nested too deeply");
+  JsonWriter writer{L, max_bytes, stop};
   return writer.value(index, what);
 }
 
-void push_json(lua_State* L, const nlohmann::json& value) {
+namespace {
+
+void push_json_at(lua_State* L, const nlohmann::json& value, int depth) {
+  // Callers parse with json_limits (64 levels); this guards the C stack against any other.
+  if (depth > kMaxDepth) luaL_error(L, "JSON nested deeper than %d levels", kMaxDepth);
   luaL_checkstack(L, 4, "JSON nested too deeply");
   switch (value.type()) {
     case nlohmann::json::value_t::null: lua_pushnil(L); break;
@@ -168,7 +190,7 @@ void push_json(lua_State* L, const nlohmann::json& value) {
       lua_createtable(L, static_cast<int>(value.size()), 0);
       int i = 1;
       for (const auto& item : value) {
-        push_json(L, item);
+        push_json_at(L, item, depth + 1);
         lua_rawseti(L, -2, i++);
       }
       break;
@@ -177,7 +199,7 @@ void push_json(lua_State* L, const nlohmann::json& value) {
       lua_createtable(L, 0, static_cast<int>(value.size()));
       for (const auto& [key, item] : value.items()) {
         lua_pushlstring(L, key.data(), key.size());
-        push_json(L, item);
+        push_json_at(L, item, depth + 1);
         lua_rawset(L, -3);
       }
       break;
@@ -186,91 +208,8 @@ void push_json(lua_State* L, const nlohmann::json& value) {
   }
 }
 
-}  // namespace runara
-
-namespace runara {
-
-namespace {
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
-void pretty(lua_State* L, int index, int depth, std::set<const void*>& seen, std::string& out) {
-  index = index < 0 ? lua_gettop(L) + index + 1 : index;
-  switch (lua_type(L, index)) {
-    case LUA_TSTRING: {
-      std::string s = describe_value(L, index);
-      out += '"';
-      for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n') { out += "\\n"; continue; }
-        out += c;
-      }
-      out += '"';
-      return;
-    }
-    case LUA_TTABLE: break;
-    case LUA_TFUNCTION: case LUA_TTHREAD: case LUA_TLIGHTUSERDATA: {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s: %p", luaL_typename(L, index), lua_topointer(L, index));
-      out += buf;
-      return;
-    }
-    case LUA_TUSERDATA:
-      if (const char* name = Secrets::handle_name(L, index)) {
-        out += "<secret " + std::string(name) + ">";
-      } else {
-        out += "userdata";
-      }
-      return;
-    default: out += describe_value(L, index); return;
-  }
-  const void* id = lua_topointer(L, index);
-  if (seen.count(id) || depth > 6) {
-    out += "{...}";
-    return;
-  }
-  seen.insert(id);
-  luaL_checkstack(L, 4, "table nested too deeply");
-  const std::string indent(2 * (depth + 1), ' ');
-  std::string body;
-  int count = 0;
-  lua_pushnil(L);
-  while (lua_next(L, index)) {
-    if (++count > 200) {
-      lua_pop(L, 2);
-      body += indent + "...\n";
-      break;
-    }
-    body += indent;
-    if (lua_type(L, -2) == LUA_TSTRING && is_identifier(lua_tostring(L, -2))) {
-      body += lua_tostring(L, -2);
-    } else {
-      body += "[";
-      pretty(L, -2, depth + 1, seen, body);
-      body += "]";
-    }
-    body += " = ";
-    pretty(L, -1, depth + 1, seen, body);
-    body += ",\n";
-    lua_pop(L, 1);
-  }
-  seen.erase(id);
-  out += count == 0 ? "{}" : "{\n" + body + std::string(2 * depth, ' ') + "}";
-}
-
 }  // namespace
 
-std::string pretty_value(lua_State* L, int index) {
-  std::set<const void*> seen;
-  std::string out;
-  pretty(L, index, 0, seen, out);
-  return out;
-}
+void push_json(lua_State* L, const nlohmann::json& value) { push_json_at(L, value, 0); }
 
 }  // namespace runara

@@ -2,6 +2,7 @@
 // no metamethods (a script's __tostring or __index must not hang or crash the runtime).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <lua.hpp>
@@ -17,14 +18,12 @@ std::string describe_value(lua_State* L, int index);
 // become arrays. Raises a Lua error naming the path of anything that is not plain data
 // (functions, cycles, non-string keys) — `what` names the value in that message. The JSON is
 // built outside the Lua heap, so it is capped at `max_bytes` (shared strings would otherwise
-// multiply a small heap into a large document).
-nlohmann::json to_json(lua_State* L, int index, const char* what, std::size_t max_bytes);
+// multiply a small heap into a large document), counting every node and key it builds. Nested
+// deeper than 100 levels is refused. `stop`, when given, is asked every few thousand values
+// and ends the conversion with an error (the watchdog cannot interrupt C++ otherwise).
+nlohmann::json to_json(lua_State* L, int index, const char* what, std::size_t max_bytes,
+                       const std::function<bool()>& stop = {});
 
 void push_json(lua_State* L, const nlohmann::json& value);
 
-}  // namespace runara
-
-namespace runara {
-// REPL display of a value: strings quoted, tables pretty-printed (raw access, depth-limited).
-std::string pretty_value(lua_State* L, int index);
 }  // namespace runara

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lua_pretty.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -47,15 +48,19 @@ EvalResult Runtime::Impl::eval(std::string_view code) {
     lua_getfield(L_, -1, "n");
     const int n = static_cast<int>(lua_tointeger(L_, -1));
     lua_pop(L_, 1);
+    // The watchdog cannot interrupt C++: the printer asks whether the run is stopping.
+    const PrettyOptions options{[this] { return stopping(); },
+                                [this](std::string_view s) { return redact(s); }};
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L_, -1, i);
-      result.text += (i > 1 ? "\t" : "") + pretty_value(L_, -1);
+      result.text += (i > 1 ? "\t" : "") + pretty_value(L_, -1, options);
       lua_pop(L_, 1);
     }
     lua_pop(L_, 1);
     result.text = redact(result.text);
   }
   if (task) scheduler_->forget(task);
+  if (stopping()) return {EvalResult::Kind::stopped, stop_message()};
   return result;
 }
 

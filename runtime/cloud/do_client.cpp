@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "json_limits.hpp"
+
 namespace runara {
 
 namespace {
@@ -130,11 +132,14 @@ bool should_retry(const HttpResponse& r) {
   return r.status == 429 || r.status >= 500;
 }
 
-json parse_body(const std::string& body) {
+// The body as JSON, or null when it is empty or not JSON (callers report that by what they
+// expected). `too_deep` is set for an answer nested past json_limits: refused outright.
+json parse_body(const std::string& body, std::string& too_deep) {
   if (trim(body).empty()) return nullptr;
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return nullptr;
-  return j;
+  std::string error;
+  auto j = parse_json_limited(body, error);
+  if (!j && is_json_too_deep(error)) too_deep = error;
+  return j ? std::move(*j) : json(nullptr);
 }
 
 struct RetryTimer {
@@ -306,10 +311,12 @@ struct DoClient::Impl {
   static DoResult to_result(const Call& call, HttpResponse& resp, bool retried_out) {
     DoResult r;
     r.status = resp.status;
+    std::string too_deep;
     if (!resp.error.empty()) {
       r.error = "DigitalOcean API: " + call.method + " " + call.path + ": " + resp.error;
+    } else if (r.body = parse_body(resp.body, too_deep); !too_deep.empty()) {
+      r.error = "DigitalOcean API: " + call.method + " " + call.path + ": the answer is " + too_deep;
     } else {
-      r.body = parse_body(resp.body);
       if (resp.status >= 200 && resp.status < 300) {
         r.ok = true;
         return r;
@@ -432,8 +439,8 @@ DoClient::OpId DoClient::create_droplet(const nlohmann::json& body, Callback don
     DoResult r = Impl::to_result(call, resp, false);
     if (!resp.error.empty()) {
       r.ambiguous = resp.ambiguous();
-    } else if (resp.status >= 500) {
-      r.ambiguous = true;
+    } else if (resp.status >= 500 || (resp.status < 300 && !r.ok)) {
+      r.ambiguous = true;  // a 2xx refused for its body (too deep) may still have created it
     } else if (r.ok) {
       const json& b = r.body;
       const bool has_id = b.is_object() && b.contains("droplet") && b["droplet"].is_object() &&

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/sse_parser.hpp"
+#include "json_limits.hpp"
 
 namespace runara {
 
@@ -180,6 +181,7 @@ class Scanner {
     ws();
     if (p_ >= end_ || *p_ != '{') return false;
     ++p_;
+    depth_ = 1;
     ws();
     if (p_ < end_ && *p_ == '}') {
       ++p_;
@@ -212,6 +214,8 @@ class Scanner {
   }
 
   size_t offset() const { return static_cast<size_t>(p_ - begin_); }
+  // The refusal was for nesting past kMaxJsonDepth (as json_limits words it), at offset().
+  bool too_deep() const { return too_deep_; }
   void rollback_text() {
     if (text_out_) text_out_->resize(text_out_base_);
   }
@@ -358,6 +362,7 @@ class Scanner {
       if (p_ >= end_) return false;
       u8 c = *p_;
       bool have_value = true;
+      if ((c == '{' || c == '[') && !enter(stack.size())) return false;
       if (c == '{') {
         ++p_;
         ws();
@@ -449,10 +454,35 @@ class Scanner {
     return skip_value();
   }
 
+  // A container opens at p_, inside depth_ known ones and `skipped` more being skipped: false
+  // past kMaxJsonDepth, the limit the reference applies through json_limits.
+  bool enter(size_t skipped) {
+    if (depth_ + skipped + 1 > static_cast<size_t>(kMaxJsonDepth)) {
+      too_deep_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  // Runs parse (which consumes a container at p_) one level deeper.
+  template <class F>
+  bool nested(F&& parse) {
+    if (!enter(0)) return false;
+    ++depth_;
+    const bool ok = parse();
+    --depth_;
+    return ok;
+  }
+
   // Iterates the members of an object at p_ ('{'), calling member(key) with
   // p_ at the value (after whitespace); member must consume the value.
   template <class F>
   bool object(F&& member) {
+    return nested([&] { return members(member); });
+  }
+
+  template <class F>
+  bool members(F&& member) {
     ++p_;
     ws();
     if (p_ < end_ && *p_ == '}') {
@@ -530,6 +560,10 @@ class Scanner {
   }
 
   bool choices() {
+    return nested([&] { return choice_list(); });
+  }
+
+  bool choice_list() {
     ++p_;  // '['
     ws();
     if (p_ < end_ && *p_ == ']') {
@@ -627,6 +661,8 @@ class Scanner {
   OpenAiStreamEvent& out_;
   std::string* text_out_;
   size_t text_out_base_;
+  size_t depth_ = 0;  // containers open around p_ outside skip_value's own stack
+  bool too_deep_ = false;
 };
 
 void set_server_error(OpenAiStreamEvent& out, std::string message, std::string type, int64_t code) {
@@ -660,8 +696,9 @@ OpenAiEventKind interpret_openai_json(std::string_view json, OpenAiStreamEvent& 
   Scanner sc(json, out, text_out);
   if (!sc.run()) {
     sc.rollback_text();
-    set_malformed(out, json.empty() ? "empty event data"
-                                    : "invalid JSON object near byte " + std::to_string(sc.offset()));
+    set_malformed(out, json.empty()      ? "empty event data"
+                       : sc.too_deep() ? json_too_deep_message(sc.offset())
+                                       : "invalid JSON object near byte " + std::to_string(sc.offset()));
     return out.kind;
   }
   if (sc.error_present) {
@@ -710,13 +747,13 @@ OpenAiEventKind interpret_openai_json_reference(std::string_view json, OpenAiStr
     set_malformed(out, "NUL byte or BOM");
     return out.kind;
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json.begin(), json.end());
-  } catch (const nlohmann::json::exception& e) {
-    set_malformed(out, e.what());
+  std::string error;
+  auto parsed = parse_json_limited(json, error);
+  if (!parsed) {
+    set_malformed(out, error);
     return out.kind;
   }
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) {
     set_malformed(out, "not a JSON object");
     return out.kind;

@@ -13,6 +13,10 @@
 //     -> kError, error_kind "server_error"
 //   * anything that is not a JSON object (invalid JSON, an empty event, a
 //     JSON array...) -> kError, error_kind "malformed_sse"
+//   * a server's event nested deeper than kMaxJsonDepth (64, json_limits.hpp)
+//     -> kError, error_kind "malformed_sse", "nested deeper than 64 levels
+//     (at byte B)": both paths refuse it, so a hostile server cannot make
+//     either walk (or grow a skip stack) without bound
 //
 // The fast path does not build a JSON tree: a single pass validates the whole
 // text with the full JSON grammar (RFC 8259, UTF-8 checked, surrogate pairs

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_limits.hpp"
 #include "load/seeded_random.hpp"
 
 namespace runara {
@@ -115,7 +116,12 @@ bool parse_lines(std::string_view text, std::vector<Prompt>& out) {
 bool parse_jsonl(std::string_view text, std::vector<Prompt>& out, std::string& error) {
   return for_each_line(text, [&](int number, std::string_view line) {
     if (is_blank(line)) return true;
-    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    std::string why;
+    json value = parse_json_limited(line, why).value_or(json(json::value_t::discarded));
+    if (is_json_too_deep(why)) {
+      error = "line " + std::to_string(number) + ": " + why;
+      return false;
+    }
     const json* prompt = &value;
     if (value.is_object()) {
       auto it = value.find("prompt");
@@ -174,10 +180,10 @@ bool parse_conversation(const json& entry, std::size_t index, std::vector<Prompt
 
 bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::string& error) {
   json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    error = std::string("ShareGPT: not valid JSON: ") + e.what();
+  if (auto parsed = parse_json_limited(text, error)) {
+    doc = std::move(*parsed);
+  } else {
+    error = "ShareGPT: " + error;
     return false;
   }
   if (!doc.is_array()) {

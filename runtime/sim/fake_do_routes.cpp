@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "json_limits.hpp"
 #include "sim/fake_do_support.hpp"
 
 namespace runara::sim::fakedo {
@@ -61,9 +62,13 @@ Reply not_found() {
 }
 
 Reply with_body(const ApiRequest& req, const std::function<Reply(const json&)>& f) {
-  const json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded()) return error_reply(400, "bad_request", "error parsing request body");
-  return f(body);
+  std::string error;
+  const auto body = parse_json_limited(req.body, error);
+  if (!body) {  // DigitalOcean's own words; a body too deep to walk safely also says why
+    return error_reply(400, "bad_request", is_json_too_deep(error) ? "error parsing request body: " + error
+                                                                        : "error parsing request body");
+  }
+  return f(*body);
 }
 
 Reply droplets_collection(Store& store, const ApiRequest& req) {

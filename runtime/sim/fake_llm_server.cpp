@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_limits.hpp"
 #include "net/arrival_time.hpp"
 #include "net/precise_timer.hpp"
 #include "sim/fake_llm_wire.hpp"
@@ -453,9 +454,12 @@ int64_t estimate_prompt_tokens(const nlohmann::json& j, bool chat) {
 void start_generation(Conn* c, const Request& r, bool chat) {
   Impl* s = c->srv;
   const FakeLlmConfig& cfg = s->cfg;
-  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    error_response(c, r, 400, "The request body is not a valid JSON object.", "BadRequestError");
+  std::string why;
+  const nlohmann::json j = parse_json_limited(r.body, why).value_or(nlohmann::json());
+  if (!j.is_object()) {
+    const std::string message = is_json_too_deep(why) ? "The request body is " + why + "."
+                                                          : "The request body is not a valid JSON object.";
+    error_response(c, r, 400, message, "BadRequestError");
     return;
   }
   auto get_bool = [&](const nlohmann::json& o, const char* key, bool& out) -> bool {

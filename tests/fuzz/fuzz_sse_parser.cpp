@@ -2,7 +2,7 @@
 //
 // Build and run (from the repository root):
 //   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_sse_parser.cpp runtime/http/sse_parser.cpp \
+//     tests/fuzz/fuzz_sse_parser.cpp runtime/http/sse_parser.cpp runtime/json_limits.cpp \
 //     runtime/http/openai_stream.cpp -o /tmp/fuzz_sse
 //   mkdir -p /tmp/fuzz_corpus && cp tests/fixtures/sse/*.sse /tmp/fuzz_corpus/
 //   /tmp/fuzz_sse -max_total_time=60 -max_len=4096 /tmp/fuzz_corpus

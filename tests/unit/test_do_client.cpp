@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -603,4 +604,38 @@ TEST_CASE("load_do_token reads the environment, then doctl's config", "[do_clien
     if (s.value) setenv(s.name.c_str(), s.value->c_str(), 1);
     else unsetenv(s.name.c_str());
   }
+}
+
+// A hostile or broken API answering with JSON nested 100,000 levels deep: refused as an error
+// that says so, never walked (a recursive copy or dump of it would overflow the C stack).
+TEST_CASE("DoClient refuses deeply nested answers", "[do_client]") {
+  DoFixture f;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  f.server.srv.Get("/v2/droplets/5", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"droplet\": {\"id\": 5, \"networks\": " + deep + "}}", "application/json");
+  });
+  std::atomic<int> status = 422;
+  f.server.srv.Post("/v2/droplets", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = status;
+    res.set_content("{\"id\": \"x\", \"message\": " + deep + "}", "application/json");
+  });
+  f.start();
+  auto r = f.call([&](auto cb) { f.client->get_droplet(5, cb); });
+  CHECK_FALSE(r.ok);
+  CHECK(r.status == 200);
+  CHECK(r.error == "DigitalOcean API: GET /v2/droplets/5: the answer is nested deeper than 64 levels (at byte 96)");
+  CHECK(r.body.empty());
+
+  r = f.call([&](auto cb) { f.client->create_droplet({{"name", "a"}}, cb); });
+  CHECK_FALSE(r.ok);
+  CHECK(r.status == 422);
+  CHECK(r.error.find("DigitalOcean API: POST /v2/droplets: the answer is nested deeper than 64 levels") == 0);
+  CHECK_FALSE(r.ambiguous);  // a 4xx created nothing
+
+  // A 2xx to a create refused for its body may still have created the droplet.
+  status = 202;
+  r = f.call([&](auto cb) { f.client->create_droplet({{"name", "a"}}, cb); });
+  CHECK_FALSE(r.ok);
+  CHECK(r.ambiguous);
+  CHECK(r.error.find("(ambiguous: the droplet may exist)") != std::string::npos);
 }

@@ -681,3 +681,19 @@ TEST_CASE("fake DO: unknown routes answer 404 JSON; stop and restart", "[fake_do
     CHECK_FALSE(api.get("/v2/account"));
   }
 }
+
+// A hostile client: a body nested 100,000 levels deep (an ssh_keys entry used to be dump()ed
+// recursively: SIGSEGV). The fake answers 400 with a clear message and stays up.
+TEST_CASE("fake DO: a deeply nested request body gets 400 and the server stays up", "[fake_do]") {
+  FakeDigitalOcean fake(fast());
+  fake.start();
+  Api api(fake);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string body = "{\"name\": \"a\", \"region\": \"nyc3\", \"size\": \"s-1vcpu-1gb\", "
+                           "\"image\": \"ubuntu-24-04-x64\", \"ssh_keys\": [" + deep + "]}";
+  auto r = api.cli.Post("/v2/droplets", body, "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(body_of(r)["message"].get<std::string>().find("nested deeper than 64 levels") != std::string::npos);
+  CHECK(status_of(api, "/v2/account") == 200);
+}

@@ -626,3 +626,15 @@ TEST_CASE("Fake LLM: stop() ends live streams and the server restarts", "[fake_l
   FakeLlmServer other;
   CHECK(other.start(again) < 0);
 }
+
+// A hostile client: a request body nested 100,000 levels deep is refused with 400 and a clear
+// message; the server keeps serving.
+TEST_CASE("Fake LLM: a deeply nested request body gets 400", "[fake_llm]") {
+  FakeLlmServer server(FakeLlmConfig{});
+  Client client(server.start());
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  Result r = client.request("/v1/completions", "{\"prompt\": \"x\", \"extra\": " + deep + "}");
+  CHECK(r.status == 400);
+  CHECK(r.body.find("nested deeper than 64 levels") != std::string::npos);
+  CHECK(client.request("/v1/completions", R"({"prompt":"x","max_tokens":2})").status == 200);
+}

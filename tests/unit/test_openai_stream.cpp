@@ -354,3 +354,34 @@ TEST_CASE("OpenAI stream: fast scanner vs nlohmann speed", "[.][sse_bench]") {
   std::printf("fast %.0f ns/event, nlohmann reference %.0f ns/event\n", fast, ref);
   CHECK(fast < ref);
 }
+
+// A hostile server's event nested 100,000 levels deep, valid JSON otherwise: both interpreters
+// refuse it as malformed with the same clear message, the fast scanner without growing its
+// skip stack past the limit.
+TEST_CASE("OpenAI stream: deeply nested server JSON is refused", "[openai_stream]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string& json :
+       {"{\"x\": " + deep + ", \"choices\": [{\"text\": \"a\"}]}",
+        "{\"choices\": [{\"delta\": {\"content\": \"a\", \"tool_calls\": " + deep + "}}]}",
+        "{\"usage\": {\"prompt_tokens\": " + deep + "}}",
+        "{\"error\": {\"message\": \"m\", \"details\": " + deep + "}}"}) {
+    for (bool reference : {false, true}) {
+      OpenAiStreamEvent ev;
+      std::string text = "keep";
+      if (reference) interpret_openai_json_reference(json, ev, &text);
+      else interpret_openai_json(json, ev, &text);
+      INFO((reference ? "reference: " : "fast: ") << json.substr(0, 60));
+      CHECK(ev.kind == OpenAiEventKind::kError);
+      CHECK(ev.error_kind == kMalformedSse);
+      CHECK(ev.error_message.find("nested deeper than 64 levels") != std::string::npos);
+      CHECK(text == "keep");
+    }
+  }
+  // At the limit, both still agree field by field.
+  const std::string at_limit = "{\"x\": " + std::string(63, '[') + std::string(63, ']') +
+                               ", \"choices\": [{\"text\": \"a\"}]}";
+  check_same_as_reference(at_limit);
+  OpenAiStreamEvent ev;
+  interpret_openai_json(at_limit, ev);
+  CHECK(ev.has_token);
+}

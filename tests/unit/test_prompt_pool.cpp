@@ -249,3 +249,15 @@ TEST_CASE("Prompt pool: pick spreads requests uniformly", "[prompt_pool]") {
   INFO("chi-square with 19 degrees of freedom: " << chi2);
   CHECK(chi2 < 45);  // P(chi2 > 45) ~ 0.0007 for a uniform choice
 }
+
+// A hostile prompts file: 100,000 levels of nesting used to overflow the C stack (SIGSEGV) in
+// the recursive dump() of the error excerpt.
+TEST_CASE("Prompt pool: deeply nested JSON is refused with a clear error", "[prompt_pool]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto e = parse_error("[" + deep + "]", "sharegpt");
+  CHECK(e.find("ShareGPT: nested deeper than 64 levels (at byte 64)") == 0);
+  e = parse_error("[{\"conversations\": " + deep + "}]", "");
+  CHECK(e.find("ShareGPT: nested deeper than 64 levels") == 0);
+  e = parse_error("{\"prompt\": \"ok\"}\n{\"prompt\": " + deep + "}\n", "jsonl");
+  CHECK(e.find("line 2: nested deeper than 64 levels") == 0);
+}

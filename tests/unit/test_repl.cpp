@@ -286,3 +286,30 @@ TEST_CASE("runara -i SCRIPT runs the script, then a REPL that sees its globals",
   INFO(repl.unread());
   CHECK(repl.leave() == 0);
 }
+
+// A shared-table DAG (200^8 paths from 9 tables) printed just before a 1 s deadline: the
+// printer used to run on past --max-runtime (still printing, nothing shown, after 20 s) and
+// towards bad_alloc. Now each table prints once, within 64 KiB, and the session ends at the
+// deadline within the watchdog's grace.
+TEST_CASE("the REPL prints a shared-table DAG once and stops at --max-runtime", "[repl]") {
+  Session s;
+  PtyChild repl({"--max-runtime", "1", "--out", s.dir + "/out"}, s.home, s.dir);
+  REQUIRE(repl.expect("runara> "));
+  const double typed = now_s();
+  repl.type_line("local t = {leaf = true} for l = 1, 8 do local n = {} for i = 1, 200 do n[i] = t end t = n end "
+                 "runara.sleep(0.7) return t");
+  CHECK(repl.expect("<shared table, shown above>", 3));
+  CHECK(repl.expect("}\r\nrunara> ", 3));  // the whole value printed, then the prompt
+  CHECK(now_s() - typed < 3);
+  // Past the deadline, the next input ends the session as the watchdog's stop.
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, typed + 1.3 - now_s())));
+  repl.type_line("1 + 1");
+  CHECK(repl.expect("stopped by the watchdog", 5));
+  const int code = repl.wait_exit(5);
+  const std::string& all = repl.output();
+  INFO(all.substr(all.size() > 1500 ? all.size() - 1500 : 0));
+  CHECK(code == 3);
+  CHECK(now_s() - typed < 1 + 5);
+  CHECK(repl.output().find("stuck") == std::string::npos);
+  CHECK(repl.output().size() < 80 * 1024);
+}

@@ -1,0 +1,159 @@
+#include "lua_pretty.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <set>
+
+#include "lua_values.hpp"
+#include "secrets.hpp"
+
+namespace runara {
+
+namespace {
+
+constexpr int kStopCheckEvery = 64;            // entries between two looks at the stop flag
+constexpr std::size_t kRedactMargin = 4096;    // longer than any secret: redacted before a cut
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+class Printer {
+ public:
+  Printer(lua_State* L, const PrettyOptions& options) : L_(L), options_(options) {}
+
+  std::string take() {
+    if (cut_) out_ += stopped_ ? " ... (stopped)" : " ... (output cut at 64 KiB)";
+    return std::move(out_);
+  }
+
+  void value(int index, int depth) {
+    if (cut_) return;
+    index = index < 0 ? lua_gettop(L_) + index + 1 : index;
+    switch (lua_type(L_, index)) {
+      case LUA_TSTRING: return quoted(index);
+      case LUA_TTABLE: return table(index, depth);
+      case LUA_TFUNCTION: case LUA_TTHREAD: case LUA_TLIGHTUSERDATA: {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s: %p", luaL_typename(L_, index), lua_topointer(L_, index));
+        return append(buf);
+      }
+      case LUA_TUSERDATA: {
+        const char* name = Secrets::handle_name(L_, index);
+        return append(name ? "<secret " + std::string(name) + ">" : std::string("userdata"));
+      }
+      default: return append(describe_value(L_, index));
+    }
+  }
+
+ private:
+  // Appends up to the output budget; past it the rest is dropped and the walk ends.
+  void append(std::string_view text) {
+    if (cut_) return;
+    const std::size_t room = kPrettyMaxBytes - out_.size();
+    if (text.size() > room) {
+      out_.append(text.substr(0, room));
+      cut_ = true;
+      return;
+    }
+    out_.append(text);
+  }
+
+  // Only what can still be shown is read (a 100 MB string costs the budget, not 100 MB).
+  std::string shown_text(int index, bool& whole) {
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L_, index, &len);
+    const std::size_t take = std::min(len, kPrettyMaxBytes - out_.size() + kRedactMargin);
+    whole = take == len;
+    const std::string_view raw(s, take);
+    return options_.redact ? options_.redact(raw) : std::string(raw);
+  }
+
+  void quoted(int index) {
+    bool whole = false;
+    const std::string s = shown_text(index, whole);
+    std::string text = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') text += '\\';
+      if (c == '\n') { text += "\\n"; continue; }
+      text += c;
+      if (text.size() > kPrettyMaxBytes) break;
+    }
+    append(text);
+    if (whole) append("\"");
+    else cut_ = true;
+  }
+
+  void key(int index, int depth) {
+    if (lua_type(L_, index) == LUA_TSTRING) {
+      bool whole = false;
+      const std::string s = shown_text(index, whole);
+      if (whole && is_identifier(s)) return append(s);
+    }
+    append("[");
+    value(index, depth);
+    append("]");
+  }
+
+  bool should_stop() {
+    if (options_.stop && ++entries_ % kStopCheckEvery == 0 && options_.stop()) stopped_ = cut_ = true;
+    return cut_;
+  }
+
+  // Entries left in the table after the current key (on top of the stack, popped here).
+  long count_rest(int index) {
+    long rest = 0;
+    while (lua_next(L_, index)) {
+      lua_pop(L_, 1);
+      ++rest;
+    }
+    return rest;
+  }
+
+  void table(int index, int depth) {
+    if (depth > kPrettyMaxDepth) return append("{...}");
+    if (!shown_.insert(lua_topointer(L_, index)).second) return append("<shared table, shown above>");
+    luaL_checkstack(L_, 4, "table nested too deeply");
+    const std::string indent(2 * (depth + 1), ' ');
+    int count = 0;
+    lua_pushnil(L_);
+    while (lua_next(L_, index)) {
+      if (should_stop()) return lua_pop(L_, 2);
+      if (++count > kPrettyMaxWidth) {
+        lua_pop(L_, 1);
+        append(indent + "... (" + std::to_string(1 + count_rest(index)) + " more)\n");
+        break;
+      }
+      append(count == 1 ? "{\n" + indent : indent);
+      key(-2, depth + 1);
+      append(" = ");
+      value(-1, depth + 1);
+      append(",\n");
+      lua_pop(L_, 1);
+      if (cut_) return lua_pop(L_, 1);
+    }
+    append(count == 0 ? "{}" : std::string(2 * depth, ' ') + "}");
+  }
+
+  lua_State* L_;
+  const PrettyOptions& options_;
+  std::string out_;
+  std::set<const void*> shown_;
+  long entries_ = 0;
+  bool cut_ = false, stopped_ = false;
+};
+
+}  // namespace
+
+std::string pretty_value(lua_State* L, int index, const PrettyOptions& options) {
+  Printer printer(L, options);
+  printer.value(index, 0);
+  return printer.take();
+}
+
+}  // namespace runara
