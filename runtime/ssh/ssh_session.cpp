@@ -23,7 +23,10 @@ namespace {
 
 constexpr double kTickS = 0.25;
 constexpr double kCloseGraceS = 2;
-constexpr int kMaxPumpRounds = 32;  // then yield to the loop and come back (fairness)
+// Then yield to the loop and come back: other handles (timers, signals, other sessions) get
+// their turn, which bounds the loop's stall while data pours in.
+constexpr int kMaxPumpRounds = 32;
+constexpr uint64_t kMaxPumpNs = 2'000'000;
 
 struct LibInit {
   LibInit() { libssh2_init(0); }
@@ -93,6 +96,7 @@ SshSession::SshSession(uv_loop_t* loop, SessionOptions options)
 
 SshSession::~SshSession() {
   *alive_ = false;
+  cut();
   notify_lost("the SSH session to " + where() + " was destroyed");
   drop_connection();
   close_and_delete(handles_->tick);
@@ -285,7 +289,8 @@ void SshSession::pump() {
   }
   if (state_ != State::Ready) return;
   auto alive = alive_;
-  for (int round = 0; round < kMaxPumpRounds; ++round) {
+  const uint64_t started = uv_hrtime();
+  for (int round = 0; round < kMaxPumpRounds && uv_hrtime() - started < kMaxPumpNs; ++round) {
     bool progressed = false;
     std::vector<std::uint64_t> ids;
     for (const auto& entry : steppers_) ids.push_back(entry.first);
@@ -364,9 +369,16 @@ void SshSession::lose(const std::string& why) {
   state_ = State::Failed;
   error_ = "the SSH connection to " + where() + " was lost: " + why;
   uv_timer_stop(handles_->tick);
+  cut();
   auto alive = alive_;
   notify_lost(error_);
   if (*alive) drop_connection();
+}
+
+// Shuts the socket down: from here on every libssh2 call fails at once instead of asking to be
+// retried, so steppers told lost() can free their handles without blocking or waiting.
+void SshSession::cut() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
 }
 
 // Steppers must not call the session from lost(), so telling the rest goes on safely even if
@@ -379,6 +391,7 @@ void SshSession::notify_lost(const std::string& why) {
 
 void SshSession::close(Done done) {
   if (state_ != State::Ready) {
+    cut();
     notify_lost("the SSH session to " + where() + " was closed");
     drop_connection();
     uv_timer_stop(handles_->tick);
@@ -391,18 +404,19 @@ void SshSession::close(Done done) {
     return;
   }
   close_done_ = std::move(done);
-  auto alive = alive_;
-  notify_lost("the SSH session to " + where() + " was closed");
-  if (!*alive) return;
-  state_ = State::Closing;
+  state_ = State::Closing;  // steppers stay attached (not stepped) until the disconnect is sent
   close_deadline_ = now() + kCloseGraceS;
   pump();
 }
 
 void SshSession::finish_close() {
-  drop_connection();
   uv_timer_stop(handles_->tick);
   state_ = State::Closed;
+  cut();
+  auto alive = alive_;
+  notify_lost("the SSH session to " + where() + " was closed");
+  if (!*alive) return;
+  drop_connection();
   Done done = std::move(close_done_);
   if (done) done("");
 }

@@ -60,9 +60,11 @@ class Stepper {
   // Advance as far as possible without blocking. Progress: did something (the session asks
   // again, since libssh2 may have buffered data for it while serving another channel).
   virtual Step step() = 0;
-  // The session is gone (lost, closed or destroyed) and has already forgotten this stepper:
-  // forget every libssh2 handle, call neither libssh2 nor the session again, finish with
-  // `error`. Called from inside step() too, when the step's libssh2 call found the link dead.
+  // The session is gone (lost, closed or destroyed) and has already forgotten this stepper.
+  // The socket is already shut down, so freeing this stepper's own libssh2 handles (e.g.
+  // libssh2_sftp_shutdown) fails fast and never waits; call nothing else in libssh2 nor the
+  // session, and finish with `error`. Called from inside step() too, when the step's libssh2
+  // call found the link dead. Channels need no freeing: they go with the session.
   virtual void lost(const std::string& error) = 0;
 };
 
@@ -107,6 +109,7 @@ class SshSession {
   void rearm();
   void tick();
   void lose(const std::string& why);
+  void cut();
   void drop_connection();
   void finish_close();
   void notify_lost(const std::string& why);
