@@ -69,11 +69,14 @@ SftpTransfer::Step SftpTransfer::step() {
 
 // Each of these returns false when it must wait (EAGAIN) or the transfer ended.
 bool SftpTransfer::init() {
+  if (!session_->take_open_turn(id_)) return false;
   sftp_ = libssh2_sftp_init(session_->raw());
   if (!sftp_) {
     if (libssh2_session_last_errno(session_->raw()) == LIBSSH2_ERROR_EAGAIN) return false;
+    session_->release_open_turn(id_);
     return sftp_failed("cannot start SFTP on", session_->where());
   }
+  session_->release_open_turn(id_);
   phase_ = Phase::Plan;
   return true;
 }

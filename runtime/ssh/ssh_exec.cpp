@@ -69,8 +69,10 @@ SshExec::Step SshExec::step() {
 
 // Each of these returns false when it must wait (EAGAIN) or the exec ended.
 bool SshExec::open_channel() {
+  if (!session_->take_open_turn(id_)) return false;
   channel_ = libssh2_channel_open_session(session_->raw());
   if (channel_) {
+    session_->release_open_turn(id_);
     phase_ = Phase::Exec;
     return true;
   }

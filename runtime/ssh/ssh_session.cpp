@@ -384,6 +384,7 @@ void SshSession::cut() {
 // Steppers must not call the session from lost(), so telling the rest goes on safely even if
 // one of them destroyed the session.
 void SshSession::notify_lost(const std::string& why) {
+  open_turn_ = 0;
   std::map<std::uint64_t, Stepper*> told;
   told.swap(steppers_);
   for (auto& entry : told) entry.second->lost(why);
@@ -446,6 +447,20 @@ std::uint64_t SshSession::attach(Stepper* stepper) {
   return id;
 }
 
-void SshSession::detach(std::uint64_t id) { steppers_.erase(id); }
+void SshSession::detach(std::uint64_t id) {
+  steppers_.erase(id);
+  release_open_turn(id);
+}
+
+bool SshSession::take_open_turn(std::uint64_t id) {
+  if (open_turn_ == 0) open_turn_ = id;
+  return open_turn_ == id;
+}
+
+void SshSession::release_open_turn(std::uint64_t id) {
+  if (open_turn_ != id) return;
+  open_turn_ = 0;
+  wake();  // the others waiting for the turn
+}
 
 }  // namespace runara::ssh

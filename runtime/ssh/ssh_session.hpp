@@ -92,6 +92,11 @@ class SshSession {
   std::uint64_t attach(Stepper* stepper);  // the id to detach with
   void detach(std::uint64_t id);
   void wake();  // run the steppers soon (after queuing new work from outside a step)
+  // libssh2 keeps the state of a channel being opened (session, direct-tcpip, SFTP start-up) in
+  // the session, not in the channel: one stepper at a time may be opening. True when `id` holds
+  // the turn (or just got it); release it once the open finished (detach releases too).
+  bool take_open_turn(std::uint64_t id);
+  void release_open_turn(std::uint64_t id);
   // libssh2 returned `rc` (< 0, not EAGAIN) on this session: if it means the connection is
   // gone, fail the session (every stepper is told lost) and return true.
   bool fatal(int rc);
@@ -128,6 +133,7 @@ class SshSession {
   double deadline_ = 0, attempt_deadline_ = 0, close_deadline_ = 0, last_recv_ = 0;
   std::map<std::uint64_t, Stepper*> steppers_;
   std::uint64_t next_id_ = 1;
+  std::uint64_t open_turn_ = 0;  // the stepper opening a channel now, 0: none
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   friend struct SessionIo;

@@ -231,7 +231,8 @@ TEST_CASE("ssh exec: 50 concurrent commands across 5 sessions", "[ssh]") {
       execs.push_back(std::make_unique<SshExec>(*sessions[i % 5], o, [&results, i](const ExecResult& r) { results[i] = r; }));
     }
     REQUIRE(t.run_until([&] { return std::all_of(results.begin(), results.end(), [](auto& r) { return r.has_value(); }); }, 60));
-    CHECK(seconds_since(t0) < 10);  // they ran side by side, not one after another (50 s)
+    // Side by side, not one after another (50 s); generous, since CI cores are shared.
+    CHECK(seconds_since(t0) < 25);
     for (int i = 0; i < 50; ++i) {
       CHECK(results[i]->error == "");
       CHECK(results[i]->stdout_tail == std::to_string(i) + "\n");
