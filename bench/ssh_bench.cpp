@@ -3,7 +3,7 @@
 // sequential short execs vs `ssh host true` over a ControlMaster connection, and the event
 // loop's longest stall while 8 sessions stream output.
 //
-//   build/bench/runara_ssh_bench [MiB=1024]
+//   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall runs one part)
 #include "child_process.hpp"
 #include "sshd_fixture.hpp"
 #include "ssh/sftp_transfer.hpp"
@@ -178,9 +178,10 @@ int main(int argc, char** argv) {
   uv_loop_init(&loop);
   {
     test::SshdFixture sshd;
-    bench_sftp(&loop, sshd, mib);
-    bench_execs(&loop, sshd);
-    bench_stall(&loop, sshd);
+    const std::string only = std::getenv("ONLY") ? std::getenv("ONLY") : "";  // sftp, execs or stall
+    if (only.empty() || only == "sftp") bench_sftp(&loop, sshd, mib);
+    if (only.empty() || only == "execs") bench_execs(&loop, sshd);
+    if (only.empty() || only == "stall") bench_stall(&loop, sshd);
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);

@@ -27,6 +27,7 @@ constexpr double kCloseGraceS = 2;
 // their turn, which bounds the loop's stall while data pours in.
 constexpr int kMaxPumpRounds = 32;
 constexpr uint64_t kMaxPumpNs = 2'000'000;
+constexpr std::size_t kRecvBudget = 256u << 10;  // socket bytes per step
 
 struct LibInit {
   LibInit() { libssh2_init(0); }
@@ -71,10 +72,15 @@ struct SshSession::Handles {
 // detection) and never to raise SIGPIPE.
 struct SessionIo {
   static ssize_t recv(libssh2_socket_t fd, void* buf, size_t len, int flags, void** abstract) {
-    const ssize_t n = ::recv(fd, buf, len, flags);
+    auto* self = static_cast<SshSession*>(*abstract);
+    // libssh2 drains the socket while it can (and opens a channel's window wide), so against
+    // a fast sender one read call could run for a long time: past the step's budget, "would
+    // block"; the socket stays readable, so the loop comes back to it after other work.
+    if (self->recv_budget_ == 0) return -EAGAIN;
+    const ssize_t n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
     if (n < 0) return -errno;
     if (n > 0) {
-      auto* self = static_cast<SshSession*>(*abstract);
+      self->recv_budget_ -= static_cast<std::size_t>(n);
       self->last_recv_ = self->now();
     }
     return n;
@@ -297,8 +303,12 @@ void SshSession::pump() {
     for (std::uint64_t id : ids) {
       const auto it = steppers_.find(id);  // an earlier step may have detached (or destroyed) it
       if (it == steppers_.end()) continue;
-      if (it->second->step() == Stepper::Step::Progress) progressed = true;
-      if (!*alive || state_ != State::Ready) return;
+      recv_budget_ = kRecvBudget;
+      const bool did = it->second->step() == Stepper::Step::Progress;
+      if (!*alive) return;
+      recv_budget_ = kNoBudget;
+      if (did) progressed = true;
+      if (state_ != State::Ready) return;
     }
     if (!progressed) return rearm();
   }

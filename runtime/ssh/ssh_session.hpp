@@ -15,6 +15,7 @@
 // Must not call: anything that blocks, Lua (engines stay free of it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -133,7 +134,9 @@ class SshSession {
   double deadline_ = 0, attempt_deadline_ = 0, close_deadline_ = 0, last_recv_ = 0;
   std::map<std::uint64_t, Stepper*> steppers_;
   std::uint64_t next_id_ = 1;
-  std::uint64_t open_turn_ = 0;  // the stepper opening a channel now, 0: none
+  std::uint64_t open_turn_ = 0;
+  static constexpr std::size_t kNoBudget = ~std::size_t{0};
+  std::size_t recv_budget_ = kNoBudget;  // socket bytes a step may still read  // the stepper opening a channel now, 0: none
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   friend struct SessionIo;
