@@ -1,15 +1,25 @@
 #include "ssh/line_output.hpp"
 
+#include <algorithm>
+
 namespace runara::ssh {
 
+// A ring once full: no byte is moved after it was stored (an erase-front buffer would move
+// megabytes at once, a stall of the loop).
 void LineOutput::keep(std::string_view bytes) {
   total_ += bytes.size();
-  if (bytes.size() >= tail_cap_) {
-    kept_.assign(bytes.substr(bytes.size() - tail_cap_));
-    return;
+  if (bytes.size() >= tail_cap_) bytes = bytes.substr(bytes.size() - tail_cap_);
+  if (kept_.size() < tail_cap_) {  // still growing
+    const std::size_t room = tail_cap_ - kept_.size();
+    kept_.append(bytes.substr(0, room));
+    bytes.remove_prefix(std::min(room, bytes.size()));
   }
-  kept_.append(bytes);
-  if (kept_.size() > 2 * tail_cap_) kept_.erase(0, kept_.size() - tail_cap_);
+  while (!bytes.empty()) {
+    const std::size_t n = std::min(bytes.size(), tail_cap_ - next_);
+    kept_.replace(next_, n, bytes.substr(0, n));
+    next_ = (next_ + n) % tail_cap_;
+    bytes.remove_prefix(n);
+  }
 }
 
 void LineOutput::feed(std::string_view bytes) {
@@ -48,7 +58,8 @@ void LineOutput::finish() {
 }
 
 std::string LineOutput::tail() const {
-  return kept_.size() > tail_cap_ ? kept_.substr(kept_.size() - tail_cap_) : kept_;
+  if (kept_.size() < tail_cap_ || next_ == 0) return kept_;
+  return kept_.substr(next_) + kept_.substr(0, next_);
 }
 
 }  // namespace runara::ssh

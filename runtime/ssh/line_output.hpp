@@ -34,7 +34,8 @@ class LineOutput {
   std::size_t tail_cap_, max_line_;
   OnLine on_line_;
   std::string partial_;  // an incomplete last line
-  std::string kept_;     // grows to 2x the cap, then drops its front (amortised O(1) per byte)
+  std::string kept_;     // grows to the cap, then is a ring whose oldest byte is at next_
+  std::size_t next_ = 0;
   std::size_t total_ = 0;
 };
 

@@ -13,7 +13,7 @@ namespace {
 constexpr std::size_t kReadChunk = 64u << 10;
 // Per stream and step: a firehose command cannot keep the loop to itself (fairness, and the
 // loop-stall goal); the session comes back for the rest at once.
-constexpr std::size_t kReadBudget = 512u << 10;
+constexpr std::size_t kReadBudget = 128u << 10;
 constexpr std::size_t kMaxHeader = 64;  // the marker line is short; anything longer is output
 
 }  // namespace

@@ -26,8 +26,8 @@ constexpr double kCloseGraceS = 2;
 // Then yield to the loop and come back: other handles (timers, signals, other sessions) get
 // their turn, which bounds the loop's stall while data pours in.
 constexpr int kMaxPumpRounds = 32;
-constexpr uint64_t kMaxPumpNs = 2'000'000;
-constexpr std::size_t kRecvBudget = 256u << 10;  // socket bytes per step
+constexpr uint64_t kMaxPumpNs = 250'000;
+constexpr std::size_t kRecvBudget = 64u << 10;  // socket bytes per step
 
 struct LibInit {
   LibInit() { libssh2_init(0); }
@@ -65,7 +65,9 @@ struct SshSession::Handles {
   uv_poll_t* poll = nullptr;  // one per connection attempt (a poll handle is bound to its fd)
   uv_timer_t* tick = new uv_timer_t;
   uv_timer_t* retry = new uv_timer_t;
-  uv_timer_t* kick = new uv_timer_t;
+  // "Come back next iteration": an idle handle, not a 0 ms timer, which libuv 1.44 would run
+  // again within the same iteration, so a busy session would never let the loop go on.
+  uv_idle_t* kick = new uv_idle_t;
 };
 
 // libssh2's socket I/O goes through these, to note when the peer last spoke (dead-peer
@@ -94,10 +96,12 @@ struct SessionIo {
 SshSession::SshSession(uv_loop_t* loop, SessionOptions options)
     : loop_(loop), options_(std::move(options)), handles_(new Handles) {
   static LibInit once;
-  for (uv_timer_t* t : {handles_->tick, handles_->retry, handles_->kick}) {
+  for (uv_timer_t* t : {handles_->tick, handles_->retry}) {
     uv_timer_init(loop_, t);
     t->data = this;
   }
+  uv_idle_init(loop_, handles_->kick);
+  handles_->kick->data = this;
 }
 
 SshSession::~SshSession() {
@@ -329,7 +333,10 @@ void SshSession::rearm() {
 
 void SshSession::wake() {
   if (state_ != State::Ready) return;
-  uv_timer_start(handles_->kick, [](uv_timer_t* t) { static_cast<SshSession*>(t->data)->pump(); }, 0, 0);
+  uv_idle_start(handles_->kick, [](uv_idle_t* h) {
+    uv_idle_stop(h);
+    static_cast<SshSession*>(h->data)->pump();
+  });
 }
 
 void SshSession::tick() {
