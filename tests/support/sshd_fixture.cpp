@@ -187,6 +187,11 @@ void SshdFixture::kill_now() {
   pid_ = -1;
 }
 
+void SshdFixture::freeze_connections() {
+  if (!running()) return;
+  for (pid_t p : descendants(pid_)) ::kill(p, SIGSTOP);
+}
+
 std::string SshdFixture::user_key_pem() const { return read_file(user_key_path_); }
 std::string SshdFixture::other_key_pem() const { return read_file(dir_ + "/other_key"); }
 std::string SshdFixture::log() const { return read_file(dir_ + "/sshd.log"); }

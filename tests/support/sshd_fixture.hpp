@@ -27,6 +27,9 @@ class SshdFixture {
 
   void start();     // starts sshd and waits (10 s at most, else throws) until it sends its banner
   void kill_now();  // SIGKILL to sshd, its connections and their commands; waits for the listener
+  // SIGSTOP to every open connection's processes: a host that went silent without closing
+  // anything (TCP stays up, nothing answers). kill_now() still ends them.
+  void freeze_connections();
   void replace_host_key();  // a new host key (restarts sshd when it runs): "the host key changed"
 
   int port() const { return port_; }

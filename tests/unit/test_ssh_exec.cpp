@@ -262,6 +262,29 @@ TEST_CASE("ssh exec: sshd killed mid-command ends it with a clear error, no hang
                     Catch::Contains("is not connected") && Catch::Contains("was lost"));
 }
 
+TEST_CASE("ssh exec: a host gone silent is declared lost by the keepalive, no hang", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  {
+    auto options = sshd_options(sshd);
+    options.keepalive_s = 1;  // lost after 3 unanswered intervals
+    SshSession session(&t.loop, options);
+    REQUIRE(connect_session(t, session) == "");
+    std::optional<ExecResult> result;
+    SshExec exec(session, ExecOptions{.command = "echo started; sleep 3178"}, [&](const ExecResult& r) { result = r; });
+    REQUIRE(t.run_until([&] { return exec.pgid() > 0; }, 10));
+    const auto t0 = Clock::now();
+    sshd.freeze_connections();  // TCP stays up; nothing answers any more
+    REQUIRE(t.run_until([&] { return result.has_value(); }, 15));
+    CHECK(seconds_since(t0) >= 2.5);
+    CHECK(seconds_since(t0) < 8);
+    CHECK(result->error.find("was lost: no answer from the host for") != std::string::npos);
+    CHECK(result->stdout_tail == "started\n");
+    sshd.kill_now();
+  }
+  CHECK(t.close() == 0);
+}
+
 TEST_CASE("ssh exec: closing the session ends running commands", "[ssh]") {
   Connected c;
   ExecOptions o;
