@@ -166,3 +166,27 @@ TEST_CASE("ssh session: a name instead of a numeric address is refused clearly",
   }
   CHECK(t.close() == 0);
 }
+
+TEST_CASE("ssh session: an encrypted key needs its passphrase, and says so without it", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  const std::string key = sshd.dir() + "/encrypted_key";
+  runara::test::run_tool({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "pass phrase 1", "-f", key});
+  runara::test::run_tool({"/bin/sh", "-c", "cat " + key + ".pub >> " + sshd.dir() + "/authorized_keys"});
+  auto options = sshd_options(sshd);
+  options.private_key.clear();
+  options.private_key_path = key;
+  {
+    SshSession without(&t.loop, options);
+    const std::string error = connect_session(t, without);
+    CHECK(error.find("the private key could not be used (unreadable, unsupported or wrong passphrase") != std::string::npos);
+    CHECK(error.find("pass phrase 1") == std::string::npos);
+    CHECK(without.attempts() == 1);
+  }
+  options.passphrase = "pass phrase 1";
+  {
+    SshSession with(&t.loop, options);
+    CHECK(connect_session(t, with) == "");
+  }
+  CHECK(t.close() == 0);
+}
