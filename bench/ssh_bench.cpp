@@ -1,0 +1,188 @@
+// The ssh engine against OpenSSH's own tools, side by side in one run, on a private sshd on
+// loopback (tests/support/sshd_fixture): SFTP upload/download vs `scp` and `sftp`, 100
+// sequential short execs vs `ssh host true` over a ControlMaster connection, and the event
+// loop's longest stall while 8 sessions stream output.
+//
+//   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall runs one part)
+#include "child_process.hpp"
+#include "sshd_fixture.hpp"
+#include "ssh/sftp_transfer.hpp"
+#include "ssh/ssh_exec.hpp"
+#include "ssh/ssh_session.hpp"
+
+#include <uv.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace runara;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void run_until(uv_loop_t* loop, const std::function<bool()>& done) {
+  while (!done()) uv_run(loop, UV_RUN_ONCE);
+}
+
+ssh::SessionOptions options_for(const test::SshdFixture& sshd) {
+  ssh::SessionOptions o;
+  o.address = "127.0.0.1";
+  o.port = sshd.port();
+  o.user = sshd.user();
+  o.private_key = sshd.user_key_pem();
+  o.accept_host_key = [](const ssh::HostKey&) { return true; };
+  return o;
+}
+
+std::unique_ptr<ssh::SshSession> connect(uv_loop_t* loop, const test::SshdFixture& sshd) {
+  auto s = std::make_unique<ssh::SshSession>(loop, options_for(sshd));
+  bool done = false;
+  s->connect([&](const std::string& e) {
+    if (!e.empty()) std::fprintf(stderr, "connect: %s\n", e.c_str());
+    done = true;
+  });
+  run_until(loop, [&] { return done; });
+  return s;
+}
+
+double transfer(uv_loop_t* loop, ssh::SshSession& s, ssh::TransferOptions o) {
+  std::optional<ssh::TransferResult> r;
+  ssh::SftpTransfer t(s, std::move(o), [&](const ssh::TransferResult& x) { r = x; });
+  run_until(loop, [&] { return r.has_value(); });
+  if (!r->error.empty()) std::fprintf(stderr, "transfer: %s\n", r->error.c_str());
+  return r->seconds;
+}
+
+double timed_shell(const std::string& command) {
+  const auto t0 = Clock::now();
+  test::ChildProcess child({"/bin/sh", "-c", command});
+  child.close_stdin();
+  const test::ChildResult r = child.wait(600);
+  if (r.exit_code != 0) std::fprintf(stderr, "%s: exit %d: %s\n", command.c_str(), r.exit_code, r.err.c_str());
+  return since(t0);
+}
+
+std::string ssh_opts(const test::SshdFixture& sshd) {
+  return "-o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -i " +
+         sshd.user_key_path() + " ";
+}
+
+void bench_sftp(uv_loop_t* loop, test::SshdFixture& sshd, int mib) {
+  const std::string d = sshd.dir(), src = d + "/src", dst = d + "/dst";
+  test::run_tool({"/bin/sh", "-c", "head -c " + std::to_string(mib) + "M /dev/urandom > " + src});
+  auto s = connect(loop, sshd);
+  const double mb = mib * 1.048576;
+  const double up = transfer(loop, *s, {ssh::TransferOptions::Direction::Upload, src, dst});
+  const double down = transfer(loop, *s, {ssh::TransferOptions::Direction::Download, d + "/back", dst});
+  const std::string o = ssh_opts(sshd), p = std::to_string(sshd.port()), host = sshd.user() + "@127.0.0.1";
+  if (const char* block = std::getenv("BLOCK_MIB")) {  // the pipeline depth, to explore
+    ssh::TransferOptions t{ssh::TransferOptions::Direction::Upload, src, dst};
+    t.block_bytes = static_cast<std::size_t>(std::atoi(block)) << 20;
+    const double u = transfer(loop, *s, t);
+    t = {ssh::TransferOptions::Direction::Download, d + "/back", dst};
+    t.block_bytes = static_cast<std::size_t>(std::atoi(block)) << 20;
+    std::printf("  block %s MiB: upload %.1f MB/s, download %.1f MB/s\n", block, mb / u, mb / transfer(loop, *s, t));
+  }
+  const double scp_up = timed_shell("scp -q " + o + "-P " + p + " " + src + " " + host + ":" + dst);
+  const double scp_down = timed_shell("scp -q " + o + "-P " + p + " " + host + ":" + dst + " " + d + "/back");
+  const double sftp_up = timed_shell("echo 'put " + src + " " + dst + "' | sftp -q " + o + "-P " + p + " -b - " + host);
+  const double sftp_down = timed_shell("echo 'get " + dst + " " + d + "/back' | sftp -q " + o + "-P " + p + " -b - " + host);
+  std::printf("SFTP %d MiB on loopback (MB/s; OpenSSH tools include their connection setup)\n", mib);
+  std::printf("  upload:   runara %7.1f   scp %7.1f   sftp %7.1f\n", mb / up, mb / scp_up, mb / sftp_up);
+  std::printf("  download: runara %7.1f   scp %7.1f   sftp %7.1f\n", mb / down, mb / scp_down, mb / sftp_down);
+  std::remove(src.c_str());
+  std::remove(dst.c_str());
+  std::remove((d + "/back").c_str());
+}
+
+void bench_execs(uv_loop_t* loop, test::SshdFixture& sshd) {
+  auto s = connect(loop, sshd);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 100; ++i) {
+    std::optional<ssh::ExecResult> r;
+    ssh::SshExec e(*s, ssh::ExecOptions{.command = "true"}, [&](const ssh::ExecResult& x) { r = x; });
+    run_until(loop, [&] { return r.has_value(); });
+  }
+  const double ours = since(t0);
+  const std::string cp = sshd.dir() + "/cm", o = ssh_opts(sshd) + "-o ControlPath=" + cp + " -p " +
+                                                   std::to_string(sshd.port()) + " " + sshd.user() + "@127.0.0.1";
+  // Its own output elsewhere: the backgrounded master must not hold our pipes open.
+  timed_shell("ssh -f -N -o ControlMaster=yes " + o + " </dev/null >/dev/null 2>&1");
+  const double theirs = timed_shell("i=0; while [ $i -lt 100 ]; do ssh " + o + " true; i=$((i+1)); done");
+  timed_shell("ssh -O exit " + o + " 2>/dev/null; true");
+  std::printf("100 sequential execs of `true` on one connection\n");
+  std::printf("  runara %.2f s (%.1f ms each)   ssh+ControlMaster %.2f s (%.1f ms each)\n", ours, ours * 10, theirs,
+              theirs * 10);
+}
+
+void bench_stall(uv_loop_t* loop, test::SshdFixture& sshd) {
+  std::vector<std::unique_ptr<ssh::SshSession>> sessions;
+  for (int i = 0; i < 8; ++i) sessions.push_back(connect(loop, sshd));
+  // Wall time between iterations, and the loop thread's own CPU time between them: on a
+  // machine whose cores are shared, the wall gap includes time the thread was not scheduled.
+  struct Probe {
+    uv_idle_t idle;
+    uint64_t last = 0, worst = 0, iterations = 0, last_cpu = 0, worst_cpu = 0;
+  } probe;
+  uv_idle_init(loop, &probe.idle);
+  probe.idle.data = &probe;
+  std::vector<std::unique_ptr<ssh::SshExec>> execs;
+  int done = 0;
+  std::size_t lines = 0;
+  for (auto& s : sessions) {
+    ssh::ExecOptions o;
+    o.command = "yes 'a line of output, about sixty bytes long, streamed' | head -c 50000000";
+    o.on_stdout = [&](std::string_view) { ++lines; };
+    execs.push_back(std::make_unique<ssh::SshExec>(*s, o, [&](const ssh::ExecResult&) { ++done; }));
+  }
+  probe.last = uv_hrtime();
+  uv_idle_start(&probe.idle, [](uv_idle_t* h) {
+    auto* p = static_cast<Probe*>(h->data);
+    const uint64_t now = uv_hrtime();
+    p->worst = std::max(p->worst, now - p->last);
+    p->last = now;
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    const uint64_t cpu = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+    if (p->last_cpu) p->worst_cpu = std::max(p->worst_cpu, cpu - p->last_cpu);
+    p->last_cpu = cpu;
+    ++p->iterations;
+  });
+  const auto t0 = Clock::now();
+  run_until(loop, [&] { return done == 8; });
+  const double secs = since(t0);
+  uv_close(reinterpret_cast<uv_handle_t*>(&probe.idle), nullptr);
+  std::printf("8 sessions streaming 50 MB each (%zu lines, %.1f MB/s in all)\n", lines, 400 / secs);
+  std::printf("  longest gap between loop iterations: %.2f ms wall, %.2f ms of loop-thread CPU (%lu iterations)\n",
+              probe.worst / 1e6, probe.worst_cpu / 1e6, static_cast<unsigned long>(probe.iterations));
+  execs.clear();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int mib = argc > 1 ? std::atoi(argv[1]) : 1024;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  {
+    test::SshdFixture sshd;
+    const std::string only = std::getenv("ONLY") ? std::getenv("ONLY") : "";  // sftp, execs or stall
+    if (only.empty() || only == "sftp") bench_sftp(&loop, sshd, mib);
+    if (only.empty() || only == "execs") bench_execs(&loop, sshd);
+    if (only.empty() || only == "stall") bench_stall(&loop, sshd);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+}

@@ -1,0 +1,377 @@
+#include "ssh/sftp_transfer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace runara::ssh {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string sftp_status_text(unsigned long code) {
+  switch (code) {
+    case LIBSSH2_FX_NO_SUCH_FILE: return "no such file";
+    case LIBSSH2_FX_PERMISSION_DENIED: return "permission denied";
+    case LIBSSH2_FX_NO_SUCH_PATH: return "no such path";
+    case LIBSSH2_FX_FILE_ALREADY_EXISTS: return "already exists";
+    case LIBSSH2_FX_WRITE_PROTECT: return "write protected";
+    case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM: return "no space left";
+    case LIBSSH2_FX_QUOTA_EXCEEDED: return "quota exceeded";
+    case LIBSSH2_FX_NOT_A_DIRECTORY: return "not a folder";
+    case LIBSSH2_FX_FAILURE: return "failure";
+    default: return "SFTP status " + std::to_string(code);
+  }
+}
+
+double now_s() { return static_cast<double>(uv_hrtime()) / 1e9; }
+
+unsigned c_len(const std::string& s) { return static_cast<unsigned>(s.size()); }
+
+}  // namespace
+
+SftpTransfer::SftpTransfer(SshSession& session, TransferOptions options, Done done)
+    : session_(&session), options_(std::move(options)), done_(std::move(done)), started_(now_s()) {
+  if (!session_->ready())
+    throw std::runtime_error("transfer: the SSH session to " + session_->where() + " is not connected");
+  if (options_.block_bytes < 32768) options_.block_bytes = 32768;
+  id_ = session_->attach(this);
+}
+
+SftpTransfer::~SftpTransfer() {
+  *alive_ = false;
+  if (session_) session_->detach(id_);
+  if (local_fd_ >= 0) ::close(local_fd_);
+}
+
+SftpTransfer::Step SftpTransfer::step() {
+  auto alive = alive_;  // a failure may finish the transfer, and `done` may destroy it
+  bool progressed = false;
+  if (phase_ == Phase::Init && init()) progressed = true;
+  if (!*alive) return Step::Progress;
+  if (phase_ == Phase::Plan && plan()) progressed = true;
+  if (!*alive) return Step::Progress;
+  if (phase_ == Phase::Work) work(progressed);
+  if (!*alive) return Step::Progress;
+  if (phase_ == Phase::Shutdown && shutdown()) {
+    finish();
+    return Step::Progress;
+  }
+  return progressed ? Step::Progress : Step::Blocked;
+}
+
+// Each of these returns false when it must wait (EAGAIN) or the transfer ended.
+bool SftpTransfer::init() {
+  if (!session_->take_open_turn(id_)) return false;
+  sftp_ = libssh2_sftp_init(session_->raw());
+  if (!sftp_) {
+    if (libssh2_session_last_errno(session_->raw()) == LIBSSH2_ERROR_EAGAIN) return false;
+    session_->release_open_turn(id_);
+    return sftp_failed("cannot start SFTP on", session_->where());
+  }
+  session_->release_open_turn(id_);
+  phase_ = Phase::Plan;
+  return true;
+}
+
+bool SftpTransfer::plan() {
+  using Kind = Job::Kind;
+  if (options_.direction == TransferOptions::Direction::Upload) {
+    std::error_code ec;
+    const auto status = fs::status(options_.local, ec);
+    if (ec || !fs::exists(status)) return local_failed("cannot read", options_.local, ENOENT);
+    if (fs::is_directory(status)) {
+      jobs_.push_back({Kind::MakeRemoteDir, options_.local, options_.remote,
+                       static_cast<unsigned>(status.permissions()) & 07777});
+      for (const auto& entry : fs::recursive_directory_iterator(options_.local, ec)) {
+        const std::string rel = fs::relative(entry.path(), options_.local).string();
+        const auto perms = static_cast<unsigned>(entry.status().permissions()) & 07777;
+        const std::string remote = options_.remote + "/" + rel;
+        if (entry.is_directory()) jobs_.push_back({Kind::MakeRemoteDir, entry.path().string(), remote, perms});
+        else if (entry.is_regular_file()) jobs_.push_back({Kind::Upload, entry.path().string(), remote, perms});
+      }
+      if (ec) return local_failed("cannot list", options_.local, ec.value());
+    } else {
+      jobs_.push_back({Kind::Upload, options_.local, options_.remote, 0});
+    }
+  } else {
+    LIBSSH2_SFTP_ATTRIBUTES attrs{};
+    const int rc = libssh2_sftp_stat_ex(sftp_, options_.remote.c_str(), c_len(options_.remote), LIBSSH2_SFTP_STAT, &attrs);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return false;
+    if (rc < 0) return sftp_failed("cannot read", options_.remote);
+    const unsigned perms = attrs.permissions & 07777;
+    if (LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
+      jobs_.push_back({Kind::MakeLocalDir, options_.local, options_.remote, perms});
+      jobs_.push_back({Kind::RemoteTree, options_.local, options_.remote, perms});
+    } else {
+      jobs_.push_back({Kind::Download, options_.local, options_.remote, perms});
+    }
+  }
+  phase_ = Phase::Work;
+  return true;
+}
+
+bool SftpTransfer::work(bool& progressed) {
+  // One block per step at most: other channels and loop work get their turn.
+  while (!jobs_.empty()) {
+    const Job job = jobs_.front();
+    bool ok = false;
+    switch (job.kind) {
+      case Job::Kind::MakeRemoteDir: ok = make_remote_dir(job); break;
+      case Job::Kind::MakeLocalDir: {
+        std::error_code ec;
+        fs::create_directories(job.local, ec);
+        if (ec) return local_failed("cannot create the folder", job.local, ec.value());
+        fs::permissions(job.local, static_cast<fs::perms>(job.mode), ec);
+        next_job();
+        ok = true;
+        break;
+      }
+      case Job::Kind::RemoteTree: ok = list_remote(job); break;
+      case Job::Kind::Upload: return upload(job, progressed);
+      case Job::Kind::Download: return download(job, progressed);
+      case Job::Kind::LocalTree: next_job(); ok = true; break;
+    }
+    if (!ok) return false;
+    progressed = true;
+  }
+  phase_ = Phase::Shutdown;
+  return true;
+}
+
+void SftpTransfer::next_job() {
+  jobs_.pop_front();
+  step_ = 0;
+  buffered_ = sent_ = 0;
+  file_done_ = file_size_ = 0;
+  eof_ = false;
+}
+
+bool SftpTransfer::make_remote_dir(const Job& job) {
+  const int rc = libssh2_sftp_mkdir_ex(sftp_, job.remote.c_str(), c_len(job.remote), static_cast<long>(job.mode));
+  if (rc == LIBSSH2_ERROR_EAGAIN) return false;
+  // An existing folder is fine (OpenSSH answers "failure" rather than "already exists").
+  if (rc < 0 && rc != LIBSSH2_ERROR_SFTP_PROTOCOL) return sftp_failed("cannot create the folder", job.remote);
+  next_job();
+  return true;
+}
+
+bool SftpTransfer::list_remote(const Job& job) {
+  if (step_ == 0) {
+    file_ = libssh2_sftp_open_ex(sftp_, job.remote.c_str(), c_len(job.remote), 0, 0, LIBSSH2_SFTP_OPENDIR);
+    if (!file_) {
+      if (libssh2_session_last_errno(session_->raw()) == LIBSSH2_ERROR_EAGAIN) return false;
+      return sftp_failed("cannot list", job.remote);
+    }
+    step_ = 1;
+  }
+  while (step_ == 1) {
+    char name[1024];
+    LIBSSH2_SFTP_ATTRIBUTES attrs{};
+    const int n = libssh2_sftp_readdir_ex(file_, name, sizeof name, nullptr, 0, &attrs);
+    if (n == LIBSSH2_ERROR_EAGAIN) return false;
+    if (n < 0) return sftp_failed("cannot list", job.remote);
+    if (n == 0) {
+      step_ = 2;
+      break;
+    }
+    const std::string entry(name, static_cast<std::size_t>(n));
+    if (entry == "." || entry == "..") continue;
+    const unsigned perms = attrs.permissions & 07777;
+    const std::string local = job.local + "/" + entry, remote = job.remote + "/" + entry;
+    // Symlinks and special files are skipped: only what a readdir calls a folder or a file.
+    if (LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
+      jobs_.push_back({Job::Kind::MakeLocalDir, local, remote, perms});
+      jobs_.push_back({Job::Kind::RemoteTree, local, remote, perms});
+    } else if (LIBSSH2_SFTP_S_ISREG(attrs.permissions)) {
+      jobs_.push_back({Job::Kind::Download, local, remote, perms});
+    }
+  }
+  if (!close_file()) return false;
+  next_job();
+  return true;
+}
+
+bool SftpTransfer::upload(const Job& job, bool& progressed) {
+  if (step_ == 0) {
+    local_fd_ = ::open(job.local.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (local_fd_ < 0 || ::fstat(local_fd_, &st) != 0) return local_failed("cannot read", job.local);
+    file_size_ = static_cast<std::uint64_t>(st.st_size);
+    file_mode_ = st.st_mode & 07777;
+    buffer_.resize(options_.block_bytes);
+    step_ = 1;
+  }
+  if (step_ == 1) {
+    file_ = libssh2_sftp_open_ex(sftp_, job.remote.c_str(), c_len(job.remote),
+                                 LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
+                                 static_cast<long>(file_mode_), LIBSSH2_SFTP_OPENFILE);
+    if (!file_) {
+      if (libssh2_session_last_errno(session_->raw()) == LIBSSH2_ERROR_EAGAIN) return false;
+      return sftp_failed("cannot create", job.remote);
+    }
+    step_ = 2;
+  }
+  while (step_ == 2) {
+    if (sent_ == buffered_) {
+      if (eof_) {
+        step_ = 3;
+        break;
+      }
+      const ssize_t n = ::read(local_fd_, buffer_.data(), buffer_.size());
+      if (n < 0) return local_failed("cannot read", job.local);
+      buffered_ = static_cast<std::size_t>(n);
+      sent_ = 0;
+      eof_ = n == 0;
+      continue;
+    }
+    // A large buffer: libssh2 splits it into many write requests in flight at once.
+    const ssize_t n = libssh2_sftp_write(file_, buffer_.data() + sent_, buffered_ - sent_);
+    if (n == LIBSSH2_ERROR_EAGAIN) return false;
+    if (n < 0) return sftp_failed("cannot write", job.remote);
+    sent_ += static_cast<std::size_t>(n);
+    file_done_ += static_cast<std::uint64_t>(n);
+    result_.bytes += static_cast<std::uint64_t>(n);
+    progressed = true;
+    report(job.remote);
+    if (sent_ == buffered_) return false;  // a block per step: come back for the next
+  }
+  if (step_ == 3) {  // the mode exactly, whatever the server's umask made of the open's
+    LIBSSH2_SFTP_ATTRIBUTES attrs{};
+    attrs.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
+    attrs.permissions = file_mode_;
+    const int rc = libssh2_sftp_fsetstat(file_, &attrs);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return false;
+    if (rc < 0) return sftp_failed("cannot set the mode of", job.remote);
+    step_ = 4;
+  }
+  if (!close_file()) return false;
+  ::close(local_fd_);
+  local_fd_ = -1;
+  ++result_.files;
+  next_job();
+  progressed = true;
+  return true;
+}
+
+bool SftpTransfer::download(const Job& job, bool& progressed) {
+  if (step_ == 0) {
+    file_ = libssh2_sftp_open_ex(sftp_, job.remote.c_str(), c_len(job.remote), LIBSSH2_FXF_READ, 0,
+                                 LIBSSH2_SFTP_OPENFILE);
+    if (!file_) {
+      if (libssh2_session_last_errno(session_->raw()) == LIBSSH2_ERROR_EAGAIN) return false;
+      return sftp_failed("cannot read", job.remote);
+    }
+    step_ = 1;
+  }
+  if (step_ == 1) {
+    LIBSSH2_SFTP_ATTRIBUTES attrs{};
+    const int rc = libssh2_sftp_fstat_ex(file_, &attrs, 0);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return false;
+    if (rc < 0) return sftp_failed("cannot read", job.remote);
+    file_size_ = attrs.filesize;
+    file_mode_ = attrs.permissions & 07777;
+    local_fd_ = ::open(job.local.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (local_fd_ < 0) return local_failed("cannot write", job.local);
+    buffer_.resize(options_.block_bytes);
+    step_ = 2;
+  }
+  while (step_ == 2) {
+    // A large buffer: libssh2 keeps several read requests in flight to fill it.
+    const ssize_t n = libssh2_sftp_read(file_, buffer_.data(), buffer_.size());
+    if (n == LIBSSH2_ERROR_EAGAIN) return false;
+    if (n < 0) return sftp_failed("cannot read", job.remote);
+    if (n == 0) {
+      step_ = 3;
+      break;
+    }
+    for (ssize_t off = 0; off < n;) {
+      const ssize_t w = ::write(local_fd_, buffer_.data() + off, static_cast<std::size_t>(n - off));
+      if (w < 0 && errno != EINTR) return local_failed("cannot write", job.local);
+      if (w > 0) off += w;
+    }
+    file_done_ += static_cast<std::uint64_t>(n);
+    result_.bytes += static_cast<std::uint64_t>(n);
+    progressed = true;
+    report(job.local);
+    return false;  // a block per step
+  }
+  if (!close_file()) return false;
+  ::fchmod(local_fd_, file_mode_);
+  ::close(local_fd_);
+  local_fd_ = -1;
+  ++result_.files;
+  next_job();
+  progressed = true;
+  return true;
+}
+
+bool SftpTransfer::close_file() {
+  if (!file_) return true;
+  const int rc = libssh2_sftp_close_handle(file_);
+  if (rc == LIBSSH2_ERROR_EAGAIN) return false;
+  file_ = nullptr;
+  return true;
+}
+
+bool SftpTransfer::shutdown() {
+  if (!close_file()) return false;
+  if (sftp_ && libssh2_sftp_shutdown(sftp_) == LIBSSH2_ERROR_EAGAIN) return false;
+  sftp_ = nullptr;
+  return true;
+}
+
+bool SftpTransfer::sftp_failed(const std::string& what, const std::string& path) {
+  const int rc = libssh2_session_last_errno(session_->raw());
+  if (session_->fatal(rc)) return false;  // lost() finished us
+  const std::string why = rc == LIBSSH2_ERROR_SFTP_PROTOCOL && sftp_ ? sftp_status_text(libssh2_sftp_last_error(sftp_))
+                                                                     : session_->last_error();
+  result_.error = what + " '" + path + "': " + why;
+  jobs_.clear();
+  phase_ = Phase::Shutdown;
+  return false;
+}
+
+bool SftpTransfer::local_failed(const std::string& what, const std::string& path, int err) {
+  if (err == 0) err = errno ? errno : EIO;
+  result_.error = what + " '" + path + "' (local): " + std::strerror(err);
+  jobs_.clear();
+  phase_ = Phase::Shutdown;
+  return false;
+}
+
+void SftpTransfer::report(const std::string& path) {
+  if (options_.progress) options_.progress(path, file_done_, file_size_, result_.bytes);
+}
+
+void SftpTransfer::lost(const std::string& error) {
+  // The link is cut: these fail fast, and free what they can.
+  if (file_) libssh2_sftp_close_handle(file_);
+  if (sftp_) libssh2_sftp_shutdown(sftp_);
+  file_ = nullptr;
+  sftp_ = nullptr;
+  session_ = nullptr;
+  if (phase_ == Phase::Done) return;
+  if (result_.error.empty()) result_.error = error;
+  finish();
+}
+
+void SftpTransfer::finish() {
+  if (phase_ == Phase::Done) return;
+  phase_ = Phase::Done;
+  if (session_) session_->detach(id_);
+  if (local_fd_ >= 0) ::close(local_fd_);
+  local_fd_ = -1;
+  result_.seconds = now_s() - started_;
+  Done done = std::move(done_);  // `done` may destroy this transfer
+  if (done) done(result_);
+}
+
+}  // namespace runara::ssh

@@ -1,0 +1,483 @@
+#include "ssh/ssh_session.hpp"
+
+#include "ssh/ssh_host_key.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace runara::ssh {
+
+namespace {
+
+constexpr double kTickS = 0.25;
+constexpr double kCloseGraceS = 2;
+// Then yield to the loop and come back: other handles (timers, signals, other sessions) get
+// their turn, which bounds the loop's stall while data pours in.
+constexpr int kMaxPumpRounds = 32;
+constexpr uint64_t kMaxPumpNs = 250'000;
+constexpr std::size_t kRecvBudget = 64u << 10;  // socket bytes per step
+
+struct LibInit {
+  LibInit() { libssh2_init(0); }
+};
+
+template <class H>
+void close_and_delete(H* handle) {
+  if (!handle) return;
+  uv_close(reinterpret_cast<uv_handle_t*>(handle), [](uv_handle_t* h) { delete reinterpret_cast<H*>(h); });
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
+bool is_auth_failure(int rc) {
+  return rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED;
+}
+
+// The link failed (worth another attempt), as opposed to a local problem such as a key that
+// does not parse, which no retry can fix.
+bool is_network_error(int rc) {
+  return rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_RECV || rc == LIBSSH2_ERROR_SOCKET_DISCONNECT ||
+         rc == LIBSSH2_ERROR_SOCKET_TIMEOUT || rc == LIBSSH2_ERROR_TIMEOUT;
+}
+
+}  // namespace
+
+// libuv handles live apart from the session: their close callbacks run after it is gone.
+struct SshSession::Handles {
+  uv_poll_t* poll = nullptr;  // one per connection attempt (a poll handle is bound to its fd)
+  uv_timer_t* tick = new uv_timer_t;
+  uv_timer_t* retry = new uv_timer_t;
+  // "Come back next iteration": an idle handle, not a 0 ms timer, which libuv 1.44 would run
+  // again within the same iteration, so a busy session would never let the loop go on.
+  uv_idle_t* kick = new uv_idle_t;
+};
+
+// libssh2's socket I/O goes through these, to note when the peer last spoke (dead-peer
+// detection) and never to raise SIGPIPE.
+struct SessionIo {
+  static ssize_t recv(libssh2_socket_t fd, void* buf, size_t len, int flags, void** abstract) {
+    auto* self = static_cast<SshSession*>(*abstract);
+    // libssh2 drains the socket while it can (and opens a channel's window wide), so against
+    // a fast sender one read call could run for a long time: past the step's budget, "would
+    // block"; the socket stays readable, so the loop comes back to it after other work.
+    if (self->recv_budget_ == 0) return -EAGAIN;
+    const ssize_t n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
+    if (n < 0) return -errno;
+    if (n > 0) {
+      self->recv_budget_ -= static_cast<std::size_t>(n);
+      self->last_recv_ = self->now();
+    }
+    return n;
+  }
+  static ssize_t send(libssh2_socket_t fd, const void* buf, size_t len, int flags, void**) {
+    const ssize_t n = ::send(fd, buf, len, flags | MSG_NOSIGNAL);
+    return n < 0 ? -errno : n;
+  }
+};
+
+SshSession::SshSession(uv_loop_t* loop, SessionOptions options)
+    : loop_(loop), options_(std::move(options)), handles_(new Handles) {
+  static LibInit once;
+  for (uv_timer_t* t : {handles_->tick, handles_->retry}) {
+    uv_timer_init(loop_, t);
+    t->data = this;
+  }
+  uv_idle_init(loop_, handles_->kick);
+  handles_->kick->data = this;
+}
+
+SshSession::~SshSession() {
+  *alive_ = false;
+  cut();
+  notify_lost("the SSH session to " + where() + " was destroyed");
+  drop_connection();
+  close_and_delete(handles_->tick);
+  close_and_delete(handles_->retry);
+  close_and_delete(handles_->kick);
+  delete handles_;
+}
+
+std::string SshSession::where() const {
+  const bool v6 = options_.address.find(':') != std::string::npos;
+  return options_.user + "@" + (v6 ? "[" + options_.address + "]" : options_.address) + ":" +
+         std::to_string(options_.port);
+}
+
+double SshSession::now() const { return static_cast<double>(uv_now(loop_)) / 1000.0; }
+
+std::string SshSession::last_error() const {
+  if (!session_) return "no session";
+  char* msg = nullptr;
+  int len = 0;
+  libssh2_session_last_error(session_, &msg, &len, 0);
+  return msg ? std::string(msg, static_cast<std::size_t>(len)) : "unknown error";
+}
+
+// --- connecting ---
+
+void SshSession::connect(Done done) {
+  if (state_ != State::Idle) {
+    done("connect: the SSH session to " + where() + " was already started");
+    return;
+  }
+  done_ = std::move(done);
+  if (!options_.accept_host_key) {
+    state_ = State::Failed;
+    error_ = "connect: no host key check was given for " + where();
+    done_(error_);
+    return;
+  }
+  deadline_ = now() + options_.connect_timeout_s;
+  uv_timer_start(handles_->tick, [](uv_timer_t* t) { static_cast<SshSession*>(t->data)->tick(); },
+                 static_cast<uint64_t>(kTickS * 1000), static_cast<uint64_t>(kTickS * 1000));
+  start_attempt();
+}
+
+void SshSession::start_attempt() {
+  ++attempts_;
+  state_ = State::Connecting;
+  phase_ = Phase::Tcp;
+  attempt_deadline_ = std::min(deadline_, now() + options_.attempt_timeout_s);
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  if (inet_pton(AF_INET, options_.address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(options_.port));
+    len = sizeof *v4;
+  } else if (inet_pton(AF_INET6, options_.address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(options_.port));
+    len = sizeof *v6;
+  } else {
+    attempt_failed("'" + options_.address + "' is not a numeric IPv4 or IPv6 address", false);
+    return;
+  }
+  fd_ = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) {
+    attempt_failed("socket: " + errno_text(errno), true);
+    return;
+  }
+  const int one = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
+    attempt_failed("TCP connect: " + errno_text(errno), true);
+    return;
+  }
+  handles_->poll = new uv_poll_t;
+  uv_poll_init_socket(loop_, handles_->poll, fd_);
+  handles_->poll->data = this;
+  rearm();
+}
+
+void SshSession::tcp_connected() {
+  int err = 0;
+  socklen_t len = sizeof err;
+  ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) {
+    attempt_failed("TCP connect: " + errno_text(err), true);
+    return;
+  }
+  session_ = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
+  if (!session_) {
+    attempt_failed("libssh2 could not make a session", false);
+    return;
+  }
+  libssh2_session_set_blocking(session_, 0);
+  libssh2_session_callback_set(session_, LIBSSH2_CALLBACK_RECV, reinterpret_cast<void*>(&SessionIo::recv));
+  libssh2_session_callback_set(session_, LIBSSH2_CALLBACK_SEND, reinterpret_cast<void*>(&SessionIo::send));
+  last_recv_ = now();
+  phase_ = Phase::Handshake;
+  step_connect();
+}
+
+void SshSession::step_connect() {
+  if (phase_ == Phase::Handshake) {
+    const int rc = libssh2_session_handshake(session_, fd_);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return rearm();
+    if (rc != 0) return attempt_failed("SSH handshake: " + last_error(), true);
+    const HostKey key = read_host_key(session_);
+    if (!options_.accept_host_key(key))
+      return attempt_failed("the host key " + key.fingerprint + " (" + key.type + ") was refused", false);
+    phase_ = Phase::Auth;
+  }
+  if (phase_ != Phase::Auth) return;
+  const std::string& user = options_.user;
+  const unsigned user_len = static_cast<unsigned>(user.size());
+  const char* pass = options_.passphrase.empty() ? nullptr : options_.passphrase.c_str();
+  const int rc = options_.private_key.empty()
+                     ? libssh2_userauth_publickey_fromfile_ex(session_, user.c_str(), user_len, nullptr,
+                                                              options_.private_key_path.c_str(), pass)
+                     : libssh2_userauth_publickey_frommemory(session_, user.c_str(), user_len, nullptr, 0,
+                                                             options_.private_key.data(),
+                                                             options_.private_key.size(), pass);
+  if (rc == LIBSSH2_ERROR_EAGAIN) return rearm();
+  if (rc == 0) return become_ready();
+  if (is_auth_failure(rc))
+    return attempt_failed("the server refused the key for user '" + user + "' (public-key authentication failed)",
+                          options_.retry_auth_failure);
+  if (is_network_error(rc)) return attempt_failed("authentication: " + last_error(), true);
+  attempt_failed("the private key could not be used (unreadable, unsupported or wrong passphrase: " + last_error() +
+                     ")",
+                 false);
+}
+
+void SshSession::attempt_failed(const std::string& why, bool retryable) {
+  last_attempt_error_ = why;
+  drop_connection();
+  phase_ = Phase::None;
+  const double backoff = std::min(5.0, 0.25 * std::pow(2.0, std::min(attempts_, 8) - 1));
+  if (!retryable || now() + backoff >= deadline_) {
+    state_ = State::Failed;
+    error_ = "cannot connect to " + where() + ": " + why;
+    if (retryable)
+      error_ += " (gave up after " + std::to_string(attempts_) + " attempt" + (attempts_ == 1 ? "" : "s") +
+                " within " + seconds_text(options_.connect_timeout_s) + " s)";
+    uv_timer_stop(handles_->tick);
+    Done done = std::move(done_);
+    if (done) done(error_);
+    return;
+  }
+  state_ = State::Waiting;
+  if (options_.on_retry) {
+    auto alive = alive_;
+    options_.on_retry("waiting for SSH on " + where() + " (attempt " + std::to_string(attempts_) + ": " + why + ")");
+    if (!*alive || state_ != State::Waiting) return;
+  }
+  uv_timer_start(handles_->retry, [](uv_timer_t* t) { static_cast<SshSession*>(t->data)->start_attempt(); },
+                 static_cast<uint64_t>(backoff * 1000), 0);
+}
+
+void SshSession::become_ready() {
+  state_ = State::Ready;
+  phase_ = Phase::None;
+  if (options_.keepalive_s > 0)
+    libssh2_keepalive_config(session_, 1, static_cast<unsigned>(std::max(1.0, options_.keepalive_s)));
+  rearm();
+  Done done = std::move(done_);
+  if (done) done("");
+}
+
+// --- driving ---
+
+void SshSession::on_socket(int status, int events) {
+  if (status < 0 && state_ == State::Ready) return lose("socket error: " + std::string(uv_strerror(status)));
+  if (state_ == State::Connecting) {
+    if (phase_ == Phase::Tcp) {
+      if (status < 0 || (events & UV_WRITABLE)) tcp_connected();
+      return;
+    }
+    return step_connect();
+  }
+  pump();
+}
+
+void SshSession::pump() {
+  if (state_ == State::Closing) {
+    const int rc = libssh2_session_disconnect(session_, "closed by runara");
+    if (rc == LIBSSH2_ERROR_EAGAIN) return rearm();
+    return finish_close();
+  }
+  if (state_ != State::Ready) return;
+  auto alive = alive_;
+  const uint64_t started = uv_hrtime();
+  for (int round = 0; round < kMaxPumpRounds && uv_hrtime() - started < kMaxPumpNs; ++round) {
+    bool progressed = false;
+    std::vector<std::uint64_t> ids;
+    for (const auto& entry : steppers_) ids.push_back(entry.first);
+    for (std::uint64_t id : ids) {
+      const auto it = steppers_.find(id);  // an earlier step may have detached (or destroyed) it
+      if (it == steppers_.end()) continue;
+      recv_budget_ = kRecvBudget;
+      const bool did = it->second->step() == Stepper::Step::Progress;
+      if (!*alive) return;
+      recv_budget_ = kNoBudget;
+      if (did) progressed = true;
+      if (state_ != State::Ready) return;
+    }
+    if (!progressed) return rearm();
+  }
+  rearm();
+  wake();  // still busy: let other loop work run first, then continue
+}
+
+void SshSession::rearm() {
+  if (!handles_->poll || fd_ < 0) return;
+  int events = UV_READABLE;
+  if (phase_ == Phase::Tcp && state_ == State::Connecting) events = UV_WRITABLE;
+  else if (session_ && (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND))
+    events |= UV_WRITABLE;
+  uv_poll_start(handles_->poll, events, [](uv_poll_t* p, int status, int ev) {
+    static_cast<SshSession*>(p->data)->on_socket(status, ev);
+  });
+}
+
+void SshSession::wake() {
+  if (state_ != State::Ready) return;
+  uv_idle_start(handles_->kick, [](uv_idle_t* h) {
+    uv_idle_stop(h);
+    static_cast<SshSession*>(h->data)->pump();
+  });
+}
+
+void SshSession::tick() {
+  const double t = now();
+  if (state_ == State::Connecting && t >= attempt_deadline_) {
+    static const char* const kPhase[] = {"", "TCP connect", "SSH handshake", "authentication"};
+    return attempt_failed(std::string(kPhase[static_cast<int>(phase_)]) + ": no answer within " +
+                              seconds_text(options_.attempt_timeout_s) + " s",
+                          true);
+  }
+  if (state_ == State::Closing && t >= close_deadline_) return finish_close();
+  if (state_ != State::Ready) return;
+  if (options_.keepalive_s > 0) {
+    if (t - last_recv_ > 3 * options_.keepalive_s + 1)
+      return lose("no answer from the host for " + std::to_string(static_cast<int>(t - last_recv_)) +
+                  " s (keepalives unanswered)");
+    int next = 0;
+    const int rc = libssh2_keepalive_send(session_, &next);
+    if (rc < 0 && rc != LIBSSH2_ERROR_EAGAIN && fatal(rc)) return;
+  }
+  pump();  // steppers check their own deadlines
+}
+
+// --- failing and closing ---
+
+bool SshSession::fatal(int rc) {
+  switch (rc) {
+    case LIBSSH2_ERROR_SOCKET_SEND:
+    case LIBSSH2_ERROR_SOCKET_RECV:
+    case LIBSSH2_ERROR_SOCKET_DISCONNECT:
+    case LIBSSH2_ERROR_SOCKET_TIMEOUT:
+    case LIBSSH2_ERROR_TIMEOUT:
+    case LIBSSH2_ERROR_KEX_FAILURE:
+    case LIBSSH2_ERROR_DECRYPT:
+    case LIBSSH2_ERROR_PROTO:
+    case LIBSSH2_ERROR_BAD_USE:
+    case LIBSSH2_ERROR_INVALID_MAC:
+      lose(last_error());
+      return true;
+    default:
+      return false;
+  }
+}
+
+void SshSession::lose(const std::string& why) {
+  if (state_ != State::Ready) return;
+  state_ = State::Failed;
+  error_ = "the SSH connection to " + where() + " was lost: " + why;
+  uv_timer_stop(handles_->tick);
+  cut();
+  auto alive = alive_;
+  notify_lost(error_);
+  if (*alive) drop_connection();
+}
+
+// Shuts the socket down: from here on every libssh2 call fails at once instead of asking to be
+// retried, so steppers told lost() can free their handles without blocking or waiting.
+void SshSession::cut() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
+// Steppers must not call the session from lost(), so telling the rest goes on safely even if
+// one of them destroyed the session.
+void SshSession::notify_lost(const std::string& why) {
+  open_turn_ = 0;
+  std::map<std::uint64_t, Stepper*> told;
+  told.swap(steppers_);
+  for (auto& entry : told) entry.second->lost(why);
+}
+
+void SshSession::close(Done done) {
+  if (state_ != State::Ready) {
+    cut();
+    notify_lost("the SSH session to " + where() + " was closed");
+    drop_connection();
+    uv_timer_stop(handles_->tick);
+    uv_timer_stop(handles_->retry);
+    if (state_ != State::Failed) state_ = State::Closed;
+    Done connect_done = std::move(done_);
+    auto alive = alive_;
+    if (connect_done) connect_done("connect: the SSH session to " + where() + " was closed before it was ready");
+    if (*alive && done) done("");
+    return;
+  }
+  close_done_ = std::move(done);
+  state_ = State::Closing;  // steppers stay attached (not stepped) until the disconnect is sent
+  close_deadline_ = now() + kCloseGraceS;
+  pump();
+}
+
+void SshSession::finish_close() {
+  uv_timer_stop(handles_->tick);
+  state_ = State::Closed;
+  cut();
+  auto alive = alive_;
+  notify_lost("the SSH session to " + where() + " was closed");
+  if (!*alive) return;
+  drop_connection();
+  Done done = std::move(close_done_);
+  if (done) done("");
+}
+
+// Frees libssh2 without waiting on the peer: with the socket shut down, every send fails at
+// once instead of asking to be retried, so libssh2_session_free cannot stall.
+void SshSession::drop_connection() {
+  if (handles_->poll) {
+    uv_poll_stop(handles_->poll);
+    close_and_delete(handles_->poll);
+    handles_->poll = nullptr;
+  }
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  if (session_) {
+    for (int i = 0; i < 100 && libssh2_session_free(session_) == LIBSSH2_ERROR_EAGAIN; ++i) {
+    }
+    session_ = nullptr;
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::uint64_t SshSession::attach(Stepper* stepper) {
+  const std::uint64_t id = next_id_++;
+  steppers_[id] = stepper;
+  wake();
+  return id;
+}
+
+void SshSession::detach(std::uint64_t id) {
+  steppers_.erase(id);
+  release_open_turn(id);
+}
+
+bool SshSession::take_open_turn(std::uint64_t id) {
+  if (open_turn_ == 0) open_turn_ = id;
+  return open_turn_ == id;
+}
+
+void SshSession::release_open_turn(std::uint64_t id) {
+  if (open_turn_ != id) return;
+  open_turn_ = 0;
+  wake();  // the others waiting for the turn
+}
+
+}  // namespace runara::ssh

@@ -1,0 +1,145 @@
+// One SSH connection (libssh2, non-blocking) on a libuv loop: TCP connect to a numeric address,
+// handshake, host key check by the caller, public-key auth, keepalive, close. Connecting retries
+// with backoff until `connect_timeout_s` (a freshly booted machine refuses SSH for a minute) and
+// then fails with the last error. Channels (ssh_exec, and later SFTP and tunnels) ride on a Ready
+// session as Steppers: the session runs their step() whenever the socket may have progressed.
+//
+// Contract. Threading: every call, and every callback, on the loop's thread; nothing blocks:
+// the socket is polled with uv_poll in the directions libssh2_session_block_directions names,
+// and a 250 ms tick enforces deadlines, keepalives and dead-peer detection (no reply for
+// 3 keepalive intervals), so a dead or silent host never stalls the loop or teardown.
+// Ownership: the caller owns the session; it must outlive nothing, since destroying it (even
+// from inside one of its callbacks or a Stepper's) tells every attached Stepper lost() and frees
+// libssh2 without waiting on the network. close() is the polite end (SSH disconnect, 2 s at most).
+// Errors are sentences naming the host and the phase; they never contain key material.
+// Must not call: anything that blocks, Lua (engines stay free of it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <libssh2.h>
+
+typedef struct uv_loop_s uv_loop_t;
+typedef struct uv_poll_s uv_poll_t;
+typedef struct uv_timer_s uv_timer_t;
+
+namespace runara::ssh {
+
+struct HostKey {
+  std::string fingerprint;  // "SHA256:<base64, no padding>", as `ssh-keygen -l` prints it
+  std::string type;         // "ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa", ...
+  std::string blob;         // the raw public key, for known_hosts / pinning
+};
+
+struct SessionOptions {
+  std::string address;  // numeric IPv4 or IPv6: name resolution belongs to the caller
+  int port = 22;
+  std::string user = "root";
+  std::string private_key;       // an OpenSSH or PEM private key in memory, or else
+  std::string private_key_path;  // a file holding one
+  std::string passphrase;        // for an encrypted key
+  double connect_timeout_s = 600;  // keep retrying until this much time has passed
+  double attempt_timeout_s = 15;   // one attempt: TCP connect, handshake, auth
+  double keepalive_s = 15;         // 0: none (and no dead-peer detection)
+  bool retry_auth_failure = false;  // a booting machine may run sshd before its key is installed
+  // Decides on the server's key (pinning, known_hosts): true accepts. Required.
+  std::function<bool(const HostKey&)> accept_host_key;
+  // Optional: told each time an attempt failed and another will follow (what is awaited).
+  std::function<void(const std::string& status)> on_retry;
+};
+
+// A channel, transfer or tunnel riding on the session.
+class Stepper {
+ public:
+  enum class Step { Blocked, Progress };
+  virtual ~Stepper() = default;
+  // Advance as far as possible without blocking. Progress: did something (the session asks
+  // again, since libssh2 may have buffered data for it while serving another channel).
+  virtual Step step() = 0;
+  // The session is gone (lost, closed or destroyed) and has already forgotten this stepper.
+  // The socket is already shut down, so freeing this stepper's own libssh2 handles (e.g.
+  // libssh2_sftp_shutdown) fails fast and never waits; call nothing else in libssh2 nor the
+  // session, and finish with `error`. Called from inside step() too, when the step's libssh2
+  // call found the link dead. Channels need no freeing: they go with the session.
+  virtual void lost(const std::string& error) = 0;
+};
+
+class SshSession {
+ public:
+  using Done = std::function<void(const std::string& error)>;  // "" on success
+  enum class State { Idle, Connecting, Waiting, Ready, Closing, Closed, Failed };
+
+  SshSession(uv_loop_t* loop, SessionOptions options);
+  ~SshSession();
+  SshSession(const SshSession&) = delete;
+  SshSession& operator=(const SshSession&) = delete;
+
+  void connect(Done done);  // once; `done` gets "" when Ready or the final error
+  void close(Done done);    // polite disconnect; steppers are told lost("... closed")
+
+  State state() const { return state_; }
+  bool ready() const { return state_ == State::Ready; }
+  const std::string& error() const { return error_; }  // why it failed or was lost
+  std::string where() const;                           // "user@address:port"
+  int attempts() const { return attempts_; }
+
+  // --- for Steppers ---
+  LIBSSH2_SESSION* raw() { return session_; }
+  std::uint64_t attach(Stepper* stepper);  // the id to detach with
+  void detach(std::uint64_t id);
+  void wake();  // run the steppers soon (after queuing new work from outside a step)
+  // libssh2 keeps the state of a channel being opened (session, direct-tcpip, SFTP start-up) in
+  // the session, not in the channel: one stepper at a time may be opening. True when `id` holds
+  // the turn (or just got it); release it once the open finished (detach releases too).
+  bool take_open_turn(std::uint64_t id);
+  void release_open_turn(std::uint64_t id);
+  // libssh2 returned `rc` (< 0, not EAGAIN) on this session: if it means the connection is
+  // gone, fail the session (every stepper is told lost) and return true.
+  bool fatal(int rc);
+  std::string last_error() const;  // libssh2's message for the last error
+
+ private:
+  struct Handles;
+  void start_attempt();
+  void on_socket(int status, int events);
+  void tcp_connected();
+  void step_connect();
+  void attempt_failed(const std::string& why, bool retryable);
+  void become_ready();
+  void pump();
+  void rearm();
+  void tick();
+  void lose(const std::string& why);
+  void cut();
+  void drop_connection();
+  void finish_close();
+  void notify_lost(const std::string& why);
+  double now() const;
+
+  uv_loop_t* loop_;
+  SessionOptions options_;
+  State state_ = State::Idle;
+  enum class Phase { None, Tcp, Handshake, Auth } phase_ = Phase::None;
+  Handles* handles_;  // libuv handles; freed by their close callbacks, so they may outlive us
+  LIBSSH2_SESSION* session_ = nullptr;
+  int fd_ = -1;
+  Done done_, close_done_;
+  std::string error_, last_attempt_error_;
+  int attempts_ = 0;
+  double deadline_ = 0, attempt_deadline_ = 0, close_deadline_ = 0, last_recv_ = 0;
+  std::map<std::uint64_t, Stepper*> steppers_;
+  std::uint64_t next_id_ = 1;
+  std::uint64_t open_turn_ = 0;
+  static constexpr std::size_t kNoBudget = ~std::size_t{0};
+  std::size_t recv_budget_ = kNoBudget;  // socket bytes a step may still read  // the stepper opening a channel now, 0: none
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  friend struct SessionIo;
+};
+
+}  // namespace runara::ssh
