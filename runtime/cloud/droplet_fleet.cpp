@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <regex>
 
+#include "cloud/droplet_names.hpp"
 #include "run_output.hpp"
 #include "watchdog.hpp"
 
@@ -128,15 +128,21 @@ void DropletFleet::account(JsonDone done) {
   });
 }
 
-std::string DropletFleet::validate(const CreateRequest& request, double& price) {
-  static const std::regex name_pattern("^[a-zA-Z0-9]?[a-z0-9A-Z.\\-]*[a-z0-9A-Z]$");
-  static const std::regex tag_pattern("^[a-zA-Z0-9_\\-\\:]+$");
-  if (!request.name.empty() && !std::regex_match(request.name, name_pattern)) {
-    return "name '" + request.name + "' is not a valid droplet name (letters, digits, '.' and '-'; no underscores)";
+std::string DropletFleet::validate_names(const CreateRequest& request) const {
+  // runara appends "-<run id>-<n>" to the name; the whole must fit DigitalOcean's limit.
+  const std::size_t suffix = 2 + run_id_.size() + 10;
+  if (!request.name.empty()) {
+    if (std::string error = droplet_name_error(request.name, kMaxDropletNameLength - suffix); !error.empty()) {
+      return "droplet.create: " + error;
+    }
   }
   for (const auto& tag : request.tags) {
-    if (!std::regex_match(tag, tag_pattern)) return "tag '" + tag + "' is not valid (letters, digits, '_', '-', ':')";
+    if (std::string error = tag_error(tag); !error.empty()) return "droplet.create: option 'tags': " + error;
   }
+  return {};
+}
+
+std::string DropletFleet::validate(const CreateRequest& request, double& price) {
   if (auto assumed = options_.assumed_prices.find(request.size); assumed != options_.assumed_prices.end()) {
     price = assumed->second;
     return {};
@@ -178,6 +184,7 @@ bool DropletFleet::ensure_guardian(std::string& error) {
 
 void DropletFleet::create(CreateRequest request, MachineDone done) {
   if (stopping_) return done("the run is ending", nullptr);
+  if (std::string invalid = validate_names(request); !invalid.empty()) return done(invalid, nullptr);
   if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
   with_sizes([this, request = std::move(request), done](std::string error) mutable {
     // The run may have ended while the catalogue was fetched: teardown has started (or is

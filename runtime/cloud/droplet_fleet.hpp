@@ -73,6 +73,7 @@ class DropletFleet {
  private:
   struct Creation;
   void with_sizes(std::function<void(std::string)> then);
+  std::string validate_names(const CreateRequest& request) const;  // before anything is sent
   std::string validate(const CreateRequest& request, double& price);
   void send_create(std::shared_ptr<Creation> creation);
   void reconcile(std::shared_ptr<Creation> creation, std::string why);

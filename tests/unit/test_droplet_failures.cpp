@@ -579,6 +579,14 @@ TEST_CASE("droplet: bad input is refused with the option named, and nothing is s
   check_case("tags not a list", {"droplet.create", "'tags' must be a list of strings"});
   check_case("ssh_keys not strings", {"droplet.create", "'ssh_keys' must be a list of strings"});
   check_case("bad tag", {"tag 'no spaces allowed'"});
+  // Hostile lengths get an error, not a crash (std::regex recursed per character: SIGSEGV).
+  check_case("huge name", {"droplet.create", "(50000 characters)", "too long", "at most"});
+  check_case("huge tag", {"droplet.create", "option 'tags'", "(50000 characters)", "at most 255"});
+  check_case("long tag", {"option 'tags'", "at most 255"});
+  check_case("long name", {"name 'nnnn", "too long"});
+  check_case("reserved tag", {"option 'tags'", "tag 'runara:run-OTHER' is reserved"});
+  check_case("name ends in a dash", {"name 'web-'", "end in a letter or digit"});
+  CHECK(r.out.size() < 20000);  // errors quote a prefix of hostile input, not all of it
   check_case("options not a table", {"droplet.create", "must be a table"});
   check_case("no options", {"droplet.create", "must be a table"});
   check_case("sizes option", {"droplet.sizes", "'cpu'"});
