@@ -1,10 +1,14 @@
 // Droplet names and tags a script passes, checked with DigitalOcean's rules and without
-// std::regex (which recursed per character: a 50,000-character name was a SIGSEGV).
+// std::regex (which recursed per character: a 50,000-character name was a SIGSEGV); and the
+// ownership checks made on the API's answers before anything is destroyed.
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cloud/droplet_names.hpp"
+#include "cloud/ownership.hpp"
 
 using runara::droplet_name_error;
 using runara::tag_error;
@@ -48,4 +52,18 @@ TEST_CASE("tags: letters, digits, _ - :, at most 255, runara: reserved", "[dropl
   CHECK(huge.size() < 300);
   CHECK(contains(tag_error("runara:run-OTHER"), "reserved"));
   CHECK(contains(tag_error("runara:"), "reserved"));
+}
+
+TEST_CASE("ownership: a droplet needs the run's tag; a key its recorded name and fingerprint", "[droplet_names]") {
+  using nlohmann::json;
+  const std::string tag = "runara:run-ab12cd34";
+  CHECK(runara::droplet_ownership_error(json{{"tags", {"runara", tag}}}, tag).empty());
+  CHECK_FALSE(runara::droplet_ownership_error(json{{"tags", json::array()}}, tag).empty());
+  CHECK_FALSE(runara::droplet_ownership_error(json{{"tags", {"runara", "runara:run-other"}}}, tag).empty());
+  CHECK_FALSE(runara::droplet_ownership_error(json{{"tags", "runara:run-ab12cd34"}}, tag).empty());
+  CHECK_FALSE(runara::droplet_ownership_error(json(), tag).empty());
+  const json key = {{"name", "runara-ab12cd34"}, {"fingerprint", "3b:16:bf"}};
+  CHECK(runara::key_ownership_error(key, "runara-ab12cd34", "3b:16:bf").empty());
+  CHECK_FALSE(runara::key_ownership_error(key, "runara-ab12cd34", "3b:16:00").empty());
+  CHECK_FALSE(runara::key_ownership_error(key, "someone-else", "3b:16:bf").empty());
 }
