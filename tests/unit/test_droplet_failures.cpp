@@ -475,12 +475,21 @@ TEST_CASE("droplet: the API unreachable during teardown is reported, kept in the
   for (std::int64_t id : ids) CHECK(contains(loud, std::to_string(id)));
   CHECK(cloud.fake.live_droplets() == 2);
 
-  // The ledger still holds both (no token: `runara ls` reads only the ledger, no API call).
+  // The ledger still holds both. Without a token `runara ls` shows the ledger's word but says
+  // it could not check, and fails: no all-clear from a stale ledger.
   const ChildResult ls = cloud.command({"ls"}, {{"DIGITALOCEAN_TOKEN", ""}});
   INFO("runara ls: " << ls.out << ls.err);
-  CHECK(ls.exit_code == 0);
+  CHECK(ls.exit_code == 1);
+  CHECK(contains(ls.err, "could not check"));
   for (std::int64_t id : ids) CHECK(contains(ls.out, std::to_string(id)));
   CHECK(contains(ls.out, run_id));
+  CHECK(contains(ls.out, "unchecked"));
+  // The API still unreachable: the same, without waiting long.
+  const ChildResult ls_down = cloud.command({"ls"});
+  INFO("runara ls (API down): " << ls_down.out << ls_down.err);
+  CHECK(ls_down.exit_code == 1);
+  CHECK(contains(ls_down.err, "could not reach the API"));
+  CHECK_FALSE(contains(ls_down.out, "no machines left"));
 
   // Back online: the guardian (trying in the background) or `runara reap` destroys them.
   cloud.fake.set_unreachable(false);
@@ -491,7 +500,8 @@ TEST_CASE("droplet: the API unreachable during teardown is reported, kept in the
   CHECK(eventually([&] { return cloud.fake.live_droplets() == 0; }, 60));
   CHECK(eventually([&] { return cloud.fake.existing_droplets() == 0; }, 30));
   CHECK(cloud.fake.creates() == 2);
-  const ChildResult after = cloud.command({"ls"}, {{"DIGITALOCEAN_TOKEN", ""}});
+  const ChildResult after = cloud.command({"ls"});
+  CHECK(after.exit_code == 0);
   CHECK(contains(after.out, "no machines left"));
   cloud.check_no_token(r);
   cloud.check_no_token(reap);
