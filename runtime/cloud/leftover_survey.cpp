@@ -106,7 +106,9 @@ Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession*
   if (s.error.empty()) {
     const DoResult list = api->list_droplets("runara");
     if (!list.ok) s.error = "could not list the account's runara droplets (" + list.error + ")";
-    for (const auto& d : list.body.value("droplets", nlohmann::json::array())) listed[d.value("id", std::int64_t{0})] = d;
+    for (const auto& d : list.body.value("droplets", nlohmann::json::array())) {
+      listed[d.value("id", std::int64_t{0})] = d;
+    }
   }
   std::set<std::int64_t> in_ledger;
   for (const auto& e : ledger.pending_at(s.api_base)) {

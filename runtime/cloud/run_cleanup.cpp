@@ -12,7 +12,9 @@ namespace runara {
 namespace {
 double unix_now() { return static_cast<double>(std::time(nullptr)); }
 
-bool has_tag(const nlohmann::json& droplet, const std::string& tag) { return droplet_ownership_error(droplet, tag).empty(); }
+bool has_tag(const nlohmann::json& droplet, const std::string& tag) {
+  return droplet_ownership_error(droplet, tag).empty();
+}
 
 std::string row_text(const LedgerEntry& e) {
   return (e.droplet_id ? std::to_string(*e.droplet_id) : std::string("(no id)")) + " (" + e.name + ")";
