@@ -4,9 +4,12 @@
 // died with its guardian would have left it; `runara` runs as a child process.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <ctime>
 #include <map>
 #include <string>
@@ -233,4 +236,55 @@ TEST_CASE("ls: never an all-clear it could not check; --json has the API's answe
     CHECK(ls.exit_code == 0);
     CHECK(contains(ls.out, "no machines left by runara runs at " + b.base_url()));
   }
+}
+
+TEST_CASE("guardian: an inherited ledger id without the run's tag survives the cleanup after a SIGKILL",
+          "[reap][droplet]") {
+  runara::sim::FakeDigitalOcean fake(fake_config("account-b"));
+  fake.start();
+  DeadRun state;  // only its folder and environment: the run here is alive until killed
+  const std::map<std::string, std::string> env{{"RUNARA_DO_API_URL", fake.base_url()},
+                                               {"DIGITALOCEAN_TOKEN", kToken},
+                                               {"DIGITALOCEAN_ACCESS_TOKEN", ""},
+                                               {"XDG_CONFIG_HOME", "/nonexistent"},
+                                               {"RUNARA_STATE_DIR", state.state_dir},
+                                               {"RUNARA_POLL_S", "0.1"}};
+  runara::test::ChildProcess child({RUNARA_BINARY, "--out", state.state_dir + "/../out",
+                                    std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/droplet_create.lua", "sleep=300"},
+                                   env);
+  REQUIRE(child.wait_for_output("ALL ACTIVE 1", 30));
+  const std::string out = child.out_so_far();
+  const auto run_at = out.find("RUN ");
+  REQUIRE(run_at != std::string::npos);
+  const std::string run_id = out.substr(run_at + 4, 8);
+  // Someone else's droplet, and a ledger row of this run that (wrongly) names its id.
+  const std::int64_t stranger = create_droplet(fake, "web-1", nlohmann::json::array());
+  {
+    runara::Ledger ledger(state.state_dir);
+    const std::string name = "runara-" + run_id + "-99";
+    ledger.record_intent({run_id, name, "runara:run-" + run_id, fake.base_url(), "account-b", 0, "s-1vcpu-1gb", "nyc3"});
+    ledger.record_id(name, stranger);
+  }
+  child.signal(SIGKILL);
+  child.wait(10);
+  // The guardian destroys the run's own droplet, and leaves the stranger alone.
+  bool own_gone = false;
+  for (int i = 0; i < 300 && !own_gone; ++i) {
+    own_gone = fake.live_droplets() == 1;
+    if (!own_gone) usleep(100000);
+  }
+  CHECK(own_gone);
+  CHECK(exists(fake, stranger));
+  std::string log;
+  for (int i = 0; i < 100; ++i) {
+    log = [&] {
+      std::ifstream in(state.state_dir + "/guardian-" + run_id + ".log");
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    if (contains(log, "NOT TOUCHED")) break;
+    usleep(100000);
+  }
+  INFO("guardian log: " << log);
+  CHECK(contains(log, "NOT TOUCHED"));
+  CHECK(contains(log, "does not carry the tag runara:run-" + run_id));
 }
