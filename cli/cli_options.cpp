@@ -70,9 +70,10 @@ Other:
   --version               print the version
 
 Cleaning up:
-  runara ls               machines earlier runs left (ledger and account tags)
+  runara ls [--json]      machines earlier runs left at this API, as the API sees them
+                          (exit 1 when it could not check)
   runara reap [--run ID] [--older-than DURATION] [--yes]
-                          destroy them
+                          destroy them (only droplets tagged runara:run-ID)
 Fakes, for tests and rehearsals:
   runara serve-fake-do    a fake DigitalOcean API on loopback
   runara serve-fake-llm   a fake OpenAI-compatible streaming LLM server

@@ -7,6 +7,7 @@
 #include "cloud/do_client.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "cloud/guardian.hpp"
+#include "cloud/ledger.hpp"
 #include "cloud/reaper.hpp"
 #include "fake_do_command.hpp"
 #include "fake_llm_command.hpp"
@@ -16,11 +17,15 @@ namespace runara::cli {
 namespace {
 
 const char* const kReapUsage =
-    "usage: runara ls\n"
+    "usage: runara ls [--json]\n"
     "       runara reap [--run ID] [--older-than DURATION] [--yes]\n"
     "  DURATION: seconds, or a number with s, m, h or d (e.g. 90m, 2h)\n"
     "  The ledger is in $RUNARA_STATE_DIR (default ~/.local/state/runara); the account is searched\n"
-    "  with DIGITALOCEAN_TOKEN at $RUNARA_DO_API_URL (default https://api.digitalocean.com).\n";
+    "  with DIGITALOCEAN_TOKEN at $RUNARA_DO_API_URL (default https://api.digitalocean.com).\n"
+    "  Both act only on machines recorded at that API and the token's account, show the API's\n"
+    "  answer, and exit 1 when they could not check (no token, token refused, API unreachable).\n"
+    "  reap deletes only droplets carrying their run's tag runara:run-<id>; others are reported.\n"
+    "  --json: ls as one JSON object (see docs/cli.md)\n";
 
 int reap_command(int argc, char** argv, bool reap) {
   ReapOptions options;
@@ -34,6 +39,8 @@ int reap_command(int argc, char** argv, bool reap) {
         std::fprintf(stderr, "runara reap: --older-than expects a duration like 90m or 2h, got '%s'\n", argv[i]);
         return 2;
       }
+    } else if (!reap && a == "--json") {
+      options.json = true;
     } else if (reap && a == "--yes") {
       options.yes = true;
     } else if (a == "-h" || a == "--help") {
@@ -46,7 +53,7 @@ int reap_command(int argc, char** argv, bool reap) {
   }
   options.state_dir = default_state_dir();
   const char* api = std::getenv("RUNARA_DO_API_URL");
-  options.api_base = api && *api ? api : DoClient::kDefaultApiBase;
+  options.api_base = normalized_api_base(api && *api ? api : DoClient::kDefaultApiBase);
   options.token = load_do_token().value_or("");
   try {
     return reap ? reap_leftovers(options) : list_leftovers(options);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <regex>
 
+#include "cloud/droplet_names.hpp"
 #include "run_output.hpp"
 #include "watchdog.hpp"
 
@@ -108,11 +108,28 @@ void DropletFleet::with_sizes(std::function<void(std::string)> then) {
   if (sizes_) return then({});
   sizes_waiters_.push_back(std::move(then));
   if (sizes_waiters_.size() > 1) return;
+  with_account([](std::string) {});  // fetched alongside, so a create adds no request of its own
   client_->list_sizes([this](DoResult result) {
     if (result.ok) sizes_ = result.body.value("sizes", nlohmann::json::array());
     auto waiters = std::move(sizes_waiters_);
     sizes_waiters_.clear();
     for (auto& waiter : waiters) waiter(result.ok ? "" : result.error);
+  });
+}
+
+// The ledger records each droplet's account, so that `runara reap` with another token never
+// acts on it; no create is sent without knowing it.
+void DropletFleet::with_account(std::function<void(std::string)> then) {
+  if (!account_uuid_.empty()) return then({});
+  account_waiters_.push_back(std::move(then));
+  if (account_waiters_.size() > 1) return;
+  client_->get_account([this](DoResult result) {
+    std::string error = result.ok ? "" : result.error;
+    if (result.ok) account_uuid_ = result.body.value("account", nlohmann::json::object()).value("uuid", "");
+    if (result.ok && account_uuid_.empty()) error = "GET /v2/account answered without an account uuid";
+    auto waiters = std::move(account_waiters_);
+    account_waiters_.clear();
+    for (auto& waiter : waiters) waiter(error);
   });
 }
 
@@ -128,15 +145,21 @@ void DropletFleet::account(JsonDone done) {
   });
 }
 
-std::string DropletFleet::validate(const CreateRequest& request, double& price) {
-  static const std::regex name_pattern("^[a-zA-Z0-9]?[a-z0-9A-Z.\\-]*[a-z0-9A-Z]$");
-  static const std::regex tag_pattern("^[a-zA-Z0-9_\\-\\:]+$");
-  if (!request.name.empty() && !std::regex_match(request.name, name_pattern)) {
-    return "name '" + request.name + "' is not a valid droplet name (letters, digits, '.' and '-'; no underscores)";
+std::string DropletFleet::validate_names(const CreateRequest& request) const {
+  // runara appends "-<run id>-<n>" to the name; the whole must fit DigitalOcean's limit.
+  const std::size_t suffix = 2 + run_id_.size() + 10;
+  if (!request.name.empty()) {
+    if (std::string error = droplet_name_error(request.name, kMaxDropletNameLength - suffix); !error.empty()) {
+      return "droplet.create: " + error;
+    }
   }
   for (const auto& tag : request.tags) {
-    if (!std::regex_match(tag, tag_pattern)) return "tag '" + tag + "' is not valid (letters, digits, '_', '-', ':')";
+    if (std::string error = tag_error(tag); !error.empty()) return "droplet.create: option 'tags': " + error;
   }
+  return {};
+}
+
+std::string DropletFleet::validate(const CreateRequest& request, double& price) {
   if (auto assumed = options_.assumed_prices.find(request.size); assumed != options_.assumed_prices.end()) {
     price = assumed->second;
     return {};
@@ -178,45 +201,56 @@ bool DropletFleet::ensure_guardian(std::string& error) {
 
 void DropletFleet::create(CreateRequest request, MachineDone done) {
   if (stopping_) return done("the run is ending", nullptr);
+  if (std::string invalid = validate_names(request); !invalid.empty()) return done(invalid, nullptr);
   if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
-  with_sizes([this, request = std::move(request), done](std::string error) mutable {
-    // The run may have ended while the catalogue was fetched: teardown has started (or is
-    // over), so nothing may be created any more.
-    if (stopping_) return done("the run is ending", nullptr);
-    if (!error.empty() && !options_.assumed_prices.count(request.size)) {
-      return done("cannot check the size against /v2/sizes: " + error, nullptr);
-    }
-    if (!sizes_) sizes_ = nlohmann::json::array();
-    auto creation = std::make_shared<Creation>();
-    if (std::string invalid = validate(request, creation->price); !invalid.empty()) return done(invalid, nullptr);
-    std::vector<RunningMachine> running;
-    for (const auto& [id, m] : machines_) {
-      if (m.destroyed_at == 0) running.push_back({m.price_hourly, m.cost()});
-    }
-    for (int i = 0; i < in_flight_creates_; ++i) {
-      running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
-    }
-    BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
-    if (std::string refusal = check_budget(limits, request.size, creation->price, remaining_s_(), running);
-        !refusal.empty()) {
-      return done(refusal, nullptr);
-    }
-    if (std::string guardian_error; !ensure_guardian(guardian_error)) {
-      return done(guardian_error + "; no machine is created without a guardian", nullptr);
-    }
-    creation->name = (request.name.empty() ? std::string("runara") : request.name) + "-" + run_id_ + "-" +
-                     std::to_string(++counter_);
-    creation->request = std::move(request);
-    creation->done = std::move(done);
-    creation->started = monotonic_seconds();
-    try {
-      ledger_->record_intent({run_id_, creation->name, tag(), api_base_, creation->price,
-                              creation->request.size, creation->request.region});
-    } catch (const std::exception& e) {
-      return creation->done(std::string("cannot record the create in the ledger: ") + e.what(), nullptr);
-    }
-    send_create(creation);
+  with_sizes([this, request = std::move(request), done](std::string sizes_error) mutable {
+    with_account([this, request = std::move(request), done, sizes_error](std::string error) mutable {
+      if (!error.empty() && !stopping_) {
+        return done("cannot read the account behind the token (GET /v2/account): " + error, nullptr);
+      }
+      start_create(std::move(request), sizes_error, std::move(done));
+    });
   });
+}
+
+// From the checks to the POST without a wait: the budget sees every create already in flight.
+void DropletFleet::start_create(CreateRequest request, const std::string& sizes_error, MachineDone done) {
+  // The run may have ended while the catalogue was fetched: teardown has started (or is
+  // over), so nothing may be created any more.
+  if (stopping_) return done("the run is ending", nullptr);
+  if (!sizes_error.empty() && !options_.assumed_prices.count(request.size)) {
+    return done("cannot check the size against /v2/sizes: " + sizes_error, nullptr);
+  }
+  if (!sizes_) sizes_ = nlohmann::json::array();
+  auto creation = std::make_shared<Creation>();
+  if (std::string invalid = validate(request, creation->price); !invalid.empty()) return done(invalid, nullptr);
+  std::vector<RunningMachine> running;
+  for (const auto& [id, m] : machines_) {
+    if (m.destroyed_at == 0) running.push_back({m.price_hourly, m.cost()});
+  }
+  for (int i = 0; i < in_flight_creates_; ++i) {
+    running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
+  }
+  BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
+  if (std::string refusal = check_budget(limits, request.size, creation->price, remaining_s_(), running);
+      !refusal.empty()) {
+    return done(refusal, nullptr);
+  }
+  if (std::string guardian_error; !ensure_guardian(guardian_error)) {
+    return done(guardian_error + "; no machine is created without a guardian", nullptr);
+  }
+  creation->name = (request.name.empty() ? std::string("runara") : request.name) + "-" + run_id_ + "-" +
+                   std::to_string(++counter_);
+  creation->request = std::move(request);
+  creation->done = std::move(done);
+  creation->started = monotonic_seconds();
+  try {
+    ledger_->record_intent({run_id_, creation->name, tag(), api_base_, account_uuid_, creation->price,
+                            creation->request.size, creation->request.region});
+  } catch (const std::exception& e) {
+    return creation->done(std::string("cannot record the create in the ledger: ") + e.what(), nullptr);
+  }
+  send_create(creation);
 }
 
 void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
@@ -420,6 +454,8 @@ void DropletFleet::teardown(std::function<void(std::string)> done) {
   // the machines; the guardian keeps trying after that.
   options.budget_s = kInProcessCleanupS;
   options.unreachable_s = kUnreachableS;
+  options.account = account_uuid_;
+  for (const auto& [id, machine] : machines_) options.own_creates.insert(id);
   cleanup_ = std::make_unique<RunCleanup>(loop_, *client_, *ledger_, run_id_, tag(), options, log_);
   cleanup_->start([this, done](CleanupReport report) {
     for (auto& [id, m] : machines_) {

@@ -73,6 +73,9 @@ class DropletFleet {
  private:
   struct Creation;
   void with_sizes(std::function<void(std::string)> then);
+  void with_account(std::function<void(std::string)> then);
+  void start_create(CreateRequest request, const std::string& sizes_error, MachineDone done);
+  std::string validate_names(const CreateRequest& request) const;  // before anything is sent
   std::string validate(const CreateRequest& request, double& price);
   void send_create(std::shared_ptr<Creation> creation);
   void reconcile(std::shared_ptr<Creation> creation, std::string why);
@@ -100,6 +103,8 @@ class DropletFleet {
   std::unique_ptr<RunCleanup> cleanup_;
   std::optional<nlohmann::json> sizes_;
   std::vector<std::function<void(std::string)>> sizes_waiters_;
+  std::string account_uuid_;  // the token's account, known before the first create
+  std::vector<std::function<void(std::string)>> account_waiters_;
   std::map<std::int64_t, Machine> machines_;
   int in_flight_creates_ = 0;
   double in_flight_price_ = 0;  // $/h of the creates in flight

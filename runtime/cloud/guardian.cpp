@@ -83,6 +83,7 @@ int clean_up(const std::string& run_id, const std::string& state_dir, const std:
     RunCleanup cleanup(&loop, client, ledger, run_id, "runara:run-" + run_id, CleanupOptions{}, say);
     cleanup.start([&](CleanupReport report) {
       for (const auto& line : report.destroyed) say("destroyed droplet " + line);
+      for (const auto& line : report.refused) say("NOT TOUCHED: " + line);
       if (report.complete()) {
         ledger.finish_run(run_id, RunStatus::crashed);
         say("run " + run_id + " is cleaned up");

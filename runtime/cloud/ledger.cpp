@@ -17,7 +17,7 @@ namespace runara {
 namespace {
 
 constexpr int kBusyTimeoutMs = 15000;
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: resources.account
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -113,6 +113,7 @@ CREATE TABLE IF NOT EXISTS resources (
   run_id       TEXT NOT NULL,
   tag          TEXT NOT NULL,
   api_base     TEXT NOT NULL,
+  account      TEXT NOT NULL DEFAULT '',
   created_at   REAL NOT NULL,
   droplet_id   INTEGER,
   state        TEXT NOT NULL CHECK (state IN
@@ -137,7 +138,7 @@ CREATE TABLE IF NOT EXISTS runs (
 
 constexpr const char* kEntryColumns =
     "run_id, name, tag, api_base, created_at, droplet_id, state, price_hourly, size, region, "
-    "updated_at";
+    "updated_at, account";
 
 LedgerEntry read_entry(const Stmt& s) {
   LedgerEntry e;
@@ -152,10 +153,16 @@ LedgerEntry read_entry(const Stmt& s) {
   e.size = s.text(8);
   e.region = s.text(9);
   e.updated_at = s.real(10);
+  e.account = s.text(11);
   return e;
 }
 
 }  // namespace
+
+std::string normalized_api_base(std::string api_base) {
+  while (!api_base.empty() && api_base.back() == '/') api_base.pop_back();
+  return api_base;
+}
 
 const char* to_string(ResourceState state) {
   switch (state) {
@@ -244,9 +251,14 @@ Ledger::Ledger(const std::string& state_dir) : impl_(std::make_unique<Impl>()) {
 
   exec(db, "BEGIN IMMEDIATE");
   try {
+    std::int64_t version = 0;
+    {
+      Stmt v(db, "PRAGMA user_version");
+      version = v.step() ? v.int64(0) : 0;
+    }
     exec(db, kSchema);
-    Stmt v(db, "PRAGMA user_version");
-    const std::int64_t version = v.step() ? v.int64(0) : 0;
+    // A version-1 file has resources without the account column (a new file got it above).
+    if (version == 1) exec(db, "ALTER TABLE resources ADD COLUMN account TEXT NOT NULL DEFAULT ''");
     if (version > kSchemaVersion) {
       throw LedgerError("ledger: " + impl_->path + " has schema version " +
                         std::to_string(version) + ", newer than this runara understands");
@@ -269,16 +281,17 @@ void Ledger::record_intent(const LedgerIntent& in) {
   const double now = now_s();
   Stmt s(impl_->db,
          "INSERT INTO resources (run_id, name, tag, api_base, created_at, droplet_id, state, "
-         "price_hourly, size, region, updated_at) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, NULL, 'intent', ?6, ?7, ?8, ?5)");
+         "price_hourly, size, region, updated_at, account) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, NULL, 'intent', ?6, ?7, ?8, ?5, ?9)");
   s.bind(1, in.run_id)
       .bind(2, in.name)
       .bind(3, in.tag)
-      .bind(4, in.api_base)
+      .bind(4, normalized_api_base(in.api_base))
       .bind(5, now)
       .bind(6, in.price_hourly)
       .bind(7, in.size)
-      .bind(8, in.region);
+      .bind(8, in.region)
+      .bind(9, in.account);
   s.run();
 }
 
@@ -295,7 +308,7 @@ bool Ledger::mark_destroying(const std::string& api_base, std::int64_t droplet_i
   Stmt s(impl_->db,
          "UPDATE resources SET state = 'destroying', updated_at = ?3 "
          "WHERE api_base = ?1 AND droplet_id = ?2 AND state <> 'destroyed'");
-  s.bind(1, api_base).bind(2, droplet_id).bind(3, now_s());
+  s.bind(1, normalized_api_base(api_base)).bind(2, droplet_id).bind(3, now_s());
   s.run();
   return s.changes() > 0;
 }
@@ -304,7 +317,7 @@ bool Ledger::mark_destroyed(const std::string& api_base, std::int64_t droplet_id
   Stmt s(impl_->db,
          "UPDATE resources SET state = 'destroyed', updated_at = ?3 "
          "WHERE api_base = ?1 AND droplet_id = ?2");
-  s.bind(1, api_base).bind(2, droplet_id).bind(3, now_s());
+  s.bind(1, normalized_api_base(api_base)).bind(2, droplet_id).bind(3, now_s());
   s.run();
   return s.changes() > 0;
 }
@@ -340,6 +353,15 @@ std::vector<LedgerEntry> Ledger::pending_all() {
                      " FROM resources WHERE state NOT IN ('destroyed', 'create_failed') "
                      "ORDER BY created_at, rowid")
                         .c_str());
+  return impl_->entries(s);
+}
+
+std::vector<LedgerEntry> Ledger::pending_at(const std::string& api_base) {
+  Stmt s(impl_->db, (std::string("SELECT ") + kEntryColumns +
+                     " FROM resources WHERE api_base = ?1 AND state NOT IN ('destroyed', 'create_failed') "
+                     "ORDER BY created_at, rowid")
+                        .c_str());
+  s.bind(1, normalized_api_base(api_base));
   return impl_->entries(s);
 }
 

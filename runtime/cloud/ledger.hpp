@@ -10,6 +10,10 @@
 // The calls are synchronous: the file is local and each transaction tiny (an fsync at most), so
 // they are made directly from the event loop rather than from a worker thread.
 //
+// Rows are keyed by API endpoint and account: a resource is only ever looked at through the
+// API (and token's account) it was created with, so runs against a fake or another endpoint
+// never touch the real account's rows, nor the other way round.
+//
 // A Ledger is one connection; use it from one thread at a time and never across fork().
 // Failures throw LedgerError.
 #pragma once
@@ -44,7 +48,8 @@ struct LedgerIntent {
   std::string run_id;
   std::string name;      // droplet name, unique in the ledger
   std::string tag;       // the run's tag, e.g. "runara:run-<id>"
-  std::string api_base;  // the API the droplet is created through
+  std::string api_base;  // the API the droplet is created through (normalized_api_base)
+  std::string account;   // uuid of the account behind the token (GET /v2/account)
   double price_hourly = 0;
   std::string size;
   std::string region;
@@ -52,6 +57,7 @@ struct LedgerIntent {
 
 struct LedgerEntry {
   std::string run_id, name, tag, api_base;
+  std::string account;    // "" for rows written before accounts were recorded
   double created_at = 0;  // unix seconds when the intent was recorded
   std::optional<std::int64_t> droplet_id;
   ResourceState state = ResourceState::intent;
@@ -69,6 +75,9 @@ struct RunRecord {
   double deadline = 0;  // unix seconds by which the run must be over (0: none)
   std::optional<double> ended_at;
 };
+
+// The form of an API base URL the ledger stores and compares: no trailing slashes.
+std::string normalized_api_base(std::string api_base);
 
 class Ledger {
  public:
@@ -97,6 +106,8 @@ class Ledger {
   // Everything of a run (or of all runs) that is not destroyed or create_failed, oldest first.
   std::vector<LedgerEntry> pending(const std::string& run_id);
   std::vector<LedgerEntry> pending_all();
+  // pending_all() of one API only: what `runara ls`/`reap` talking to api_base may act on.
+  std::vector<LedgerEntry> pending_at(const std::string& api_base);
 
   // Records a run as running (started_at/status of `run` are used as given; started_at 0 means
   // now). Throws LedgerError if the run id exists.

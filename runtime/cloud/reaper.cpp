@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "cloud/do_client.hpp"
+#include "cloud/leftover_survey.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
 #include "net/http_client.hpp"
@@ -41,57 +42,6 @@ std::string time_text(double unix_seconds) {
   return text;
 }
 
-struct Leftover {
-  std::string run_id, name, state, size, source;
-  std::int64_t id = 0;
-  double created_at = 0;
-  double price = 0;
-};
-
-// Everything found, by the ledger and by the account's runara tag (when a token is at hand).
-std::vector<Leftover> find_leftovers(const ReapOptions& options, Ledger& ledger, std::string& api_error) {
-  std::vector<Leftover> out;
-  std::set<std::int64_t> known;
-  for (const auto& e : ledger.pending_all()) {
-    out.push_back({e.run_id, e.name, to_string(e.state), e.size, "ledger", e.droplet_id.value_or(0), e.created_at,
-                   e.price_hourly});
-    if (e.droplet_id) known.insert(*e.droplet_id);
-  }
-  if (options.token.empty()) {
-    api_error = "no DigitalOcean token, so the account was not searched for runara-tagged machines";
-    return out;
-  }
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  {
-    HttpClient http(&loop);
-    DoClient client(http, options.api_base, options.token);
-    client.list_droplets("runara", [&](DoResult result) {
-      if (!result.ok) api_error = result.error;
-      for (const auto& d : result.body.value("droplets", nlohmann::json::array())) {
-        const std::int64_t id = d.value("id", std::int64_t{0});
-        if (known.count(id)) continue;
-        std::string run;
-        for (const auto& tag : d.value("tags", nlohmann::json::array())) {
-          const std::string t = tag.get<std::string>();
-          if (t.rfind(kRunTagPrefix, 0) == 0) run = t.substr(kRunTagPrefix.size());
-        }
-        std::tm tm{};
-        const std::string created = d.value("created_at", "");
-        double created_at = 0;
-        if (strptime(created.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) created_at = static_cast<double>(timegm(&tm));
-        out.push_back({run, d.value("name", ""), d.value("status", ""), d.value("size_slug", ""), "account tag", id,
-                       created_at, d.contains("size") ? d["size"].value("price_hourly", 0.0) : 0.0});
-      }
-      http.close({});
-    });
-    uv_run(&loop, UV_RUN_DEFAULT);
-  }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
-  return out;
-}
-
 std::vector<Leftover> select(const ReapOptions& options, std::vector<Leftover> all, const std::set<std::string>& live) {
   std::vector<Leftover> out;
   const double now = static_cast<double>(std::time(nullptr));
@@ -104,14 +54,103 @@ std::vector<Leftover> select(const ReapOptions& options, std::vector<Leftover> a
   return out;
 }
 
+std::string price_text(const std::optional<double>& price) {
+  char text[32];
+  if (!price) return "?";
+  std::snprintf(text, sizeof text, "%.2f", *price);
+  return text;
+}
+
 void print_table(const std::vector<Leftover>& list, const std::set<std::string>& live) {
-  std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s\n", "RUN", "ALIVE", "DROPLET", "NAME", "STATE", "SIZE",
+  std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s\n", "RUN", "ALIVE", "DROPLET", "NAME", "STATUS", "SIZE",
               "$/H", "SINCE");
   for (const auto& l : list) {
-    std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7.2f  %s (%s)\n", l.run_id.c_str(), live.count(l.run_id) ? "yes" : "no",
-                l.id ? std::to_string(l.id).c_str() : "-", l.name.c_str(), l.state.c_str(), l.size.c_str(), l.price,
+    std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s (%s)\n", l.run_id.c_str(),
+                live.count(l.run_id) ? "yes" : "no", l.id ? std::to_string(l.id).c_str() : "-", l.name.c_str(),
+                l.status.c_str(), l.size.c_str(), price_text(l.price_hourly).c_str(),
                 time_text(l.created_at).c_str(), l.source.c_str());
   }
+}
+
+std::string iso_time(double unix_seconds) {
+  char text[32];
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
+}
+
+void print_json(const Survey& survey, const std::vector<Leftover>& list, const std::set<std::string>& live) {
+  nlohmann::json resources = nlohmann::json::array();
+  for (const auto& l : list) {
+    resources.push_back({{"id", l.id ? nlohmann::json(l.id) : nlohmann::json()},
+                         {"kind", "droplet"},
+                         {"run_id", l.run_id},
+                         {"run_alive", live.count(l.run_id) > 0},
+                         {"name", l.name},
+                         {"size", l.size},
+                         {"region", l.region},
+                         {"status", l.status},
+                         {"checked", l.checked},
+                         {"runara_tagged", !l.foreign},
+                         {"created_at", l.created_at > 0 ? nlohmann::json(iso_time(l.created_at)) : nlohmann::json()},
+                         {"price_hourly", l.price_hourly ? nlohmann::json(*l.price_hourly) : nlohmann::json()},
+                         {"source", l.source}});
+  }
+  nlohmann::json out = {{"api", survey.api_base},
+                        {"checked", survey.error.empty()},
+                        {"error", survey.error.empty() ? nlohmann::json() : nlohmann::json(survey.error)},
+                        {"elsewhere", survey.elsewhere},
+                        {"resources", resources}};
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+// Rows of other endpoints or accounts are never acted on here; say where they are.
+void note_elsewhere(const char* command, const Survey& survey) {
+  for (const auto& place : survey.elsewhere) {
+    std::fprintf(stderr, "runara %s: the ledger also holds %s: not looked at (set RUNARA_DO_API_URL and the "
+                 "token for that API to see them)\n", command, place.c_str());
+  }
+}
+
+std::unique_ptr<ApiSession> session_for(const ReapOptions& options) {
+  if (options.token.empty()) return nullptr;
+  return std::make_unique<ApiSession>(options.api_base, options.token);
+}
+
+struct ReapOutcome {
+  int incomplete = 0;  // runs whose machines could not all be confirmed gone
+  int refused = 0;     // ledger rows left alone: not shown to be runara's
+};
+
+// One RunCleanup per run, all at once. Every id it did not create itself is checked for the
+// run's tag before it is deleted (run_cleanup.hpp).
+ReapOutcome destroy_runs(ApiSession& api, Ledger& ledger, const std::string& account,
+                         const std::vector<Leftover>& targets) {
+  std::set<std::string> runs;
+  for (const auto& t : targets) runs.insert(t.run_id);
+  ReapOutcome outcome;
+  std::size_t left = runs.size();
+  CleanupOptions options;
+  options.account = account;
+  std::vector<std::unique_ptr<RunCleanup>> cleanups;
+  auto say = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+  for (const auto& run : runs) {
+    cleanups.push_back(std::make_unique<RunCleanup>(api.loop(), api.client(), ledger, run, kRunTagPrefix + run,
+                                                    options, say));
+    cleanups.back()->start([&, run](CleanupReport report) {
+      for (const auto& line : report.refused) std::printf("NOT TOUCHED %s (run %s)\n", line.c_str(), run.c_str());
+      outcome.refused += static_cast<int>(report.refused.size());
+      if (report.complete() && report.refused.empty()) {
+        ledger.finish_run(run, RunStatus::crashed);
+      } else if (!report.complete()) {
+        ++outcome.incomplete;
+        for (const auto& line : report.remaining) std::printf("COULD NOT DESTROY %s (run %s)\n", line.c_str(), run.c_str());
+      }
+      if (--left == 0) uv_stop(api.loop());
+    });
+  }
+  if (left > 0) api.run();
+  return outcome;
 }
 
 }  // namespace
@@ -154,33 +193,46 @@ std::string leftover_warning(const std::string& state_dir) {
 
 int list_leftovers(const ReapOptions& options) {
   Ledger ledger(options.state_dir);
-  std::string api_error;
   const auto live = live_runs(ledger);
-  const auto all = select(options, find_leftovers(options, ledger, api_error), {});
-  if (!api_error.empty()) std::fprintf(stderr, "runara ls: %s\n", api_error.c_str());
-  if (all.empty()) {
-    std::printf("no machines left by runara runs\n");
-    return 0;
+  auto api = session_for(options);
+  const Survey survey = survey_leftovers(ledger, options.api_base, api.get());
+  const auto all = select(options, survey.rows, {});
+  if (options.json) {
+    print_json(survey, all, live);
+  } else if (!all.empty()) {
+    print_table(all, live);
+  } else if (survey.error.empty()) {
+    std::printf("no machines left by runara runs at %s\n", survey.api_base.c_str());
   }
-  print_table(all, live);
+  note_elsewhere("ls", survey);
+  if (!survey.error.empty()) {
+    std::fprintf(stderr, "runara ls: could not check what is left: %s\n", survey.error.c_str());
+    return 1;
+  }
   return 0;
 }
 
 int reap_leftovers(const ReapOptions& options) {
   Ledger ledger(options.state_dir);
-  std::string api_error;
   const auto live = live_runs(ledger);
-  const auto targets = select(options, find_leftovers(options, ledger, api_error), live);
-  if (!api_error.empty()) std::fprintf(stderr, "runara reap: %s\n", api_error.c_str());
-  if (targets.empty()) {
-    std::printf("nothing to reap\n");
-    return api_error.empty() ? 0 : 1;
+  auto api = session_for(options);
+  const Survey survey = survey_leftovers(ledger, options.api_base, api.get());
+  note_elsewhere("reap", survey);
+  std::vector<Leftover> targets, foreign;
+  for (auto& l : select(options, survey.rows, live)) (l.foreign ? foreign : targets).push_back(std::move(l));
+  for (const auto& l : foreign) {
+    std::printf("NOT TOUCHED %lld (%s): %s\n", static_cast<long long>(l.id), l.name.c_str(), l.status.c_str());
   }
-  print_table(targets, live);
-  if (options.token.empty()) {
-    std::fprintf(stderr, "runara reap: set DIGITALOCEAN_TOKEN to destroy them\n");
+  if (!survey.error.empty()) {
+    if (!targets.empty()) print_table(targets, live);
+    std::fprintf(stderr, "runara reap: could not check what is left: %s\n", survey.error.c_str());
     return 1;
   }
+  if (targets.empty()) {
+    std::printf("nothing to reap\n");
+    return foreign.empty() ? 0 : 1;
+  }
+  print_table(targets, live);
   if (!options.yes) {
     if (!isatty(STDIN_FILENO)) {
       std::fprintf(stderr, "runara reap: not a terminal; add --yes to destroy these without asking\n");
@@ -192,36 +244,15 @@ int reap_leftovers(const ReapOptions& options) {
     std::getline(std::cin, answer);
     if (answer != "y" && answer != "Y" && answer != "yes") return 1;
   }
-  std::set<std::string> runs;
-  for (const auto& t : targets) runs.insert(t.run_id);
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  int failures = 0;
-  {
-    HttpClient http(&loop);
-    DoClient client(http, options.api_base, options.token);
-    std::vector<std::unique_ptr<RunCleanup>> cleanups;
-    std::size_t left = runs.size();
-    auto say = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
-    for (const auto& run : runs) {
-      cleanups.push_back(std::make_unique<RunCleanup>(&loop, client, ledger, run, kRunTagPrefix + run,
-                                                      CleanupOptions{}, say));
-      cleanups.back()->start([&, run](CleanupReport report) {
-        if (report.complete()) {
-          ledger.finish_run(run, RunStatus::crashed);
-        } else {
-          ++failures;
-          for (const auto& line : report.remaining) std::printf("COULD NOT DESTROY %s (run %s)\n", line.c_str(), run.c_str());
-        }
-        if (--left == 0) http.close({});
-      });
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
+  const ReapOutcome outcome = destroy_runs(*api, ledger, survey.account, targets);
+  if (outcome.incomplete) {
+    std::printf("reap incomplete: run it again later\n");
+  } else if (outcome.refused || !foreign.empty()) {
+    std::printf("all of runara's reaped; the ledger rows marked NOT TOUCHED were left alone\n");
+  } else {
+    std::printf("all reaped\n");
   }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
-  std::printf(failures ? "reap incomplete: run it again later\n" : "all reaped\n");
-  return failures ? 1 : 0;
+  return outcome.incomplete || outcome.refused || !foreign.empty() ? 1 : 0;
 }
 
 }  // namespace runara

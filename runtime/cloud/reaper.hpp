@@ -1,5 +1,7 @@
 // `runara ls` and `runara reap`: what earlier runs left behind, and destroying it. The ledger
-// says what runara created on this machine; the account's runara tags catch the rest.
+// says what runara created on this machine; the account's runara tags catch the rest. Both act
+// only on the API endpoint (and the token's account) they talk to, show the API's answer
+// (leftover_survey.hpp), and exit non-zero whenever they could not check.
 #pragma once
 
 #include <string>
@@ -11,6 +13,7 @@ struct ReapOptions {
   std::string run_id;         // only this run ("" = every run that is not alive)
   double older_than_s = 0;    // only machines created longer ago than this
   bool yes = false;           // do not ask
+  bool json = false;          // ls: machine-readable output
   std::string state_dir, api_base, token;
 };
 

@@ -4,12 +4,21 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "cloud/ownership.hpp"
 #include "watchdog.hpp"
 
 namespace runara {
 
 namespace {
 double unix_now() { return static_cast<double>(std::time(nullptr)); }
+
+bool has_tag(const nlohmann::json& droplet, const std::string& tag) {
+  return droplet_ownership_error(droplet, tag).empty();
+}
+
+std::string row_text(const LedgerEntry& e) {
+  return (e.droplet_id ? std::to_string(*e.droplet_id) : std::string("(no id)")) + " (" + e.name + ")";
+}
 
 }  // namespace
 
@@ -37,10 +46,71 @@ void RunCleanup::start(std::function<void(CleanupReport)> done) {
   delayed_.after(options_.budget_s, [this] { finish(); });  // the budget holds even if calls hang in retries
   last_answer_ = monotonic_seconds();
   if (options_.unreachable_s > 0) watch_reachability();
-  for (const auto& entry : ledger_.pending(run_id_)) {
-    if (entry.droplet_id) destroy(*entry.droplet_id);
+  const std::string api = normalized_api_base(client_.api_base());
+  for (const auto& e : ledger_.pending(run_id_)) {
+    if (e.api_base != api) {
+      foreign_rows_.push_back(row_text(e) + ": recorded at " + e.api_base + ", not " + api + "; not touched");
+    } else if (!options_.account.empty() && !e.account.empty() && e.account != options_.account) {
+      foreign_rows_.push_back(row_text(e) + ": recorded under another account than the token's; not touched");
+    }
+  }
+  for (const auto& entry : rows()) {
+    if (!entry.droplet_id) continue;
+    if (options_.own_creates.count(*entry.droplet_id)) {
+      destroy(*entry.droplet_id);
+    } else {
+      verify(*entry.droplet_id);
+    }
   }
   list();
+}
+
+std::vector<LedgerEntry> RunCleanup::rows() {
+  const std::string api = normalized_api_base(client_.api_base());
+  std::vector<LedgerEntry> out;
+  for (auto& e : ledger_.pending(run_id_)) {
+    if (e.api_base != api) continue;
+    if (!options_.account.empty() && !e.account.empty() && e.account != options_.account) continue;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// An id the ledger holds but this process did not see created: the id may belong to someone
+// else here (another endpoint reused it, the ledger was copied): only the run's tag proves it.
+void RunCleanup::verify(std::int64_t id) {
+  if (finished_ || gone_.count(id) || refused_.count(id)) return;
+  auto& target = targets_[id];
+  for (const auto& entry : rows()) {
+    if (entry.droplet_id == id) target.name = entry.name;
+  }
+  track(client_.get_droplet(id, [this, id](DoResult result) {
+    if (finished_) return;
+    if (result.status != 0) last_answer_ = monotonic_seconds();
+    if (result.status == 404) {
+      ledger_.mark_destroyed(client_.api_base(), id);
+      gone_.insert(id);
+      log_("droplet " + std::to_string(id) + " (" + targets_[id].name + ") is already gone");
+      return maybe_finish();
+    }
+    if (result.ok) {
+      const auto droplet = result.body.value("droplet", nlohmann::json::object());
+      if (has_tag(droplet, tag_)) return destroy(id);
+      return refuse(id, "droplet " + std::to_string(id) + " ('" + droplet.value("name", "") + "') at " +
+                            client_.api_base() + " does not carry the tag " + tag_ +
+                            ": it is not this run's, so it is not deleted");
+    }
+    last_error_ = result.error;
+    if (result.status == 401 || result.status == 403 || monotonic_seconds() >= give_up_at_) return maybe_finish();
+    delayed_.after(options_.poll_s, [this, id] { verify(id); });
+  }));
+}
+
+void RunCleanup::refuse(std::int64_t id, const std::string& why) {
+  targets_.erase(id);
+  refused_[id] = why;
+  log_(why);
+  maybe_finish();
 }
 
 // An API that does not answer at all will not answer in time: report (the guardian goes on).
@@ -58,7 +128,7 @@ void RunCleanup::watch_reachability() {
 
 bool RunCleanup::has_unresolved_intents() {
   bool open = false;
-  for (const auto& entry : ledger_.pending(run_id_)) {
+  for (const auto& entry : rows()) {
     if (entry.droplet_id) continue;
     if (unix_now() - entry.created_at > options_.max_create_s && listed_once_) {
       ledger_.mark_create_failed(entry.name);  // no listing shows it and it can no longer land
@@ -91,7 +161,8 @@ void RunCleanup::on_listed(const DoResult& result) {
   for (const auto& droplet : result.body.value("droplets", nlohmann::json::array())) {
     const std::int64_t id = droplet.value("id", std::int64_t{0});
     const std::string name = droplet.value("name", "");
-    if (!id || gone_.count(id) || targets_.count(id)) continue;
+    if (!id || gone_.count(id) || targets_.count(id) || refused_.count(id)) continue;
+    if (!has_tag(droplet, tag_)) continue;  // the API's filter is not trusted alone
     if (auto entry = ledger_.find(name); entry && !entry->droplet_id) ledger_.record_id(name, id);
     targets_[id].name = name;
     destroy(id);
@@ -174,7 +245,9 @@ void RunCleanup::finish() {
     (gone_.count(id) ? report.destroyed : report.remaining).push_back(line);
   }
   if (!listed_once_) report.remaining.push_back("droplets tagged " + tag_ + " (the API could not be listed)");
-  for (const auto& entry : ledger_.pending(run_id_)) {
+  for (const auto& [id, why] : refused_) report.refused.push_back(why);
+  report.refused.insert(report.refused.end(), foreign_rows_.begin(), foreign_rows_.end());
+  for (const auto& entry : rows()) {
     if (!entry.droplet_id) report.remaining.push_back("a create of " + entry.name + " whose outcome is unknown");
   }
   auto done = std::move(done_);

@@ -5,6 +5,14 @@
 // What it destroys: every ledger entry of the run that has a droplet id, plus whatever carries
 // the run's tag (creates whose response never arrived). An intent without an id stays open
 // until a listing shows it or it is older than `max_create_s` (its create can no longer land).
+//
+// What it never destroys: anything it cannot show to be the run's. Only the ids the live run
+// itself saw its creates answer with (`own_creates`) are deleted on the ledger's word; every
+// other id is first fetched (GET) and deleted only if it carries the run's tag (ownership.hpp,
+// which also holds the check SSH keys will get), and a listed
+// droplet only if its tags hold the run's tag. Ledger rows recorded at another API endpoint or
+// under another account than `account` are not touched at all. All of these are reported in
+// `refused`, never deleted; a 404 means already gone.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +36,14 @@ struct CleanupOptions {
   double budget_s = 600;     // give up (and report) after this long
   double max_create_s = 45;  // a create older than this that no listing shows did not happen
   double unreachable_s = 0;  // give up early once the API has not answered for this long (0: never)
+  std::set<std::int64_t> own_creates;  // ids this process's own creates answered with: no tag check
+  std::string account;  // uuid of the token's account ("" unknown: rows are not filtered by account)
 };
 
 struct CleanupReport {
   std::vector<std::string> destroyed;  // "123 (name)"
   std::vector<std::string> remaining;  // what could not be confirmed gone
+  std::vector<std::string> refused;    // in the ledger but not shown to be the run's: not touched
   std::string error;                   // last API error, if any
   bool complete() const { return remaining.empty(); }
 };
@@ -53,6 +64,9 @@ class RunCleanup {
     std::string name;
     bool deleted = false;  // DELETE accepted
   };
+  std::vector<LedgerEntry> rows();  // the run's pending rows at this API and account
+  void verify(std::int64_t id);     // GET, then destroy only if it carries the run's tag
+  void refuse(std::int64_t id, const std::string& why);
   void list();
   void on_listed(const DoResult& result);
   void destroy(std::int64_t id);
@@ -74,6 +88,8 @@ class RunCleanup {
   std::function<void(CleanupReport)> done_;
   std::map<std::int64_t, Target> targets_;  // droplets being destroyed
   std::set<std::int64_t> gone_;
+  std::map<std::int64_t, std::string> refused_;  // id -> why it is not touched
+  std::vector<std::string> foreign_rows_;         // rows of another API or account
   bool listing_ = false, listed_once_ = false, finished_ = false;
   double give_up_at_ = 0;
   double last_answer_ = 0;  // when the API last answered (any HTTP status)

@@ -38,6 +38,7 @@ fakedo::StoreConfig store_config(const FakeDoConfig& c) {
   s.active_after_s = c.active_after_s;
   s.delete_after_s = c.delete_after_s;
   s.droplet_limit = c.droplet_limit;
+  s.account_uuid = c.account_uuid;
   s.reject_delete_while_new = c.reject_delete_while_new;
   s.public_ipv4 = c.public_ipv4;
   return s;

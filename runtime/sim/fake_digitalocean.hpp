@@ -27,6 +27,8 @@ struct FakeDoConfig {
   double latency_s = 0;         // every response is held back this long (after the request took effect)
 
   int droplet_limit = 25;  // GET /v2/account droplet_limit; creates beyond it answer 422
+  // GET /v2/account uuid (the spec's example by default); tests give two fakes two accounts.
+  std::string account_uuid = "b6fr89dbf6d9156cace5f3c78dc9851d957381ef";
   // Real limits: 5000 requests/hour, 250/minute (429 with retry-after), 10 GET /v2/account/keys
   // per minute. Turn off for long accelerated simulations that poll faster than a real client may.
   bool enforce_rate_limits = true;

@@ -481,7 +481,7 @@ Reply Store::account() {
                       {"floating_ip_limit", 3},
                       {"email", "runara-fake@example.com"},
                       {"name", "Runara Fake"},
-                      {"uuid", "b6fr89dbf6d9156cace5f3c78dc9851d957381ef"},
+                      {"uuid", cfg_.account_uuid},
                       {"email_verified", true},
                       {"status", "active"},
                       {"status_message", ""},

@@ -36,6 +36,7 @@ struct StoreConfig {
   double active_after_s = 0.5;
   double delete_after_s = 0.5;
   int droplet_limit = 25;
+  std::string account_uuid;
   bool reject_delete_while_new = false;
   // Public IPv4 for a Droplet id; empty: TEST-NET addresses (203.0.113.0/24, 198.51.100.0/24, ...).
   std::function<std::string(std::int64_t)> public_ipv4;

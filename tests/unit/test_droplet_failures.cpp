@@ -475,12 +475,21 @@ TEST_CASE("droplet: the API unreachable during teardown is reported, kept in the
   for (std::int64_t id : ids) CHECK(contains(loud, std::to_string(id)));
   CHECK(cloud.fake.live_droplets() == 2);
 
-  // The ledger still holds both (no token: `runara ls` reads only the ledger, no API call).
+  // The ledger still holds both. Without a token `runara ls` shows the ledger's word but says
+  // it could not check, and fails: no all-clear from a stale ledger.
   const ChildResult ls = cloud.command({"ls"}, {{"DIGITALOCEAN_TOKEN", ""}});
   INFO("runara ls: " << ls.out << ls.err);
-  CHECK(ls.exit_code == 0);
+  CHECK(ls.exit_code == 1);
+  CHECK(contains(ls.err, "could not check"));
   for (std::int64_t id : ids) CHECK(contains(ls.out, std::to_string(id)));
   CHECK(contains(ls.out, run_id));
+  CHECK(contains(ls.out, "unchecked"));
+  // The API still unreachable: the same, without waiting long.
+  const ChildResult ls_down = cloud.command({"ls"});
+  INFO("runara ls (API down): " << ls_down.out << ls_down.err);
+  CHECK(ls_down.exit_code == 1);
+  CHECK(contains(ls_down.err, "could not reach the API"));
+  CHECK_FALSE(contains(ls_down.out, "no machines left"));
 
   // Back online: the guardian (trying in the background) or `runara reap` destroys them.
   cloud.fake.set_unreachable(false);
@@ -491,7 +500,8 @@ TEST_CASE("droplet: the API unreachable during teardown is reported, kept in the
   CHECK(eventually([&] { return cloud.fake.live_droplets() == 0; }, 60));
   CHECK(eventually([&] { return cloud.fake.existing_droplets() == 0; }, 30));
   CHECK(cloud.fake.creates() == 2);
-  const ChildResult after = cloud.command({"ls"}, {{"DIGITALOCEAN_TOKEN", ""}});
+  const ChildResult after = cloud.command({"ls"});
+  CHECK(after.exit_code == 0);
   CHECK(contains(after.out, "no machines left"));
   cloud.check_no_token(r);
   cloud.check_no_token(reap);
@@ -579,6 +589,14 @@ TEST_CASE("droplet: bad input is refused with the option named, and nothing is s
   check_case("tags not a list", {"droplet.create", "'tags' must be a list of strings"});
   check_case("ssh_keys not strings", {"droplet.create", "'ssh_keys' must be a list of strings"});
   check_case("bad tag", {"tag 'no spaces allowed'"});
+  // Hostile lengths get an error, not a crash (std::regex recursed per character: SIGSEGV).
+  check_case("huge name", {"droplet.create", "(50000 characters)", "too long", "at most"});
+  check_case("huge tag", {"droplet.create", "option 'tags'", "(50000 characters)", "at most 255"});
+  check_case("long tag", {"option 'tags'", "at most 255"});
+  check_case("long name", {"name 'nnnn", "too long"});
+  check_case("reserved tag", {"option 'tags'", "tag 'runara:run-OTHER' is reserved"});
+  check_case("name ends in a dash", {"name 'web-'", "end in a letter or digit"});
+  CHECK(r.out.size() < 20000);  // errors quote a prefix of hostile input, not all of it
   check_case("options not a table", {"droplet.create", "must be a table"});
   check_case("no options", {"droplet.create", "must be a table"});
   check_case("sizes option", {"droplet.sizes", "'cpu'"});

@@ -697,3 +697,22 @@ TEST_CASE("fake DO: a deeply nested request body gets 400 and the server stays u
   CHECK(body_of(r)["message"].get<std::string>().find("nested deeper than 64 levels") != std::string::npos);
   CHECK(status_of(api, "/v2/account") == 200);
 }
+
+TEST_CASE("fake DO: GET /v2/account has the spec's required fields and the configured uuid", "[fake_do]") {
+  FakeDoConfig c = fast();
+  c.account_uuid = "0123456789abcdef0123456789abcdef01234567";
+  FakeDigitalOcean fake(c);
+  fake.start();
+  Api api(fake);
+  const auto r = api.get("/v2/account");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  const json account = body_of(r)["account"];
+  // account.yml: required droplet_limit, floating_ip_limit, email, uuid, email_verified, status, status_message.
+  for (const char* field :
+       {"droplet_limit", "floating_ip_limit", "email", "uuid", "email_verified", "status", "status_message"}) {
+    CHECK(account.contains(field));
+  }
+  CHECK(account["uuid"] == "0123456789abcdef0123456789abcdef01234567");
+  CHECK(FakeDoConfig{}.account_uuid == "b6fr89dbf6d9156cace5f3c78dc9851d957381ef");  // the spec's example
+}

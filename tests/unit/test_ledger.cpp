@@ -233,3 +233,55 @@ TEST_CASE("Ledger state names round-trip", "[ledger]") {
   CHECK_FALSE(runara::parse_resource_state("gone"));
   CHECK_THROWS_AS(Ledger("/proc/definitely/not/here"), LedgerError);
 }
+
+TEST_CASE("Ledger keys rows by API endpoint and records the account", "[ledger]") {
+  TempDir dir;
+  Ledger ledger(dir.path);
+  LedgerIntent real = intent("r1", "on-real");
+  real.account = "acct-real";
+  LedgerIntent fake = intent("r2", "on-fake");
+  fake.api_base = "http://127.0.0.1:18080/";  // a trailing slash names the same endpoint
+  fake.account = "acct-fake";
+  ledger.record_intent(real);
+  ledger.record_intent(fake);
+  ledger.record_id("on-real", 7);
+  ledger.record_id("on-fake", 7);  // the same id on two endpoints: two different droplets
+
+  CHECK(names(ledger.pending_at("https://api.digitalocean.com")) == std::vector<std::string>{"on-real"});
+  CHECK(names(ledger.pending_at("http://127.0.0.1:18080")) == std::vector<std::string>{"on-fake"});
+  CHECK(names(ledger.pending_at("http://127.0.0.1:18080//")) == std::vector<std::string>{"on-fake"});
+  CHECK(ledger.pending_at("http://127.0.0.1:18081").empty());
+  CHECK(ledger.find("on-real")->account == "acct-real");
+  CHECK(ledger.find("on-fake")->api_base == "http://127.0.0.1:18080");
+
+  // Destroying id 7 through the fake leaves the real endpoint's row alone.
+  CHECK(ledger.mark_destroyed("http://127.0.0.1:18080/", 7));
+  CHECK(ledger.find("on-fake")->state == ResourceState::destroyed);
+  CHECK(ledger.find("on-real")->state == ResourceState::created);
+}
+
+TEST_CASE("Ledger upgrades a version-1 file: its rows are kept, with no account", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir.path + "/ledger.db";
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  const char* v1 =
+      "CREATE TABLE resources (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, tag TEXT NOT NULL, api_base TEXT NOT "
+      "NULL, created_at REAL NOT NULL, droplet_id INTEGER, state TEXT NOT NULL, price_hourly REAL NOT NULL DEFAULT "
+      "0, size TEXT NOT NULL DEFAULT '', region TEXT NOT NULL DEFAULT '', updated_at REAL NOT NULL);"
+      "INSERT INTO resources VALUES ('old', 'r0', 'runara:run-r0', 'https://api.digitalocean.com', 1, 42, "
+      "'created', 0, '', '', 1);"
+      "PRAGMA user_version=1;";
+  REQUIRE(sqlite3_exec(db, v1, nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+
+  Ledger ledger(dir.path);
+  auto old = ledger.find("old");
+  REQUIRE(old);
+  CHECK(old->droplet_id == 42);
+  CHECK(old->account.empty());
+  LedgerIntent in = intent("r1", "new");
+  in.account = "acct";
+  ledger.record_intent(in);
+  CHECK(ledger.find("new")->account == "acct");
+}

@@ -1,0 +1,32 @@
+// Checks of the droplet names and tags a script passes to droplet.create, with DigitalOcean's
+// rules (shared/specs/digitalocean-openapi: droplet_single_create.yml, tags/models/tags.yml).
+//
+// Plain loops over the characters, never std::regex: the input is the script's, and
+// std::regex recurses per character (a 50,000-character name overflowed the stack). Each check
+// is O(length), allocates only its error message, and quotes at most a short prefix of the
+// input in it. Pure functions: any thread, no I/O.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace runara {
+
+// DigitalOcean's limit for a droplet name and for a tag name.
+constexpr std::size_t kMaxDropletNameLength = 255;
+constexpr std::size_t kMaxTagLength = 255;
+// Tags with this prefix are runara's own (runara:run-<id> finds a run's machines): no script
+// may set one.
+constexpr std::string_view kReservedTagPrefix = "runara:";
+
+// "" when `name` is a valid droplet name of at most `max_length` characters (letters, digits,
+// '.' and '-', ending in a letter or digit), else what is wrong, naming the name.
+std::string droplet_name_error(std::string_view name, std::size_t max_length = kMaxDropletNameLength);
+// "" when `tag` is a tag a script may set (letters, digits, '_', '-', ':', at most 255
+// characters, not starting with "runara:"), else what is wrong.
+std::string tag_error(std::string_view tag);
+// At most the first 40 characters of `text`, with "..." and the full length when cut.
+std::string quoted_prefix(std::string_view text);
+
+}  // namespace runara

@@ -1,0 +1,133 @@
+// The leftovers of earlier runs, checked against the API; see leftover_survey.hpp.
+#include "cloud/leftover_survey.hpp"
+
+#include <ctime>
+#include <map>
+#include <set>
+
+namespace runara {
+
+namespace {
+
+const std::string kRunTagPrefix = "runara:run-";
+
+std::string run_of(const nlohmann::json& droplet) {
+  for (const auto& tag : droplet.value("tags", nlohmann::json::array())) {
+    if (tag.is_string() && tag.get<std::string>().rfind(kRunTagPrefix, 0) == 0) {
+      return tag.get<std::string>().substr(kRunTagPrefix.size());
+    }
+  }
+  return {};
+}
+
+double parse_time(const std::string& text) {
+  std::tm tm{};
+  return strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) ? static_cast<double>(timegm(&tm)) : 0;
+}
+
+Leftover from_ledger(const LedgerEntry& e) {
+  Leftover l;
+  l.run_id = e.run_id;
+  l.name = e.name;
+  l.size = e.size;
+  l.region = e.region;
+  l.source = "ledger";
+  l.id = e.droplet_id.value_or(0);
+  l.created_at = e.created_at;
+  if (e.price_hourly > 0) l.price_hourly = e.price_hourly;
+  l.status = "unchecked (ledger: " + std::string(to_string(e.state)) + ")";
+  return l;
+}
+
+// The API's view of a droplet into a row (the ledger's run id stays if the row has one).
+void take_api_view(Leftover& l, const nlohmann::json& d) {
+  l.checked = true;
+  l.status = d.value("status", "");
+  l.name = d.value("name", l.name);
+  l.size = d.value("size_slug", l.size);
+  if (d.contains("region") && d["region"].is_object()) l.region = d["region"].value("slug", l.region);
+  if (d.contains("size") && d["size"].is_object() && d["size"].contains("price_hourly")) {
+    l.price_hourly = d["size"].value("price_hourly", 0.0);
+  }
+  if (const double t = parse_time(d.value("created_at", "")); t > 0) l.created_at = t;
+  const std::string run = run_of(d);
+  if (l.run_id.empty()) l.run_id = run;
+  if (run != l.run_id) {
+    l.foreign = true;
+    l.status = "not runara's (no tag " + kRunTagPrefix + l.run_id + "; never deleted)";
+  }
+}
+
+std::string account_error(const DoResult& r) {
+  if (r.status == 401 || r.status == 403) return "the API refused the token (" + r.error + ")";
+  return "could not reach the API (" + r.error + ")";
+}
+
+void count_elsewhere(Ledger& ledger, const std::string& api, const std::string& account, Survey& s) {
+  std::map<std::string, int> per_place;
+  for (const auto& e : ledger.pending_all()) {
+    if (e.api_base != api) ++per_place[e.api_base + " (another API endpoint)"];
+    else if (!account.empty() && !e.account.empty() && e.account != account) ++per_place["another account at " + api];
+  }
+  for (const auto& [place, n] : per_place) s.elsewhere.push_back(std::to_string(n) + " at " + place);
+}
+
+// One ledger row against the listing, else its own GET. False: the droplet is gone.
+bool check_row(Leftover& l, const std::map<std::int64_t, nlohmann::json>& listed, ApiSession& api, Ledger& ledger,
+               Survey& s) {
+  if (auto it = listed.find(l.id); it != listed.end()) {
+    take_api_view(l, it->second);
+    return true;
+  }
+  const DoResult r = api.get_droplet(l.id);
+  if (r.status == 404) {
+    ledger.mark_destroyed(s.api_base, l.id);
+    return false;
+  }
+  if (!r.ok) {
+    s.error = "could not ask the API about droplet " + std::to_string(l.id) + " (" + r.error + ")";
+    return true;
+  }
+  take_api_view(l, r.body.value("droplet", nlohmann::json::object()));
+  return true;
+}
+
+}  // namespace
+
+Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession* api) {
+  Survey s;
+  s.api_base = normalized_api_base(api_base);
+  if (!api) s.error = "no DigitalOcean token (set DIGITALOCEAN_TOKEN), so the API was not asked";
+  DoResult account;
+  if (api && !(account = api->get_account()).ok) s.error = account_error(account);
+  if (s.error.empty()) s.account = account.body.value("account", nlohmann::json::object()).value("uuid", "");
+  count_elsewhere(ledger, s.api_base, s.account, s);
+  std::map<std::int64_t, nlohmann::json> listed;
+  if (s.error.empty()) {
+    const DoResult list = api->list_droplets("runara");
+    if (!list.ok) s.error = "could not list the account's runara droplets (" + list.error + ")";
+    for (const auto& d : list.body.value("droplets", nlohmann::json::array())) {
+      listed[d.value("id", std::int64_t{0})] = d;
+    }
+  }
+  std::set<std::int64_t> in_ledger;
+  for (const auto& e : ledger.pending_at(s.api_base)) {
+    if (!s.account.empty() && !e.account.empty() && e.account != s.account) continue;
+    Leftover l = from_ledger(e);
+    if (l.id) in_ledger.insert(l.id);
+    if (s.error.empty() && l.id && !check_row(l, listed, *api, ledger, s)) continue;
+    if (s.error.empty() && !l.id) l.status = "create of unknown outcome (no id yet)";
+    s.rows.push_back(std::move(l));
+  }
+  for (const auto& [id, d] : listed) {
+    if (in_ledger.count(id) || run_of(d).empty()) continue;
+    Leftover l;
+    l.id = id;
+    l.source = "account tag";
+    take_api_view(l, d);
+    s.rows.push_back(std::move(l));
+  }
+  return s;
+}
+
+}  // namespace runara

@@ -1,0 +1,47 @@
+// What earlier runs left on one API endpoint, as that API says now: the question behind
+// `runara ls` and `runara reap`.
+//
+// The ledger says what runara created through this endpoint; the account's `runara` tag
+// catches creates the ledger has no id for. Each ledger row is checked against the API (the
+// listing, else GET): a 404 closes the row (destroyed), a droplet without the run's tag is
+// reported as not runara's, and a row the API could not be asked about says so. Rows recorded
+// at another endpoint or under another account are counted in `elsewhere`, never shown as
+// leftovers here. Without a token, or when the API cannot be asked, `error` says why and the
+// rows carry the ledger's word, marked unchecked: never an all-clear.
+//
+// Blocking (ApiSession): for the command-line tools only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cloud/api_session.hpp"
+#include "cloud/ledger.hpp"
+
+namespace runara {
+
+struct Leftover {
+  std::string run_id, name, size, region;
+  std::string status;       // the API's ("active", "new", "off"...), or what stands in for it
+  std::string source;       // "ledger" or "account tag"
+  std::int64_t id = 0;      // 0: no id known (a create whose answer never came)
+  double created_at = 0;    // unix seconds
+  std::optional<double> price_hourly;
+  bool checked = false;     // status is the API's answer
+  bool foreign = false;     // the API shows this id without the run's tag: not runara's
+};
+
+struct Survey {
+  std::string api_base;
+  std::string account;              // the token's account uuid ("" if not known)
+  std::vector<Leftover> rows;
+  std::vector<std::string> elsewhere;  // "2 at https://api.example (another API endpoint)"
+  std::string error;                // why the API could not be (fully) checked; "" = checked
+};
+
+// session: nullptr when there is no token (the survey then reads only the ledger).
+Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession* session);
+
+}  // namespace runara

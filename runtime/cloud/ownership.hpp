@@ -1,0 +1,24 @@
+// What proves that a cloud resource is a run's own, checked on the API's current answer before
+// anything other than the run's own fresh create is destroyed (reap, the guardian, teardown of
+// an inherited ledger entry). An id alone proves nothing: another endpoint or account may have
+// handed the same id to someone else's resource.
+//
+// - A droplet is the run's if its tags hold the run's tag `runara:run-<id>` (scripts cannot set
+//   `runara:` tags, see droplet_names.hpp).
+// - An SSH key (when the ledger records keys) is the run's if both its name and its fingerprint
+//   are the ones recorded for the run.
+//
+// Pure functions over the API's JSON: any thread, no I/O. "" means owned; otherwise the reason
+// to report (never to delete).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace runara {
+
+std::string droplet_ownership_error(const nlohmann::json& droplet, const std::string& run_tag);
+std::string key_ownership_error(const nlohmann::json& key, const std::string& name, const std::string& fingerprint);
+
+}  // namespace runara
