@@ -21,7 +21,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 }  // namespace
 
-TEST_CASE("--allow-env and --secret refuse every name of the cloud token", "[cli][secrets]") {
+TEST_CASE("cli: --allow-env and --secret refuse every name of the cloud token", "[cli][secrets]") {
   for (const std::string name : {"DIGITALOCEAN_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN"}) {
     for (const std::string flag : {"--allow-env", "--secret"}) {
       INFO(flag << " " << name);

@@ -102,7 +102,7 @@ TEST_CASE("a results folder that is a symlink is refused with a clear error", "[
   CHECK(entries == 1);
 }
 
-TEST_CASE("--out naming a symlink is refused, an existing real folder is used", "[output]") {
+TEST_CASE("output folder: --out naming a symlink is refused, an existing real folder is used", "[output]") {
   Package p = make_package();
   fs::create_directory_symlink(p.victim, p.dir / "linked");
   ChildProcess bad({RUNARA_BINARY, "--out", "linked", "bench.lua"}, {}, p.dir.string());

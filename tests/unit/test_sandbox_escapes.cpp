@@ -18,6 +18,7 @@
 //   base/script/link_secret.txt -> ../outside/secret.txt    base/script/link_outside -> ../outside
 //   base/script/linkmod.lua -> ../outside/evil.lua          base/script/binmod.lua (bytecode)
 //   base/script/selfreq.lua (requires itself)               base/script/sleepy.lua (waits)
+//   base/script/deep_sharegpt.json (a shipped prompts file nested 100,000 levels deep)
 //   base/outside/secret.txt, evil.lua    base/script-evil/secret.txt (a prefix-sharing sibling)
 //   base/run/                   the working folder: the output folder lands in run/results/
 //   base/run/results/<UTC stamp>-<attempt> -> ../../outside, for every second the run may
@@ -203,6 +204,7 @@ Sandbox make_sandbox(const Attempt& a) {
   write_file(s.script / "binmod.lua", std::string(reinterpret_cast<const char*>(kBytecode), sizeof kBytecode));
   write_file(s.script / "selfreq.lua", "require('selfreq')\nreturn {}\n");
   write_file(s.script / "sleepy.lua", "runara.sleep(0.2)\nreturn {}\n");
+  write_file(s.script / "deep_sharegpt.json", "[" + std::string(100000, '[') + std::string(100000, ']') + "]");
   plant_output_symlinks(s, a);
   return s;
 }

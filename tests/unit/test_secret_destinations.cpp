@@ -5,7 +5,7 @@
 
 using runara::SecretOption;
 
-TEST_CASE("--secret takes a name and optionally where the secret may go", "[secret]") {
+TEST_CASE("cli: --secret takes a name and optionally where the secret may go", "[secret]") {
   SecretOption s;
   CHECK(runara::parse_secret_option("HF_TOKEN", s).empty());
   CHECK(s.name == "HF_TOKEN");
