@@ -436,6 +436,9 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos || name[0] == '.') {
     args::raise(L, "%s: option 'name' names a folder: use letters, digits, '.', '_' and '-', got \"%s\"", kRun, name.c_str());
   }
+  if (starts_with_reserved_name(name)) {
+    args::raise(L, "%s: option 'name' names a folder, and \"%s\" is written by runara itself; choose another name", kRun, name.c_str());
+  }
   const int threads = static_cast<int>(positive(L, 1, kRun, "threads", 0, 256, true));
   const bool sweep = concurrency.size() + rates.size() > 1;
   if (concurrency.size() + rates.size() > kMaxSweepPoints) {

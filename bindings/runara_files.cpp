@@ -115,7 +115,7 @@ int write_file(lua_State* L) {
   std::string error;
   const std::string relative = normalize_output_path(path, error);
   if (relative.empty()) args::raise(L, "runara.write_file: %s", error.c_str());
-  if (relative == "run.log" || relative == "results.json") {
+  if (starts_with_reserved_name(relative)) {
     args::raise(L, "runara.write_file: '%s' is written by runara itself; choose another name", path.c_str());
   }
   std::string data = data_to_write(L, rt);

@@ -1,9 +1,9 @@
 // require: pure-Lua modules from the script's own folder, then from the stdlib. Names are
 // dotted identifiers (no path tricks); the file must resolve, symlinks included, inside the
-// folder it was found in; only text chunks load.
-#include <fstream>
-#include <sstream>
-
+// folder it was found in, not in an output folder (write-only for scripts: reading redacted text
+// back would be an oracle for secrets); only text chunks load. The file is read with its size
+// checked against the memory budget first, and a FIFO or device is refused without blocking.
+#include "checked_read.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -61,8 +61,16 @@ int require_module(lua_State* L) {
     return luaL_error(L, "require: module '%s' not found (looked for %s.lua in the script's folder and the runara stdlib)",
                       name.c_str(), name.c_str());
   }
+  if (rt.output_.holds(path)) {
+    return luaL_error(L, "require: module '%s' is in an output folder, which scripts cannot read (runara masks "
+                         "secrets in what is written there); keep modules outside results/", name.c_str());
+  }
   std::string code;
-  read_file_text(path, code);  // found a moment ago; a vanished file loads as empty
+  MemoryReservation held(rt.memory_, 0);
+  const std::string error = read_file_checked(path, [&](std::size_t size) {
+    return held.grow(size) ? std::string() : rt.memory_->refusal(size, "loading module '" + name + "'");
+  }, code);
+  if (!error.empty()) return luaL_error(L, "require: %s", error.c_str());
   const std::string chunk_name = "@" + path;
   if (luaL_loadbufferx(L, code.data(), code.size(), chunk_name.c_str(), "t") != 0) return lua_error(L);
 

@@ -1,5 +1,7 @@
 #include "run_output.hpp"
 
+#include "permissions.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,8 +25,12 @@ std::string why(const std::string& what) { return what + ": " + std::strerror(er
 
 // Opens `name` below `parent` as a folder, creating it if missing. A symlink is refused
 // (O_NOFOLLOW gives ELOOP or ENOTDIR), so it never leads anywhere else.
-int open_or_make_dir(int parent, const std::string& name, std::string& error) {
-  if (mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST) {
+// `made` says whether the folder is new (only a new folder is marked as an output folder: a
+// marker left in a folder the user chose with --out, `.` or `~`, would make later runs refuse to
+// read anything below it).
+int open_or_make_dir(int parent, const std::string& name, bool& made, std::string& error) {
+  made = mkdirat(parent, name.c_str(), 0755) == 0;
+  if (!made && errno != EEXIST) {
     error = why("cannot create folder '" + name + "'");
     return -1;
   }
@@ -68,7 +74,7 @@ std::string utc_stamp() {
   return stamp;
 }
 
-// Leaves kOutputMarker in a new output folder (kept if there: --out may reuse a folder).
+// Leaves kOutputMarker in an output folder this run made.
 void mark(int dir_fd) {
   const int fd = openat(dir_fd, kOutputMarker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return;
@@ -85,6 +91,15 @@ bool inside_output_folder(const std::string& path) {
     if (access(marker.c_str(), F_OK) == 0) return true;
   }
   return false;
+}
+
+bool starts_with_reserved_name(const std::string& relative) {
+  const std::string first = relative.substr(0, relative.find('/'));
+  return first == "run.log" || first == "results.json" || first == kOutputMarker;
+}
+
+bool RunOutput::holds(const std::string& real) const {
+  return (created() && path_within(real, real_path())) || inside_output_folder(real);
 }
 
 bool read_file_text(const std::string& path, std::string& out) {
@@ -161,12 +176,15 @@ std::string RunOutput::create() {
     error = make_fresh(parent_fd, name);
     dir_ = parent + "/" + name;
   }
+  bool made = fresh_name_;
   if (error.empty()) {
-    fd_ = open_or_make_dir(parent_fd, name, error);
+    bool made_now = false;
+    fd_ = open_or_make_dir(parent_fd, name, made_now, error);
+    made = made || made_now;
     if (fd_ < 0 && error.find("symlink") != std::string::npos) error += "; runara never writes through a symlinked output folder";
   }
   ::close(parent_fd);
-  if (fd_ >= 0) adopt();
+  if (fd_ >= 0) adopt(made);
   return error;
 }
 
@@ -193,11 +211,12 @@ std::string RunOutput::make_fresh(int parent_fd, std::string& name) {
   return {};
 }
 
-// The folder is open: mark it, and remember where it really is (from the descriptor, not the
-// path, so that it names the folder actually opened).
-void RunOutput::adopt() {
+// The folder is open: mark it if this run made it (a reused --out folder is guarded through
+// real_path() while the run lasts), and remember where it really is (from the descriptor, not
+// the path, so that it names the folder actually opened).
+void RunOutput::adopt(bool made_here) {
   made_ = true;
-  mark(fd_);
+  if (made_here) mark(fd_);
   char resolved[PATH_MAX];
   const std::string link = "/proc/self/fd/" + std::to_string(fd_);
   const ssize_t n = readlink(link.c_str(), resolved, sizeof resolved - 1);
@@ -243,7 +262,8 @@ std::string write_beneath(int dir_fd, const std::string& relative, const std::st
   int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   std::string error;
   for (std::size_t i = 0; fd >= 0 && i + 1 < parts.size(); ++i) {
-    const int next = open_or_make_dir(fd, parts[i], error);
+    bool made = false;
+    const int next = open_or_make_dir(fd, parts[i], made, error);
     ::close(fd);
     fd = next;
   }

@@ -29,6 +29,9 @@ class RunOutput {
   bool created() const { return made_; }
   // The folder's resolved absolute path ("" until created): reads of it are refused.
   const std::string& real_path() const { return real_; }
+  // Whether `real` (a resolved path) lies in this run's output folder or an earlier run's
+  // (marked): scripts may not read there, since what runara writes there is redacted.
+  bool holds(const std::string& real) const;
   // A descriptor of the folder for one job to own and close; -1 if it does not exist.
   int dup_dir_fd() const;
   void append_log(const std::string& line);
@@ -40,7 +43,7 @@ class RunOutput {
   std::string create();
   int open_parent(const std::string& parent, std::string& error) const;
   static std::string make_fresh(int parent_fd, std::string& name);
-  void adopt();
+  void adopt(bool made_here);
 
   std::string dir_, real_, error_;
   bool tried_ = false;
@@ -53,6 +56,11 @@ class RunOutput {
 // Every output folder holds this file, so that it stays recognisable in later runs: a script
 // may never read inside a folder that holds it (what runara wrote there is redacted).
 inline constexpr const char* kOutputMarker = ".runara-output";
+
+// Whether a path relative to the output folder starts with a name runara writes itself
+// (run.log, results.json, the marker): a script must not create it, not even as a folder,
+// or runara could no longer write its log or results there.
+bool starts_with_reserved_name(const std::string& relative);
 
 // True when canonical `path` lies inside a folder holding kOutputMarker (this run's output
 // folder or an earlier one's). Any thread.

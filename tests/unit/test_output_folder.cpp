@@ -145,3 +145,41 @@ TEST_CASE("an earlier run's output folder is not readable either (no redaction o
   CHECK(r2.out.find("ESCAPED") == std::string::npos);
   CHECK(r2.out.find("output folder") != std::string::npos);
 }
+
+TEST_CASE("a module written to the output folder cannot be loaded back with require (no redaction oracle)", "[output]") {
+  // From the package folder, results/ lies inside the script's folder, so require's own
+  // "inside the script's folder" check alone would let the masked module come back.
+  Package p = make_package();
+  std::ofstream(p.dir / "oracle.lua") << "runara.write_file('g.lua', \"return '482913'\")\n"
+                                          "local mod = runara.out_dir():gsub('/', '.') .. '.g'\n"
+                                          "local ok, err = pcall(require, mod)\n"
+                                          "print(ok and 'ESCAPED: loaded ' .. tostring(err) or err)\n";
+  const std::map<std::string, std::string> env{{"RUNARA_TEST_PIN", "482913"}};
+  ChildProcess child({RUNARA_BINARY, "--secret", "RUNARA_TEST_PIN", "oracle.lua"}, env, p.dir.string());
+  const ChildResult r = child.wait(30);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("ESCAPED") == std::string::npos);
+  CHECK(r.out.find("is in an output folder") != std::string::npos);
+}
+
+TEST_CASE("only a folder the run made is marked as an output folder; a reused --out folder stays readable later", "[output]") {
+  Package p = make_package();
+  fs::create_directories(p.dir / "mine");
+  std::ofstream(p.dir / "mine" / "data.txt") << "user data";
+  ChildProcess reuse({RUNARA_BINARY, "--out", "mine", "bench.lua"}, {}, p.dir.string());
+  const ChildResult r = reuse.wait(30);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(fs::exists(p.dir / "mine" / ".runara-output"));
+  ChildProcess made({RUNARA_BINARY, "--out", "fresh", "bench.lua"}, {}, p.dir.string());
+  CHECK(made.wait(30).exit_code == 0);
+  CHECK(fs::exists(p.dir / "fresh" / ".runara-output"));
+  // A later run may still read the user's own file in the reused folder.
+  std::ofstream(p.dir / "read.lua") << "print(runara.read_file('mine/data.txt'))\n";
+  ChildProcess later({RUNARA_BINARY, "read.lua"}, {}, p.dir.string());
+  const ChildResult l = later.wait(30);
+  INFO(l.out << l.err);
+  CHECK(l.exit_code == 0);
+  CHECK(l.out.find("user data") != std::string::npos);
+}
