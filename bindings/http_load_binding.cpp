@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "load/load_job.hpp"
+#include "load/openai_url.hpp"
 #include "load/target_url.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
@@ -44,16 +45,6 @@ TargetUrl parse_url(lua_State* L, const std::string& text) {
   auto parsed = parse_target_url(text, error);
   if (!parsed) args::raise(L, "%s: option 'url' %s, got '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, error.c_str(), text.c_str());
   return *parsed;
-}
-
-// Completes a server's base URL with the endpoint's path ("http://h:8000" -> ".../v1/completions").
-std::string openai_url(const TargetUrl& p, const std::string& endpoint) {
-  const std::string tail = endpoint == "chat" ? "chat/completions" : "completions";
-  std::string base = p.url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  if (p.path.empty() || p.path == "/") return base + "/v1/" + tail;
-  if (p.path == "/v1" || p.path == "/v1/") return base + "/" + tail;
-  return p.url;
 }
 
 // Where this load may connect: the run's own endpoints and --allow-host grants, narrowed by each
@@ -401,7 +392,8 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
-    base.url = openai_url(parsed, plan.openai.endpoint);
+    base.url = openai_endpoint_url(parsed, plan.openai.endpoint);
+    if (base.url.empty()) args::raise(L, "%s: option 'url': libcurl could not add the endpoint's path to '%s'", kRun, parsed.url.c_str());
   } else {
     parse_http(L, base);
     base.url = parsed.url;
