@@ -505,7 +505,13 @@ class HttpLoadPrimitive final : public Primitive {
     auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
     const WaitId wait = rt.suspend(L, [job] { job->abort(); });
     job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
-      if (!error.empty()) return rt.fail(wait, "http_load.run: " + error);
+      // Not Context::fail, which redacts the whole message: it quotes the script's own text (the
+      // load's name, in its folder), and a masked copy would tell which text was a secret. The
+      // job redacted what the server sent; run.log gets a copy redacted whole.
+      if (!error.empty()) {
+        rt.log("http_load.run failed: " + error);
+        return rt.scheduler_->fail(wait, "http_load.run: " + error);
+      }
       rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
         push_results(co, results, sweep);
         return 1;
