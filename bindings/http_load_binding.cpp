@@ -238,7 +238,6 @@ void parse_openai(lua_State* L, LoadPlan& plan, LoadSpec& base) {
   base.endpoint = o.endpoint;
   base.stream = o.stream;
   base.method = "POST";
-  base.headers.push_back("Content-Type: application/json");
 }
 
 void parse_http(lua_State* L, LoadSpec& base) {
@@ -387,11 +386,12 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
   base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
   std::vector<std::string> secrets;
-  base.headers = parse_headers(L, rt, secrets);
-  check_header_size(L, base.headers);
+  std::vector<std::string> headers = parse_headers(L, rt, secrets);
+  check_header_size(L, headers);
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
+    headers.push_back("Content-Type: application/json");
     base.url = openai_endpoint_url(parsed, plan.openai.endpoint);
     if (base.url.empty()) args::raise(L, "%s: option 'url': libcurl could not add the endpoint's path to '%s'", kRun, parsed.url.c_str());
   } else {
@@ -434,6 +434,9 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     args::raise(L, "%s: a sweep may have at most %d points, got %d", kRun, static_cast<int>(kMaxSweepPoints),
                 static_cast<int>(concurrency.size() + rates.size()));
   }
+  // Shared by every point (a sweep has up to 1000): copies would not be counted by --max-memory.
+  base.headers = std::make_shared<const std::vector<std::string>>(std::move(headers));
+  base.echo = std::make_shared<const nlohmann::json>(echo(plan, base));
   for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
   for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
   for (auto& p : plan.points) {
@@ -441,8 +444,6 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.name = point_name(name, sweep, p);
   }
   plan.out_dir = output_dir_or_raise(L, rt, kRun);
-  plan.points.front().echo = echo(plan, base);
-  for (auto& p : plan.points) p.echo = plan.points.front().echo;
   return plan;
 }
 
