@@ -100,8 +100,9 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   MemoryReservation held;  // the prompt pool and its request bodies
 
   void prepare() {  // off the loop
-    if (plan.points.front().mode == LoadMode::kHttp) return;
     held = MemoryReservation(plan.points.front().memory, 0);
+    if (!take_echoes()) return;
+    if (plan.points.front().mode == LoadMode::kHttp) return;
     try {
       if (make_pool()) make_bodies();
     } catch (const std::bad_alloc&) {
@@ -115,6 +116,17 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       tokens.reset();
       held.reset();
     }
+  }
+
+  // Every point's result carries the options echo (extra_body may be large): a sweep's results,
+  // held until the last point ends, are reserved up front, at about twice the echo's text.
+  bool take_echoes() {
+    const auto& echo = plan.points.front().echo;
+    if (plan.points.size() < 2 || !echo) return true;
+    const std::size_t bytes = 2 * echo->dump().size() * plan.points.size();
+    if (take(bytes, "the options echoed in the results of " + std::to_string(plan.points.size()) + " sweep points")) return true;
+    held.reset();
+    return false;
   }
 
   // Takes `bytes` from the run's budget for `what`; false (and `error` set) when it has no room.
