@@ -120,7 +120,7 @@ local pts = {}
 for i = 1, 1000 do pts[i] = i end
 http_load.run{ url = s.url, model = s.model, extra_body = { pad = string.rep("x", 256 * 1024) },
                headers = { ["X-Big"] = string.rep("y", 60 * 1024) }, concurrency = pts, requests = 1 })",
-       "the request bodies of 1000 prompts", ""},
+       "the options echoed in the results of 1000 sweep points", ""},  // refused after the points are built
       {"extra_body echoed in every sweep point's result", R"(local s = http_load.fake_server{ ttft_ms = 0, itl_ms = 0, output_tokens = 1 }
 local pts = {}
 for i = 1, 1000 do pts[i] = i end
