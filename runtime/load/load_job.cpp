@@ -320,9 +320,9 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (aborted) return;
     aborted = true;
     stop_preparing = true;
-    // The engine has finished and its results are being written: that write is the only one
-    // (collecting the engine again would count its requests twice, and two writers would share
-    // the .tmp files). point_written gives back the threads.
+    // The engine has finished and its results are being written: that write is the only one (two
+    // writers would share the .tmp files; LoadEngine::abort() after its collect() returns an empty
+    // outcome today, which alone kept this from writing). point_written gives back the threads.
     if (!engine || writing) return;
     LoadOutcome outcome = engine->abort();
     engine.reset();
