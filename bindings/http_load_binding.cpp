@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "load/load_job.hpp"
+#include "load/openai_url.hpp"
 #include "load/target_url.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
@@ -44,16 +45,6 @@ TargetUrl parse_url(lua_State* L, const std::string& text) {
   auto parsed = parse_target_url(text, error);
   if (!parsed) args::raise(L, "%s: option 'url' %s, got '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, error.c_str(), text.c_str());
   return *parsed;
-}
-
-// Completes a server's base URL with the endpoint's path ("http://h:8000" -> ".../v1/completions").
-std::string openai_url(const TargetUrl& p, const std::string& endpoint) {
-  const std::string tail = endpoint == "chat" ? "chat/completions" : "completions";
-  std::string base = p.url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  if (p.path.empty() || p.path == "/") return base + "/v1/" + tail;
-  if (p.path == "/v1" || p.path == "/v1/") return base + "/" + tail;
-  return p.url;
 }
 
 // Where this load may connect: the run's own endpoints and --allow-host grants, narrowed by each
@@ -247,7 +238,6 @@ void parse_openai(lua_State* L, LoadPlan& plan, LoadSpec& base) {
   base.endpoint = o.endpoint;
   base.stream = o.stream;
   base.method = "POST";
-  base.headers.push_back("Content-Type: application/json");
 }
 
 void parse_http(lua_State* L, LoadSpec& base) {
@@ -396,12 +386,14 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
   base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
   std::vector<std::string> secrets;
-  base.headers = parse_headers(L, rt, secrets);
-  check_header_size(L, base.headers);
+  std::vector<std::string> headers = parse_headers(L, rt, secrets);
+  check_header_size(L, headers);
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
-    base.url = openai_url(parsed, plan.openai.endpoint);
+    headers.push_back("Content-Type: application/json");
+    base.url = openai_endpoint_url(parsed, plan.openai.endpoint);
+    if (base.url.empty()) args::raise(L, "%s: option 'url': libcurl could not add the endpoint's path to '%s'", kRun, parsed.url.c_str());
   } else {
     parse_http(L, base);
     base.url = parsed.url;
@@ -445,6 +437,9 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     args::raise(L, "%s: a sweep may have at most %d points, got %d", kRun, static_cast<int>(kMaxSweepPoints),
                 static_cast<int>(concurrency.size() + rates.size()));
   }
+  // Shared by every point (a sweep has up to 1000): copies would not be counted by --max-memory.
+  base.headers = std::make_shared<const std::vector<std::string>>(std::move(headers));
+  base.echo = std::make_shared<const nlohmann::json>(echo(plan, base));
   for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
   for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
   for (auto& p : plan.points) {
@@ -452,8 +447,6 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.name = point_name(name, sweep, p);
   }
   plan.out_dir = output_dir_or_raise(L, rt, kRun);
-  plan.points.front().echo = echo(plan, base);
-  for (auto& p : plan.points) p.echo = plan.points.front().echo;
   return plan;
 }
 
@@ -516,7 +509,13 @@ class HttpLoadPrimitive final : public Primitive {
     auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
     const WaitId wait = rt.suspend(L, [job] { job->abort(); });
     job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
-      if (!error.empty()) return rt.fail(wait, "http_load.run: " + error);
+      // Not Context::fail, which redacts the whole message: it quotes the script's own text (the
+      // load's name, in its folder), and a masked copy would tell which text was a secret. The
+      // job redacted what the server sent; run.log gets a copy redacted whole.
+      if (!error.empty()) {
+        rt.log("http_load.run failed: " + error);
+        return rt.scheduler_->fail(wait, "http_load.run: " + error);
+      }
       rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
         push_results(co, results, sweep);
         return 1;

@@ -17,7 +17,7 @@ namespace {
 // libcurl state, and its copies of the request's headers.
 std::size_t worker_bytes(const LoadSpec& spec) {
   std::size_t headers = 0;
-  for (const auto& h : spec.headers) headers += h.size() + 2;
+  for (const auto& h : spec.header_lines()) headers += h.size() + 2;
   return (512u << 10) + 3 * headers;
 }
 

@@ -60,12 +60,11 @@ std::size_t pool_bytes(const PromptPool& pool) {
   return bytes;
 }
 
-std::string nothing_succeeded(const LoadStats& s, const std::string& dir) {
-  std::string kinds, sample;
-  for (const auto& [kind, messages] : s.error_samples) {
-    kinds += (kinds.empty() ? "" : ", ") + kind;
-    if (sample.empty() && !messages.empty()) sample = messages.front();
-  }
+// `sample` is what the server sent (it may echo a secret) and comes redacted; the rest is the
+// script's own text, which must not be (a masked name would tell which guess was a secret).
+std::string nothing_succeeded(const LoadStats& s, const std::string& sample, const std::string& dir) {
+  std::string kinds;
+  for (const auto& [kind, messages] : s.error_samples) kinds += (kinds.empty() ? "" : ", ") + kind;
   return "every request failed (" + std::to_string(s.failed) + " of " + std::to_string(s.failed) + "; " + kinds +
          "): " + sample + " — results written to " + dir;
 }
@@ -96,12 +95,14 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   std::shared_ptr<LoadSpec> spec;
   std::unique_ptr<LoadEngine> engine;
   bool aborted = false;
+  bool writing = false;  // between point_done and point_written: the thread pool owns the files
   std::atomic<bool> stop_preparing{false};  // abort(): the thread pool's work ends early
   MemoryReservation held;  // the prompt pool and its request bodies
 
   void prepare() {  // off the loop
-    if (plan.points.front().mode == LoadMode::kHttp) return;
     held = MemoryReservation(plan.points.front().memory, 0);
+    if (!take_echoes()) return;
+    if (plan.points.front().mode == LoadMode::kHttp) return;
     try {
       if (make_pool()) make_bodies();
     } catch (const std::bad_alloc&) {
@@ -115,6 +116,17 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       tokens.reset();
       held.reset();
     }
+  }
+
+  // Every point's result carries the options echo (extra_body may be large): a sweep's results,
+  // held until the last point ends, are reserved up front, at about twice the echo's text.
+  bool take_echoes() {
+    const auto& echo = plan.points.front().echo;
+    if (plan.points.size() < 2 || !echo) return true;
+    const std::size_t bytes = 2 * echo->dump().size() * plan.points.size();
+    if (take(bytes, "the options echoed in the results of " + std::to_string(plan.points.size()) + " sweep points")) return true;
+    held.reset();
+    return false;
   }
 
   // Takes `bytes` from the run's budget for `what`; false (and `error` set) when it has no room.
@@ -257,6 +269,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   }
 
   void write_point(std::shared_ptr<LoadOutcome> outcome) {
+    writing = true;
     auto result = std::make_shared<nlohmann::json>(summary(*outcome));
     auto file = std::make_shared<nlohmann::json>(written(*result));
     auto write_error = std::make_shared<std::string>();
@@ -269,12 +282,13 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   void point_written(const LoadOutcome& outcome, nlohmann::json& result, const std::string& write_error,
                      const std::string& dir) noexcept {
+    writing = false;
     engine.reset();
-    if (aborted) return;
+    if (aborted) return end();
     try {
       if (!write_error.empty()) error = write_error;
       else if (!outcome.error.empty()) error = stopped_early(outcome, dir);
-      else if (outcome.stats.completed == 0 && outcome.stats.failed > 0) error = nothing_succeeded(outcome.stats, dir);
+      else if (outcome.stats.completed == 0 && outcome.stats.failed > 0) error = nothing_succeeded(outcome.stats, redacted(first_sample(outcome.stats)), dir);
       results.push_back(std::move(result));
     } catch (const std::exception& e) {
       if (error.empty()) error = e.what();
@@ -283,8 +297,14 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     start_point();
   }
 
-  static std::string stopped_early(const LoadOutcome& o, const std::string& dir) {
-    const std::string sample = first_sample(o.stats);
+  std::string redacted(const std::string& text) const {
+    if (!hooks.redact || text.empty()) return text;
+    const nlohmann::json masked = hooks.redact(nlohmann::json(text));
+    return masked.is_string() ? masked.get<std::string>() : text;
+  }
+
+  std::string stopped_early(const LoadOutcome& o, const std::string& dir) const {
+    const std::string sample = redacted(first_sample(o.stats));
     return o.error + (sample.empty() ? "" : ": " + sample) + " — results written to " + dir;
   }
 
@@ -300,7 +320,10 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (aborted) return;
     aborted = true;
     stop_preparing = true;
-    if (!engine) return;
+    // The engine has finished and its results are being written: that write is the only one (two
+    // writers would share the .tmp files; LoadEngine::abort() after its collect() returns an empty
+    // outcome today, which alone kept this from writing). point_written gives back the threads.
+    if (!engine || writing) return;
     LoadOutcome outcome = engine->abort();
     engine.reset();
     end();

@@ -118,7 +118,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   for (const auto& [status, n] : s.statuses) statuses[std::to_string(status)] = n;
   out["http_statuses"] = statuses;
   out["error_samples"] = s.error_samples;
-  out["options"] = spec.echo;
+  if (spec.echo) out["options"] = *spec.echo;
   return out;
 }
 

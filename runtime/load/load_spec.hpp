@@ -25,12 +25,15 @@ struct LoadSpec {
   std::string name;             // names the output folder
   std::string model;            // openai: the served model
   std::string endpoint;         // openai: "completions" or "chat"
-  nlohmann::json echo;          // the script's options as given, minus headers (for the results)
+  // The script's options as given, minus headers (for the results), and its headers ("Name:
+  // value"; may hold a secret, never logged). Shared, not copied, by a sweep's points: each may
+  // be large (extra_body; 64 KiB of headers) and a sweep has up to 1000 points.
+  std::shared_ptr<const nlohmann::json> echo;
   std::string url;              // where every request goes
   std::string url_host;         // its host part (a name or a literal), for the target policy
   int url_port = 0;             // its port (80/443 when the URL has none)
   std::string method = "GET";
-  std::vector<std::string> headers;  // "Name: value"; may hold a secret (never logged)
+  std::shared_ptr<const std::vector<std::string>> headers;  // null: none
   bool http2 = false;           // h2c on http://, negotiated on https://
   std::string ca_file;          // https://: trust these PEM certificates instead of the system's
 
@@ -67,6 +70,10 @@ struct LoadSpec {
   std::shared_ptr<MemoryBudget> memory;    // the run's --max-memory; null: unbounded (tests)
 
   bool open_loop() const { return rate > 0; }
+  const std::vector<std::string>& header_lines() const {
+    static const std::vector<std::string> none;
+    return headers ? *headers : none;
+  }
 };
 
 }  // namespace runara

@@ -222,7 +222,7 @@ struct LoadWorker::Impl {
     share = curl_share_init();
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    for (const auto& h : spec.headers) headers = curl_slist_append(headers, h.c_str());
+    for (const auto& h : spec.header_lines()) headers = curl_slist_append(headers, h.c_str());
     headers = curl_slist_append(headers, "Expect:");
     native = spec.url.rfind("http://", 0) == 0 && !spec.http2;
     if (native) prepare_native();
@@ -253,7 +253,7 @@ struct LoadWorker::Impl {
     curl_url_cleanup(u);
     const std::string host_header = spec.url_host + (spec.url_port == 80 ? "" : ":" + std::to_string(spec.url_port));
     head_prefix = spec.method + " " + target + " HTTP/1.1\r\nHost: " + host_header + "\r\nUser-Agent: runara\r\nAccept: */*\r\n";
-    for (const auto& h : spec.headers) head_prefix += h + "\r\n";
+    for (const auto& h : spec.header_lines()) head_prefix += h + "\r\n";
     head_without_body = head_prefix + "\r\n";
     resolve();
   }

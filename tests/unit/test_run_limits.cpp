@@ -115,6 +115,18 @@ http_load.run{ url = s.url, method = "POST", body = b, concurrency = 256, durati
 local h = string.rep("x", 8 * 1024 * 1024)
 http_load.run{ url = s.url, headers = { ["X-Big"] = h }, concurrency = {1,2,3,4,5,6,7,8,9,10}, requests = 1 })",
        "bytes of headers; at most 65536 are allowed", ""},
+      {"extra_body and headers copied per sweep point", R"(local s = http_load.fake_server{}
+local pts = {}
+for i = 1, 1000 do pts[i] = i end
+http_load.run{ url = s.url, model = s.model, extra_body = { pad = string.rep("x", 256 * 1024) },
+               headers = { ["X-Big"] = string.rep("y", 60 * 1024) }, concurrency = pts, requests = 1 })",
+       "the options echoed in the results of 1000 sweep points", ""},  // refused after the points are built
+      {"extra_body echoed in every sweep point's result", R"(local s = http_load.fake_server{ ttft_ms = 0, itl_ms = 0, output_tokens = 1 }
+local pts = {}
+for i = 1, 1000 do pts[i] = i end
+http_load.run{ url = s.url, model = s.model, extra_body = { pad = string.rep("x", 256 * 1024) },
+               prompts = { input_tokens = 1, count = 1 }, max_tokens = 1, concurrency = pts, requests = 1 })",
+       "the options echoed in the results of 1000 sweep points", ""},
       {"prompts.file of 1.5 GB", R"(local s = http_load.fake_server{}
 http_load.run{ url = s.url, model = s.model, prompts = { file = "big.txt" }, requests = 1 })",
        "the prompts file", "big.txt"},
