@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "run_output.hpp"
 
 #include "permissions.hpp"
@@ -254,6 +255,31 @@ std::string RunOutput::write(const std::string& relative, const std::string& dat
   std::string error = write_beneath(fd, relative, data);
   ::close(fd);
   return error;
+}
+
+int open_beneath(int dir_fd, const std::string& relative, int flags, std::string& error) {
+  const std::vector<std::string> parts = split_path(relative);
+  if (parts.empty() || std::find(parts.begin(), parts.end(), "..") != parts.end()) {
+    error = "cannot open '" + relative + "': expected a name below the folder";
+    return -1;
+  }
+  int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  const bool dir = (flags & O_DIRECTORY) != 0;
+  for (std::size_t i = 0; fd >= 0 && i + (dir ? 0 : 1) < parts.size(); ++i) {
+    const int next = open_or_make_dir(fd, parts[i], error);
+    ::close(fd);
+    fd = next;
+  }
+  if (fd < 0) {
+    error = "cannot open '" + relative + "': " + (error.empty() ? std::strerror(errno) : error);
+    return -1;
+  }
+  if (dir) return fd;
+  const int file = openat(fd, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (file < 0 && errno == ELOOP) error = "cannot open '" + relative + "': it is a symlink";
+  else if (file < 0) error = why("cannot open '" + relative + "'");
+  ::close(fd);
+  return file;
 }
 
 std::string write_beneath(int dir_fd, const std::string& relative, const std::string& data) {

@@ -70,6 +70,12 @@ bool inside_output_folder(const std::string& path);
 // creating sub-folders; no component may be a symlink. "" or an error message. Any thread.
 std::string write_beneath(int dir_fd, const std::string& relative, const std::string& data);
 
+// Opens `relative` below the folder `dir_fd`, one component at a time with O_NOFOLLOW,
+// creating missing sub-folders; no component may be a symlink. `flags` are openat flags for
+// the last part (O_NOFOLLOW is added); with O_DIRECTORY the last part is a folder, made when
+// missing. The new descriptor, or -1 with `error` set. Any thread.
+int open_beneath(int dir_fd, const std::string& relative, int flags, std::string& error);
+
 // Writes through a temporary file and rename, creating parent folders; "" or an error message.
 // Safe to call from any thread. For paths runara chooses (not a script).
 std::string write_file_atomic(const std::string& path, const std::string& data);

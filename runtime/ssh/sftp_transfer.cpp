@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "run_output.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +17,14 @@ namespace runara::ssh {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A server-sent name for an error message: control bytes (NUL included) become '?'.
+std::string printable(const std::string& s) {
+  std::string out = s.substr(0, 200);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
 
 std::string sftp_status_text(unsigned long code) {
   switch (code) {
@@ -49,6 +59,7 @@ SftpTransfer::~SftpTransfer() {
   *alive_ = false;
   if (session_) session_->detach(id_);
   if (local_fd_ >= 0) ::close(local_fd_);
+  if (root_fd_ >= 0) ::close(root_fd_);
 }
 
 SftpTransfer::Step SftpTransfer::step() {
@@ -85,17 +96,19 @@ bool SftpTransfer::plan() {
   using Kind = Job::Kind;
   if (options_.direction == TransferOptions::Direction::Upload) {
     std::error_code ec;
-    const auto status = fs::status(options_.local, ec);
+    const auto status = fs::symlink_status(options_.local, ec);
     if (ec || !fs::exists(status)) return local_failed("cannot read", options_.local, ENOENT);
     if (fs::is_directory(status)) {
       jobs_.push_back({Kind::MakeRemoteDir, options_.local, options_.remote,
                        static_cast<unsigned>(status.permissions()) & 07777});
       for (const auto& entry : fs::recursive_directory_iterator(options_.local, ec)) {
         const std::string rel = fs::relative(entry.path(), options_.local).string();
-        const auto perms = static_cast<unsigned>(entry.status().permissions()) & 07777;
+        // symlink_status: a link in the tree is skipped, never followed to what it names.
+        const auto st = entry.symlink_status();
+        const auto perms = static_cast<unsigned>(st.permissions()) & 07777;
         const std::string remote = options_.remote + "/" + rel;
-        if (entry.is_directory()) jobs_.push_back({Kind::MakeRemoteDir, entry.path().string(), remote, perms});
-        else if (entry.is_regular_file()) jobs_.push_back({Kind::Upload, entry.path().string(), remote, perms});
+        if (fs::is_directory(st)) jobs_.push_back({Kind::MakeRemoteDir, entry.path().string(), remote, perms});
+        else if (fs::is_regular_file(st)) jobs_.push_back({Kind::Upload, entry.path().string(), remote, perms});
       }
       if (ec) return local_failed("cannot list", options_.local, ec.value());
     } else {
@@ -126,10 +139,11 @@ bool SftpTransfer::work(bool& progressed) {
     switch (job.kind) {
       case Job::Kind::MakeRemoteDir: ok = make_remote_dir(job); break;
       case Job::Kind::MakeLocalDir: {
-        std::error_code ec;
-        fs::create_directories(job.local, ec);
-        if (ec) return local_failed("cannot create the folder", job.local, ec.value());
-        fs::permissions(job.local, static_cast<fs::perms>(job.mode), ec);
+        const int fd = open_local(job.local, O_DIRECTORY);
+        if (fd < 0) return false;
+        ::fchmod(fd, job.mode);
+        if (job.local == options_.local) root_fd_ = fd;
+        else ::close(fd);
         next_job();
         ok = true;
         break;
@@ -184,6 +198,10 @@ bool SftpTransfer::list_remote(const Job& job) {
     }
     const std::string entry(name, static_cast<std::size_t>(n));
     if (entry == "." || entry == "..") continue;
+    // The server is the script's: a name is one path part, never a way out of the folder.
+    if (entry.empty() || entry.find('/') != std::string::npos || entry.find('\0') != std::string::npos)
+      return refuse("transfer: the server listed the entry name '" + printable(entry) + "' in '" + job.remote +
+                    "'; expected one path part (no '/' or NUL)");
     const unsigned perms = attrs.permissions & 07777;
     const std::string local = job.local + "/" + entry, remote = job.remote + "/" + entry;
     // Symlinks and special files are skipped: only what a readdir calls a folder or a file.
@@ -201,9 +219,11 @@ bool SftpTransfer::list_remote(const Job& job) {
 
 bool SftpTransfer::upload(const Job& job, bool& progressed) {
   if (step_ == 0) {
-    local_fd_ = ::open(job.local.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not block the loop; S_ISREG then refuses it.
+    local_fd_ = ::open(job.local.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st {};
     if (local_fd_ < 0 || ::fstat(local_fd_, &st) != 0) return local_failed("cannot read", job.local);
+    if (!S_ISREG(st.st_mode)) return local_failed("cannot upload (not a regular file)", job.local, EINVAL);
     file_size_ = static_cast<std::uint64_t>(st.st_size);
     file_mode_ = st.st_mode & 07777;
     buffer_.resize(options_.block_bytes);
@@ -278,8 +298,8 @@ bool SftpTransfer::download(const Job& job, bool& progressed) {
     if (rc < 0) return sftp_failed("cannot read", job.remote);
     file_size_ = attrs.filesize;
     file_mode_ = attrs.permissions & 07777;
-    local_fd_ = ::open(job.local.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (local_fd_ < 0) return local_failed("cannot write", job.local);
+    local_fd_ = open_local(job.local, O_WRONLY | O_CREAT | O_TRUNC);
+    if (local_fd_ < 0) return false;
     buffer_.resize(options_.block_bytes);
     step_ = 2;
   }
@@ -339,6 +359,37 @@ bool SftpTransfer::sftp_failed(const std::string& what, const std::string& path)
   return false;
 }
 
+bool SftpTransfer::refuse(const std::string& error) {
+  result_.error = error;
+  jobs_.clear();
+  phase_ = Phase::Shutdown;
+  return false;
+}
+
+// The destination the caller named is taken as given (its last part must not be a symlink);
+// everything below it is reached from its descriptor one part at a time, so a symlink planted
+// in the tree never redirects a write. -1 when it failed (the transfer is ending).
+int SftpTransfer::open_local(const std::string& local, int flags) {
+  if (local == options_.local) {
+    if (flags & O_DIRECTORY) {
+      std::error_code ec;
+      fs::create_directories(local, ec);
+      if (ec) return local_failed("cannot create the folder", local, ec.value()), -1;
+      const int fd = ::open(local.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) return local_failed("cannot open the folder", local), -1;
+      return fd;
+    }
+    const int fd = ::open(local.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return local_failed("cannot write", local), -1;
+    return fd;
+  }
+  std::string error;
+  const int fd = root_fd_ < 0 ? -1 : open_beneath(root_fd_, local.substr(options_.local.size() + 1), flags, error);
+  if (fd < 0) return refuse("transfer: " + (error.empty() ? "cannot write '" + local + "'" : error) + " (below '" +
+                            options_.local + "')"), -1;
+  return fd;
+}
+
 bool SftpTransfer::local_failed(const std::string& what, const std::string& path, int err) {
   if (err == 0) err = errno ? errno : EIO;
   result_.error = what + " '" + path + "' (local): " + std::strerror(err);
@@ -369,6 +420,8 @@ void SftpTransfer::finish() {
   if (session_) session_->detach(id_);
   if (local_fd_ >= 0) ::close(local_fd_);
   local_fd_ = -1;
+  if (root_fd_ >= 0) ::close(root_fd_);
+  root_fd_ = -1;
   result_.seconds = now_s() - started_;
   Done done = std::move(done_);  // `done` may destroy this transfer
   if (done) done(result_);

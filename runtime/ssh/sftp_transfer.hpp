@@ -70,6 +70,8 @@ class SftpTransfer final : public Stepper {
   bool shutdown();
   bool sftp_failed(const std::string& what, const std::string& path);
   bool local_failed(const std::string& what, const std::string& path, int err = 0);  // 0: errno
+  bool refuse(const std::string& error);
+  int open_local(const std::string& local, int flags);
   void next_job();
   void report(const std::string& path);
   void finish();
@@ -82,6 +84,7 @@ class SftpTransfer final : public Stepper {
   LIBSSH2_SFTP* sftp_ = nullptr;
   LIBSSH2_SFTP_HANDLE* file_ = nullptr;  // the remote file or folder open now
   int local_fd_ = -1;
+  int root_fd_ = -1;  // the download's destination folder: everything below is opened from it
   std::deque<Job> jobs_;
   // The current file: where it stands.
   int step_ = 0;

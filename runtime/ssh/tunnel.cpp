@@ -137,8 +137,7 @@ bool Tunnel::pull_from_remote() {
     auto* w = new WriteReq;
     w->data.assign(buf, static_cast<std::size_t>(n));
     const uv_buf_t b = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
-    writes_pending_ += w->data.size();
-    uv_write(&w->req, reinterpret_cast<uv_stream_t*>(client_), &b, 1, [](uv_write_t* req, int status) {
+    const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(client_), &b, 1, [](uv_write_t* req, int status) {
       auto* w = reinterpret_cast<WriteReq*>(req);
       auto* t = static_cast<Tunnel*>(req->handle->data);
       const std::size_t bytes = w->data.size();
@@ -146,6 +145,16 @@ bool Tunnel::pull_from_remote() {
       if (t) t->on_written(status, bytes);
     });
     progressed = true;
+    if (rc < 0) {
+      // A refused write never calls back: free it here and treat the client as gone, as
+      // on_written does for a failed one, or writes_pending_ would hold the tunnel open.
+      delete w;
+      close_client();
+      remote_eof_ = true;
+      writes_pending_ = 0;
+      break;
+    }
+    writes_pending_ += w->data.size();
   }
   return progressed;
 }

@@ -146,7 +146,7 @@ TEST_CASE("ssh exec: lines stream while the command runs", "[ssh]") {
   const ExecResult r = run(c.t, *c.session, o);
   REQUIRE(at.size() == 4);
   CHECK(r.seconds >= 1.5);
-  CHECK(at[0] < 0.8);            // the first line came long before the end
+  CHECK(r.seconds - at[0] >= 1.0);  // the first line came long before the end (shell start-up not counted)
   CHECK(at[3] - at[0] >= 1.0);   // and the others as they were printed
 }
 
@@ -180,7 +180,7 @@ TEST_CASE("ssh exec: a timeout kills the whole remote process group", "[ssh]") {
   CHECK(r.signal == "TERM");
   CHECK_FALSE(r.exit_code.has_value());
   CHECK(r.stdout_tail == "");
-  CHECK(r.seconds < 3);
+  CHECK(r.seconds < 5);  // the command sleeps for an hour: only the 1 s timeout ends it this soon
   // Each test's sleeps have their own numbers: ctest runs tests side by side.
   CHECK(runara::test::eventually([] { return processes_with("sleep 3171").empty() && processes_with("sleep 3172").empty(); }, 3));
 }
@@ -259,7 +259,7 @@ TEST_CASE("ssh exec: sshd killed mid-command ends it with a clear error, no hang
   const auto t0 = Clock::now();
   c.sshd.kill_now();
   REQUIRE(c.t.run_until([&] { return result.has_value(); }, 10));
-  CHECK(seconds_since(t0) < 2);
+  CHECK(seconds_since(t0) < 4);  // the socket closing ends it, not a keepalive timeout
   CHECK(result->error.find("the SSH connection to " + c.sshd.user() + "@127.0.0.1:" + std::to_string(c.sshd.port()) +
                            " was lost") == 0);
   CHECK(result->stdout_tail == "started\n");  // what came before is kept

@@ -132,3 +132,48 @@ TEST_CASE("ssh sftp: missing files are named in the error", "[ssh]") {
   }
   CHECK(t.close() == 0);
 }
+
+TEST_CASE("ssh sftp: uploads skip symlinks and refuse FIFOs", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  const std::string dir = sshd.dir();
+  run_tool({"/bin/sh", "-c",
+            "cd " + dir + " && mkdir -p up && echo secret-outside > outside && echo mine > up/mine && "
+            "ln -s " + dir + "/outside up/link && mkfifo fifo"});
+  {
+    SshSession session(&t.loop, sshd_options(sshd));
+    REQUIRE(connect_session(t, session) == "");
+    const TransferResult up = transfer(t, session, {Direction::Upload, dir + "/up", dir + "/up.remote"});
+    CHECK(up.error == "");
+    CHECK(up.files == 1);
+    CHECK(run_tool({"/bin/sh", "-c", "cd " + dir + "/up.remote && ls -A && cat *"}) == "mine\nmine\n");
+    // A FIFO would block the loop on open: refused at once instead.
+    const TransferResult fifo = transfer(t, session, {Direction::Upload, dir + "/fifo", dir + "/fifo.remote"}, 10);
+    CHECK(fifo.error == "cannot upload (not a regular file) '" + dir + "/fifo' (local): Invalid argument");
+    CHECK(session.ready());
+  }
+  CHECK(t.close() == 0);
+}
+
+TEST_CASE("ssh sftp: a download never writes through a symlink planted in the destination", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  const std::string dir = sshd.dir();
+  run_tool({"/bin/sh", "-c",
+            "cd " + dir + " && mkdir -p src/a outside dst && echo remote > src/a/f && echo remote > src/g && "
+            "echo untouched > outside/g && ln -s " + dir + "/outside dst/a && ln -s " + dir + "/outside/g dst/g"});
+  {
+    SshSession session(&t.loop, sshd_options(sshd));
+    REQUIRE(connect_session(t, session) == "");
+    const TransferResult down = transfer(t, session, {Direction::Download, dir + "/dst", dir + "/src"});
+    CHECK(down.error != "");
+    INFO(down.error);
+    CHECK(down.error.find("symlink") != std::string::npos);
+    // A single-file download onto a symlink is refused too.
+    const TransferResult one = transfer(t, session, {Direction::Download, dir + "/dst/g", dir + "/src/g"});
+    CHECK(one.error.find("cannot write '" + dir + "/dst/g' (local)") == 0);
+    CHECK(session.ready());
+  }
+  CHECK(run_tool({"/bin/sh", "-c", "cd " + dir + "/outside && ls -A && cat g"}) == "g\nuntouched\n");
+  CHECK(t.close() == 0);
+}
