@@ -266,7 +266,8 @@ int open_beneath(int dir_fd, const std::string& relative, int flags, std::string
   int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   const bool dir = (flags & O_DIRECTORY) != 0;
   for (std::size_t i = 0; fd >= 0 && i + (dir ? 0 : 1) < parts.size(); ++i) {
-    const int next = open_or_make_dir(fd, parts[i], error);
+    bool made = false;
+    const int next = open_or_make_dir(fd, parts[i], made, error);
     ::close(fd);
     fd = next;
   }

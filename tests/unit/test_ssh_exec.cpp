@@ -253,9 +253,11 @@ TEST_CASE("ssh exec: sshd killed mid-command ends it with a clear error, no hang
   Connected c;
   ExecOptions o;
   o.command = "echo started; sleep 3176";
+  bool started = false;  // sshd is killed only once the line has arrived: it must be kept
+  o.on_stdout = [&](std::string_view) { started = true; };
   std::optional<ExecResult> result;
   SshExec exec(*c.session, o, [&](const ExecResult& r) { result = r; });
-  REQUIRE(c.t.run_until([&] { return exec.pgid() > 0; }, 10));
+  REQUIRE(c.t.run_until([&] { return exec.pgid() > 0 && started; }, 10));
   const auto t0 = Clock::now();
   c.sshd.kill_now();
   REQUIRE(c.t.run_until([&] { return result.has_value(); }, 10));
