@@ -13,7 +13,6 @@ namespace runara {
 namespace {
 
 constexpr int kStopCheckEvery = 64;            // entries between two looks at the stop flag
-constexpr std::size_t kRedactMargin = 4096;    // longer than any secret: redacted before a cut
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -68,7 +67,7 @@ class Printer {
   std::string shown_text(int index, bool& whole) {
     std::size_t len = 0;
     const char* s = lua_tolstring(L_, index, &len);
-    const std::size_t take = std::min(len, kPrettyMaxBytes - out_.size() + kRedactMargin);
+    const std::size_t take = std::min(len, kPrettyMaxBytes - out_.size() + options_.redact_margin);
     whole = take == len;
     const std::string_view raw(s, take);
     return options_.redact ? options_.redact(raw) : std::string(raw);

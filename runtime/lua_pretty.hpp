@@ -26,6 +26,9 @@ inline constexpr std::size_t kPrettyMaxBytes = 64 * 1024;
 struct PrettyOptions {
   std::function<bool()> stop;                                 // true: end the print now
   std::function<std::string(std::string_view)> redact;        // masks secrets in a string
+  // How far past the cut a string is read before it is redacted: at least the longest secret,
+  // so that a secret straddling the cut is still recognised and masked, never shown in part.
+  std::size_t redact_margin = 4096;
 };
 
 std::string pretty_value(lua_State* L, int index, const PrettyOptions& options = {});

@@ -50,7 +50,8 @@ EvalResult Runtime::Impl::eval(std::string_view code) {
     lua_pop(L_, 1);
     // The watchdog cannot interrupt C++: the printer asks whether the run is stopping.
     const PrettyOptions options{[this] { return stopping(); },
-                                [this](std::string_view s) { return redact(s); }};
+                                [this](std::string_view s) { return redact(s); },
+                                std::max<std::size_t>(4096, secrets_.longest())};
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L_, -1, i);
       result.text += (i > 1 ? "\t" : "") + pretty_value(L_, -1, options);

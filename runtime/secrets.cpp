@@ -1,5 +1,7 @@
 #include "secrets.hpp"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <cstring>
 
@@ -74,6 +76,12 @@ void Secrets::add(const std::string& name, const std::string& value, bool granta
   masks_[name] = mask_for(name, value.size());
   if (grantable) granted_[name] = true;
   else granted_.erase(name);  // re-added as never grantable (the cloud token): stays so
+}
+
+std::size_t Secrets::longest() const {
+  std::size_t n = 0;
+  for (const auto& [name, value] : values_) n = std::max(n, value.size());
+  return n;
 }
 
 std::string Secrets::redact(std::string_view text) const {

@@ -25,6 +25,7 @@ class Secrets {
   // Masks every occurrence of a secret's value with mask_for(NAME, its length): the result is
   // exactly as long as `text`, and the time taken does not depend on the bytes of either.
   std::string redact(std::string_view text) const;
+  std::size_t longest() const;  // the longest secret value's length (0 without secrets)
   // "<secret NAME>" fitted to `length`: padded with '*' before the '>', or "<**>" / "*" if shorter.
   static std::string mask_for(const std::string& name, std::size_t length);
 

@@ -96,3 +96,23 @@ TEST_CASE("pretty_value: a cut never shows the start of a secret", "[pretty_valu
   CHECK(out.find("SEC") == std::string::npos);
   CHECK(out.find("... (output cut at 64 KiB)") != std::string::npos);
 }
+
+TEST_CASE("pretty_value: a secret longer than the default margin straddling the cut is still masked", "[pretty_value]") {
+  Lua lua;
+  // A 10 KiB secret (a PEM key, say) starting just before the 64 KiB cut: with a fixed 4 KiB
+  // margin the text read stops inside it, the redactor never sees it whole, and its start shows.
+  lua.eval("return string.rep('a', 65536 - 8) .. 'K' .. string.rep('z', 10239) .. string.rep('b', 100)");
+  const std::string secret = "K" + std::string(10239, 'z');
+  const auto redact = [&secret](std::string_view s) {
+    std::string out(s);
+    for (auto at = out.find(secret); at != std::string::npos; at = out.find(secret)) out.replace(at, secret.size(), "<secret S>");
+    return out;
+  };
+  runara::PrettyOptions options{{}, redact, secret.size()};
+  const std::string out = runara::pretty_value(lua.L, -1, options);
+  CHECK(out.find("Kzz") == std::string::npos);
+  CHECK(out.find("... (output cut at 64 KiB)") != std::string::npos);
+  // With the old fixed margin the start of the secret shows: the margin is what protects it.
+  options.redact_margin = 4096;
+  CHECK(runara::pretty_value(lua.L, -1, options).find("Kzz") != std::string::npos);
+}
