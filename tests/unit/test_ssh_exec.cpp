@@ -279,8 +279,11 @@ TEST_CASE("ssh exec: a host gone silent is declared lost by the keepalive, no ha
     SshSession session(&t.loop, options);
     REQUIRE(connect_session(t, session) == "");
     std::optional<ExecResult> result;
-    SshExec exec(session, ExecOptions{.command = "echo started; sleep 3178"}, [&](const ExecResult& r) { result = r; });
-    REQUIRE(t.run_until([&] { return exec.pgid() > 0; }, 10));
+    bool started = false;  // frozen only once the line has arrived: it must be kept
+    ExecOptions o{.command = "echo started; sleep 3178"};
+    o.on_stdout = [&](std::string_view) { started = true; };
+    SshExec exec(session, o, [&](const ExecResult& r) { result = r; });
+    REQUIRE(t.run_until([&] { return exec.pgid() > 0 && started; }, 10));
     const auto t0 = Clock::now();
     sshd.freeze_connections();  // TCP stays up; nothing answers any more
     REQUIRE(t.run_until([&] { return result.has_value(); }, 15));
