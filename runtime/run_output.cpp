@@ -257,20 +257,27 @@ std::string RunOutput::write(const std::string& relative, const std::string& dat
   return error;
 }
 
+// Opens (making them if missing) the first `count` of `parts` below `dir_fd`, one component
+// at a time, never following a symlink; the last folder's descriptor, or -1 with `error`.
+static int open_folders(int dir_fd, const std::vector<std::string>& parts, std::size_t count, std::string& error) {
+  int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  for (std::size_t i = 0; fd >= 0 && i < count; ++i) {
+    bool made = false;
+    const int next = open_or_make_dir(fd, parts[i], made, error);
+    ::close(fd);
+    fd = next;
+  }
+  return fd;
+}
+
 int open_beneath(int dir_fd, const std::string& relative, int flags, std::string& error) {
   const std::vector<std::string> parts = split_path(relative);
   if (parts.empty() || std::find(parts.begin(), parts.end(), "..") != parts.end()) {
     error = "cannot open '" + relative + "': expected a name below the folder";
     return -1;
   }
-  int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   const bool dir = (flags & O_DIRECTORY) != 0;
-  for (std::size_t i = 0; fd >= 0 && i + (dir ? 0 : 1) < parts.size(); ++i) {
-    bool made = false;
-    const int next = open_or_make_dir(fd, parts[i], made, error);
-    ::close(fd);
-    fd = next;
-  }
+  const int fd = open_folders(dir_fd, parts, dir ? parts.size() : parts.size() - 1, error);
   if (fd < 0) {
     error = "cannot open '" + relative + "': " + (error.empty() ? std::strerror(errno) : error);
     return -1;
@@ -286,14 +293,8 @@ int open_beneath(int dir_fd, const std::string& relative, int flags, std::string
 std::string write_beneath(int dir_fd, const std::string& relative, const std::string& data) {
   const std::vector<std::string> parts = split_path(relative);
   if (parts.empty()) return "cannot write '" + relative + "': no file name";
-  int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   std::string error;
-  for (std::size_t i = 0; fd >= 0 && i + 1 < parts.size(); ++i) {
-    bool made = false;
-    const int next = open_or_make_dir(fd, parts[i], made, error);
-    ::close(fd);
-    fd = next;
-  }
+  const int fd = open_folders(dir_fd, parts, parts.size() - 1, error);
   if (fd < 0) return "cannot write '" + relative + "': " + (error.empty() ? std::strerror(errno) : error);
   const std::string& name = parts.back();
   const std::string tmp = name + ".tmp";
