@@ -87,13 +87,24 @@ std::string required(lua_State* L, const char* field, const char* example) {
   return *value;
 }
 
+// The run's own machine: http_load may aim at it, ssh may log into it.
+void remember(Context& ctx, const Machine& m) {
+  if (!m.ip.empty()) ctx.add_reachable(m.ip, 0);
+  if (!m.private_ip.empty()) ctx.add_reachable(m.private_ip, 0);
+  if (m.ip.empty() && m.private_ip.empty()) return;
+  RunMachine machine;
+  machine.name = m.name;
+  machine.address = m.ip;
+  machine.private_address = m.private_ip;
+  ctx.add_machine(std::move(machine));
+}
+
 // Resumes a waiting task with a droplet object, or fails it.
 DropletFleet::MachineDone resume_with_machine(Runtime::Impl& rt, WaitId wait) {
   return [&rt, wait](std::string error, const Machine* m) {
     if (!error.empty() || !m) return rt.fail(wait, error.empty() ? "droplet operation failed" : error);
     Machine copy = *m;
-    if (!copy.ip.empty()) rt.add_reachable(copy.ip, 0);  // the run's own machine: http_load may aim at it
-    if (!copy.private_ip.empty()) rt.add_reachable(copy.private_ip, 0);
+    remember(rt, copy);
     rt.resume(wait, [copy](lua_State* L) {
       push_machine(L, copy);
       return 1;
@@ -133,8 +144,7 @@ int refresh(lua_State* L) {
       return rt.fail(wait, error);
     }
     Machine copy = *m;
-    if (!copy.ip.empty()) rt.add_reachable(copy.ip, 0);
-    if (!copy.private_ip.empty()) rt.add_reachable(copy.private_ip, 0);
+    remember(rt, copy);
     rt.resume(wait, [copy, self_ref](lua_State* co) {
       lua_rawgeti(co, LUA_REGISTRYINDEX, self_ref);
       luaL_unref(co, LUA_REGISTRYINDEX, self_ref);

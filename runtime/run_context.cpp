@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "lua_args.hpp"
+#include "runara/command_target.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -144,6 +145,44 @@ std::string caller_location(lua_State* L, int level) {
     if (ar.currentline > 0 && !wrapper) return std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
   }
   return "?";
+}
+
+}  // namespace runara
+
+namespace runara {
+
+void Runtime::Impl::add_machine(RunMachine machine) {
+  for (auto& known : machines_) {
+    if (known.name == machine.name) {  // a refresh learnt an address: keep one entry per machine
+      known = std::move(machine);
+      return;
+    }
+  }
+  machines_.push_back(std::move(machine));
+}
+
+const RunMachine* Runtime::Impl::machine(std::string_view address) const {
+  if (address.empty()) return nullptr;
+  for (const auto& m : machines_) {
+    if (m.address == address || m.private_address == address) return &m;
+  }
+  return nullptr;
+}
+
+void Runtime::Impl::add_command_target(lua_State* L, int index, std::weak_ptr<CommandTarget> target) {
+  const void* key = lua_touserdata(L, index);
+  if (!key) luaL_error(L, "add_command_target: the value at %d is not a userdata", index);
+  for (auto it = command_targets_.begin(); it != command_targets_.end();) {  // forget closed ones
+    it = it->second.expired() ? command_targets_.erase(it) : std::next(it);
+  }
+  command_targets_[key] = std::move(target);
+}
+
+std::shared_ptr<CommandTarget> Runtime::Impl::command_target(lua_State* L, int index) const {
+  const void* key = lua_touserdata(L, index);
+  if (!key) return nullptr;
+  const auto it = command_targets_.find(key);
+  return it == command_targets_.end() ? nullptr : it->second.lock();
 }
 
 }  // namespace runara

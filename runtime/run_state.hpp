@@ -36,6 +36,7 @@ struct Runtime::Impl final : Context {
   // --- Context ---
   uv_loop_t* loop() override { return &loop_; }
   std::string run_id() const override { return run_id_; }
+  const Options& options() const override { return options_; }
   const Permissions& permissions() const override { return options_.permissions; }
   bool stopping() const override { return stop_reason() != StopReason::none; }
   double remaining_runtime_s() const override;
@@ -45,9 +46,14 @@ struct Runtime::Impl final : Context {
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
   std::string secret_value(lua_State* L, int index) override;
+  void add_secret(const std::string& name, const std::string& value) override { secrets_.add(name, value, false); }
   std::string out_dir() override { return output_.dir(); }
   void add_reachable(const std::string& address, int port) override { reachable_.emplace_back(address, port); }
   std::vector<std::pair<std::string, int>> reachable() const override { return reachable_; }
+  void add_machine(RunMachine machine) override;
+  const RunMachine* machine(std::string_view address) const override;
+  void add_command_target(lua_State* L, int index, std::weak_ptr<CommandTarget> target) override;
+  std::shared_ptr<CommandTarget> command_target(lua_State* L, int index) const override;
   WaitId suspend(lua_State* L, std::function<void()> on_cancel) override;
   int yield(lua_State* L) override { return lua_yield(L, 0); }
   void resume(WaitId wait, std::function<int(lua_State*)> push) override;
@@ -117,6 +123,8 @@ struct Runtime::Impl final : Context {
   std::vector<std::unique_ptr<Primitive>> primitives_;
   nlohmann::json results_ = nlohmann::json::object();  // runara.result
   std::vector<std::pair<std::string, int>> reachable_;  // Context::add_reachable
+  std::vector<RunMachine> machines_;                     // Context::add_machine
+  std::map<const void*, std::weak_ptr<CommandTarget>> command_targets_;  // userdata -> target
   std::map<std::uint64_t, uv_timer_t*> deadline_timers_;  // watchdog.deadline() token -> timer
   std::uint64_t next_deadline_token_ = 1;
 

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,7 +29,22 @@ typedef struct uv_loop_s uv_loop_t;
 namespace runara {
 
 struct Permissions;
+struct Options;
+class CommandTarget;
 using WaitId = std::uint64_t;
+
+// A machine the run itself created (a droplet), as the primitives that log into it see it.
+struct RunMachine {
+  std::string name;             // the droplet's name, e.g. "llm-20261123-1"
+  std::string address;          // public IPv4 (what ssh connects to)
+  std::string private_address;  // "" when none
+  // The run's own private key (OpenSSH format) when the machine was created with it; "" when
+  // the script passed its own ssh_keys. Never reaches Lua, logs or results.
+  std::string ssh_private_key;
+  // Records the machine's SSH host key fingerprint for trust on first use (e.g. in the ledger).
+  // May be empty.
+  std::function<void(const std::string& fingerprint)> pin_host_key;
+};
 
 class Context {
  public:
@@ -37,6 +53,7 @@ class Context {
 
   virtual uv_loop_t* loop() = 0;
   virtual std::string run_id() const = 0;
+  virtual const Options& options() const = 0;  // what the host started the run with (read only)
   virtual const Permissions& permissions() const = 0;
   virtual bool stopping() const = 0;               // the run is ending: start nothing new
   virtual double remaining_runtime_s() const = 0;  // until the hard deadline
@@ -49,6 +66,9 @@ class Context {
   virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
   virtual void progress(std::string_view line) = 0;  // transient status line
   virtual std::string redact(std::string_view text) const = 0;
+  // From now on `value` is redacted (shown as [name]) wherever the run writes text. For values a
+  // primitive learns at run time (a token it read, a key it generated). Scripts get no handle.
+  virtual void add_secret(const std::string& name, const std::string& value) = 0;
   // The value behind a secret handle at `index` (for primitives that hand it to a machine);
   // raises a Lua error if the value there is not a secret handle.
   virtual std::string secret_value(lua_State* L, int index) = 0;
@@ -58,6 +78,17 @@ class Context {
   // primitives that send traffic may reach without an --allow-host grant. port 0: any port.
   virtual void add_reachable(const std::string& address, int port) = 0;
   virtual std::vector<std::pair<std::string, int>> reachable() const = 0;
+
+  // Machines the run created: the primitive that creates them registers each once it has an
+  // address; primitives that log in look them up by address (nullptr: not one of the run's).
+  virtual void add_machine(RunMachine machine) = 0;
+  virtual const RunMachine* machine(std::string_view address) const = 0;
+
+  // A Lua value (a userdata, e.g. an ssh session) that fixed commands can run on. The provider
+  // registers it when it pushes the value; users look it up (nullptr: not a command target, or
+  // one already closed). Held weakly: the provider decides its lifetime.
+  virtual void add_command_target(lua_State* L, int index, std::weak_ptr<CommandTarget> target) = 0;
+  virtual std::shared_ptr<CommandTarget> command_target(lua_State* L, int index) const = 0;
 
   // --- waiting without blocking ---
   // Marks the calling task as waiting. `on_cancel` runs if the task is cancelled (run stopped,
