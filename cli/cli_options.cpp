@@ -55,6 +55,11 @@ Scripts are sandboxed: they reach only what these options grant.
                           be sent only to the run's own machines and servers, and to each
                           HOST[:PORT] given after '@' (which must also be reachable)
                           (neither --secret nor --allow-env accepts the cloud token's names)
+SSH (the ssh primitive):
+  --ssh-key PATH          private key for --allow-host hosts and for droplets created with
+                          your own ssh_keys (default ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
+  --accept-new-host-keys  trust a granted host whose key ~/.ssh/known_hosts lacks (a changed
+                          key is still refused)
 Limits:
   --max-runtime SECONDS   hard deadline for the whole run (default 7200)
   --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
@@ -127,6 +132,11 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
     } else if (a == "--allow-host") {
       if (!(error = value(a, v)).empty()) return error;
       out.options.permissions.hosts.push_back(v);
+    } else if (a == "--ssh-key") {
+      if (!(error = value(a, out.options.ssh.key_path)).empty()) return error;
+      if (out.options.ssh.key_path.empty()) return "--ssh-key expects the path of a private key file";
+    } else if (a == "--accept-new-host-keys") {
+      out.options.ssh.accept_new_host_keys = true;
     } else if (a == "--allow-env") {
       if (!(error = value(a, v)).empty()) return error;
       if (runara::is_cloud_token_name(v)) return refuse_token_name(a, v);

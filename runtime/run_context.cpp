@@ -1,10 +1,12 @@
 // The Context primitives use: logging, waiting without blocking, secrets.
+#include <cerrno>
 #include <cstring>
 
 #include "lua_args.hpp"
 #include "runara/command_target.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
+#include "runara_binding.hpp"
 
 namespace runara {
 
@@ -45,6 +47,21 @@ void Runtime::Impl::log(std::string_view line) {
 
 void Runtime::Impl::progress(std::string_view line) {
   if (events_.progress) events_.progress(redact(line));
+}
+
+int Runtime::Impl::open_out_dir(std::string& error) {
+  output_.dir();
+  if (!output_.error().empty()) {
+    error = output_.error();
+    return -1;
+  }
+  const int fd = output_.dup_dir_fd();
+  if (fd < 0) error = std::string("cannot use the output folder: ") + std::strerror(errno);
+  return fd;
+}
+
+std::string Runtime::Impl::readable_path(const std::string& path, std::string& error) {
+  return script_readable_path(*this, path, error);
 }
 
 void Runtime::Impl::print(std::string_view text) {

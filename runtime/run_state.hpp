@@ -48,6 +48,8 @@ struct Runtime::Impl final : Context {
   std::string secret_value(lua_State* L, int index) override;
   void add_secret(const std::string& name, const std::string& value) override { secrets_.add(name, value, false); }
   std::string out_dir() override { return output_.dir(); }
+  int open_out_dir(std::string& error) override;
+  std::string readable_path(const std::string& path, std::string& error) override;
   void add_reachable(const std::string& address, int port) override { reachable_.emplace_back(address, port); }
   std::vector<std::pair<std::string, int>> reachable() const override { return reachable_; }
   void add_machine(RunMachine machine) override;
@@ -93,7 +95,7 @@ struct Runtime::Impl final : Context {
   // --- deadlines of watchdog.deadline(), per task (watchdog_binding.cpp) ---
   bool deadline_passed(lua_State* L, Task* task) const;
 
-  void print(std::string_view text);
+  void print(std::string_view text) override;
   void emit_result(lua_State* L, const std::string& name, const nlohmann::json& value);
   void clear_deadlines(Task& task);
   // What the memory cap still allows: results and JSON built outside the Lua heap count too.
@@ -146,6 +148,7 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt);
 void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
 std::unique_ptr<Primitive> make_droplet_primitive();  // built in: every run may create machines
 std::unique_ptr<Primitive> make_http_load_primitive();
+std::unique_ptr<Primitive> make_ssh_primitive();  // registered after droplet: torn down before it
 
 // The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
 void open_sandbox(lua_State* L, Runtime::Impl& rt);

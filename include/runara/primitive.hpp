@@ -74,6 +74,14 @@ class Context {
   virtual std::string secret_value(lua_State* L, int index) = 0;
   // The run's output folder (created on first use).
   virtual std::string out_dir() = 0;
+  // A new descriptor of the output folder for the caller to own and close (open_beneath from it:
+  // no symlink is followed), or -1 with `error` saying why it cannot be made.
+  virtual int open_out_dir(std::string& error) = 0;
+  // The script's `path` resolved for reading exactly as runara.read_file would allow it (its
+  // own folder, --allow-read; never an output folder), or "" with `error` for the script.
+  virtual std::string readable_path(const std::string& path, std::string& error) = 0;
+  // Text for the terminal as the script's print() would show it (redacted; not in run.log).
+  virtual void print(std::string_view text) = 0;
   // Addresses the run itself brought up — its droplets, tunnels, simulated servers — which
   // primitives that send traffic may reach without an --allow-host grant. port 0: any port.
   virtual void add_reachable(const std::string& address, int port) = 0;

@@ -49,6 +49,14 @@ struct CloudOptions {
   double poll_s = 3;  // how often to look at a machine while waiting for it
 };
 
+// How the `ssh` primitive logs in (issue 10). The run's own droplets use the run's key; these
+// apply to hosts granted with --allow-host and to droplets created with the user's ssh_keys.
+struct SshOptions {
+  std::string key_path;  // --ssh-key: a private key file; "": ~/.ssh/id_ed25519, id_ecdsa, id_rsa
+  std::string known_hosts;  // "": $HOME/.ssh/known_hosts (read only, never written)
+  bool accept_new_host_keys = false;  // --accept-new-host-keys: trust an unknown host's key
+};
+
 struct Options {
   double max_runtime_s = 7200;                 // hard deadline for the whole run
   std::size_t max_memory_bytes = std::size_t{1} << 30;  // cap on the Lua heap
@@ -59,6 +67,7 @@ struct Options {
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
   double teardown_budget_s = 300;              // how long teardown may take before giving up
   CloudOptions cloud;
+  SshOptions ssh;
 };
 
 // Callbacks a host receives. All run on the thread that called run_*/eval. Text is redacted.

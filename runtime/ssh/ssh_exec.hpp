@@ -61,6 +61,9 @@ class SshExec final : public Stepper {
   void kill(const std::string& signal = "TERM");
   bool running() const { return phase_ != Phase::Done; }
   long pgid() const { return pgid_; }  // 0 until the remote side reported it
+  // What was kept so far of each stream (the same tails the result will hold), while it runs.
+  std::string stdout_tail() const { return out_.tail(); }
+  std::string stderr_tail() const { return err_.tail(); }
 
   Step step() override;
   void lost(const std::string& error) override;
