@@ -230,7 +230,10 @@ Started start(lua_State* L, const char* fn, bool spawned) {
         b->log.flush();
       }
       wake(*c, q);
-      if (q->on_done) q->on_done();
+      if (auto finish = std::move(q->on_done)) {
+        q->on_done = nullptr;
+        finish();
+      }
       auto dead = std::move(raw->exec);  // its last act is this call: freeing it here is allowed
       if (SessionBox* b = q->box) b->proc_ended(*q);  // may end a close(): nothing after this
     });
@@ -252,7 +255,6 @@ int exec(lua_State* L) {
     if (p->exec && p->exec->running()) p->exec->kill("TERM");  // the task is gone: so is its command
   });
   p->on_done = [&ctx, p, wait, where, check = s.check] {
-    p->on_done = nullptr;
     if (!p->result.error.empty())
       return ctx.fail(wait, "s:exec on " + where + ": `" + p->label + "`: " + p->result.error);
     if (!p->memory_error.empty())

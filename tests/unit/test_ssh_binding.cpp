@@ -1,0 +1,378 @@
+// The `ssh` Lua primitive end to end: scripts run by the real `runara` binary log into a real
+// OpenSSH sshd on loopback (tests/support/sshd_fixture.*) as a host granted with --allow-host,
+// with --ssh-key and a known_hosts file in a throwaway HOME.
+#include "child_process.hpp"
+#include "sshd_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+using runara::test::ChildProcess;
+using runara::test::ChildResult;
+using runara::test::run_runara;
+using runara::test::SshdFixture;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
+}
+
+// Command lines of the processes on this machine holding `text` (the "remote" is loopback).
+int processes_with(const std::string& text) {
+  int found = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::string args = slurp((entry.path() / "cmdline").string());
+    for (char& c : args)
+      if (c == '\0') c = ' ';
+    if (args.find(text) != std::string::npos) ++found;
+  }
+  return found;
+}
+
+// Environments of the processes on this machine holding `text`.
+int environments_with(const std::string& text) {
+  int found = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    if (slurp((entry.path() / "environ").string()).find(text) != std::string::npos) ++found;
+  }
+  return found;
+}
+
+struct SshRun {
+  SshdFixture sshd;
+  std::string base = runara::test::temp_dir("ssh-binding");
+  std::string home = base + "/home";
+  std::string script_dir = base + "/script";
+  std::string out = base + "/out";
+
+  SshRun() {
+    fs::create_directories(home + "/.ssh");
+    fs::create_directories(script_dir);
+    trust();
+  }
+  ~SshRun() {
+    std::error_code ignored;
+    fs::remove_all(base, ignored);
+  }
+  std::string host() const { return "127.0.0.1:" + std::to_string(sshd.port()); }
+  // known_hosts holds the fixture's current host key.
+  void trust() {
+    std::ofstream(home + "/.ssh/known_hosts")
+        << "[127.0.0.1]:" << sshd.port() << " " << slurp(sshd.dir() + "/host_key.pub");
+  }
+  std::vector<std::string> args(const std::string& body, std::vector<std::string> flags = {}) {
+    const std::string script = script_dir + "/t.lua";
+    std::ofstream(script) << replace_all(replace_all(body, "HOST", host()), "SSHDIR", sshd.dir());
+    std::vector<std::string> a{"--out", out};
+    bool grant = true;
+    for (const auto& f : flags) grant = grant && f != "--no-grant";
+    if (grant) a.insert(a.end(), {"--allow-host", host(), "--ssh-key", sshd.user_key_path()});
+    for (const auto& f : flags)
+      if (f != "--no-grant") a.push_back(f);
+    a.push_back(script);
+    return a;
+  }
+  std::map<std::string, std::string> env(std::map<std::string, std::string> more = {}) {
+    more["HOME"] = home;
+    return more;
+  }
+  ChildResult run(const std::string& body, std::vector<std::string> flags = {}, double timeout_s = 60,
+                  std::map<std::string, std::string> extra_env = {}) {
+    return run_runara(args(body, std::move(flags)), timeout_s, env(std::move(extra_env)));
+  }
+  std::string log() { return slurp(out + "/ssh/127.0.0.1.log"); }
+};
+
+std::string all(const ChildResult& r) { return r.out + "\n--- stderr ---\n" + r.err; }
+
+}  // namespace
+
+TEST_CASE("ssh exec: exit codes, stdout and stderr apart, env, stdin, live output and the log", "[ssh][ssh_lua]") {
+  SshRun t;
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    local a = s:exec("echo out; echo err >&2; exit 3", { check = false })
+    print("code", a.code, "stdout", a.stdout, "stderr", a.stderr)
+    local b = s:exec("printf '%s|%s' \"$GREETING\" \"$(cat)\"", { env = { GREETING = "hi there" }, stdin = "from stdin", quiet = true })
+    print("env+stdin", b.stdout)
+    local ok, err = pcall(s.exec, s, "echo doomed >&2; exit 7")
+    print("check", err)
+    s:close()
+    print("closed", s.closed)
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("code\t3\tstdout\tout\n\tstderr\terr\n") != std::string::npos);
+  CHECK(r.out.find("env+stdin\thi there|from stdin") != std::string::npos);
+  CHECK(r.out.find("`echo doomed >&2; exit 7` exited with code 7; stderr ends with:\ndoomed") != std::string::npos);
+  CHECK(r.out.find("[127.0.0.1] out") != std::string::npos);  // live, prefixed
+  CHECK(r.out.find("[127.0.0.1] hi there") == std::string::npos);  // quiet
+  CHECK(r.out.find("closed\ttrue") != std::string::npos);
+  const std::string log = t.log();
+  CHECK(log.find("$ echo out; echo err >&2; exit 3\nout\n[stderr] err\n") != std::string::npos);
+  CHECK(log.find("exited with code 3") != std::string::npos);
+}
+
+TEST_CASE("ssh exec: a secret env value reaches the command but no log, output or remote command line", "[ssh][ssh_lua]") {
+  SshRun t;
+  const std::string secret = "s3cr3t-ssh-binding-4c1e9a";
+  const std::string body = R"(
+    local s = ssh.connect("HOST")
+    local p = s:spawn("echo len=${#TOKEN}; echo $TOKEN; echo STARTED; sleep 3", { env = { TOKEN = runara.secret("TOKEN") } })
+    for line in p:lines() do print("line", line) if line == "STARTED" then break end end
+    print("waited", p:wait().code)
+  )";
+  ChildProcess child({RUNARA_BINARY, "--out", t.out, "--allow-host", t.host(), "--ssh-key", t.sshd.user_key_path(),
+                      "--secret", "TOKEN@" + t.host(), (std::ofstream(t.script_dir + "/t.lua") << replace_all(body, "HOST", t.host()), t.script_dir + "/t.lua")},
+                     t.env({{"TOKEN", secret}}));
+  child.close_stdin();
+  REQUIRE(child.wait_for_output("STARTED", 20));
+  // Running now: its environment holds the value (by design), no command line does.
+  CHECK(processes_with(secret) == 0);
+  CHECK(environments_with(secret) >= 1);
+  const auto r = child.wait(30);
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("len=" + std::to_string(secret.size())) != std::string::npos);
+  CHECK(r.out.find("<secret TOKEN") != std::string::npos);  // the echoed value, redacted
+  CHECK(all(r).find(secret) == std::string::npos);
+  CHECK(t.log().find(secret) == std::string::npos);
+  CHECK(slurp(t.out + "/run.log").find(secret) == std::string::npos);
+
+  SECTION("a granted host gets a secret only when it is bound to it") {
+    const auto refused = t.run(R"(
+      local s = ssh.connect("HOST")
+      s:exec("true", { env = { TOKEN = runara.secret("TOKEN") } })
+    )", {"--secret", "TOKEN"}, 60, {{"TOKEN", secret}});
+    INFO(all(refused));
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.err.find("secret TOKEN may not be sent to " + t.host()) != std::string::npos);
+  }
+}
+
+TEST_CASE("ssh spawn: lines as they come, kill takes the whole process group", "[ssh][ssh_lua]") {
+  SshRun t;
+  const std::string marker = "sleep 4242";
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    local p = s:spawn("for i in 1 2 3; do echo line$i; done; (sleep 4242; echo child) & sleep 4242")
+    local got = {}
+    for line in p:lines() do got[#got + 1] = line if #got == 3 then break end end
+    print("got", table.concat(got, ","), "running", p:running())
+    p:kill()
+    local res = p:wait()
+    print("signal", res.signal, "running", p:running(), "stdout", (p:output().stdout:gsub("\n", " ")))
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("got\tline1,line2,line3\trunning\ttrue") != std::string::npos);
+  CHECK(r.out.find("signal\tTERM\trunning\tfalse\tstdout\tline1 line2 line3 ") != std::string::npos);
+  CHECK(processes_with(marker) == 0);
+}
+
+TEST_CASE("ssh teardown kills what is still running and closes the session", "[ssh][ssh_lua]") {
+  SshRun t;
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    s:spawn("sleep 4343")
+    local p = s:spawn("echo up; sleep 4343")
+    p:lines()()
+    print("leaving")
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("ssh: teardown: closing 1 session(s)") != std::string::npos);
+  CHECK(r.err.find("killing 2 remote process group(s) first") != std::string::npos);
+  CHECK(processes_with("sleep 4343") == 0);
+}
+
+TEST_CASE("ssh exec timeout kills the command and says so", "[ssh][ssh_lua]") {
+  SshRun t;
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    local a = s:exec("sleep 4444", { timeout = 1, check = false })
+    print("timed_out", a.timed_out, "signal", a.signal, "fast", a.seconds < 5)
+    local ok, err = pcall(s.exec, s, "sleep 4444", { timeout = 1 })
+    print(err)
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("timed_out\ttrue\tsignal\tTERM\tfast\ttrue") != std::string::npos);
+  CHECK(r.out.find("`sleep 4444` timed out (its process group was killed with SIGTERM)") != std::string::npos);
+  CHECK(processes_with("sleep 4444") == 0);
+}
+
+TEST_CASE("ssh upload and download of a folder tree, byte for byte, modes kept", "[ssh][ssh_lua]") {
+  SshRun t;
+  fs::create_directories(t.script_dir + "/tree/sub/deeper");
+  std::string big(3 << 20, 'x');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) >> 3);
+  std::ofstream(t.script_dir + "/tree/big.bin", std::ios::binary) << big;
+  std::ofstream(t.script_dir + "/tree/sub/a.txt") << "alpha\n";
+  std::ofstream(t.script_dir + "/tree/sub/deeper/run.sh") << "#!/bin/sh\necho ran\n";
+  ::chmod((t.script_dir + "/tree/sub/deeper/run.sh").c_str(), 0755);
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    local up = s:upload("tree", "SSHDIR/remote_tree")
+    print("up", up.files, up.bytes)
+    print(s:exec("SSHDIR/remote_tree/sub/deeper/run.sh", { quiet = true }).stdout)
+    local down = s:download("SSHDIR/remote_tree", "copy/tree")
+    print("down", down.files, down.bytes)
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("up\t3\t" + std::to_string(big.size() + 6 + 19)) != std::string::npos);
+  CHECK(r.out.find("ran") != std::string::npos);
+  CHECK(slurp(t.out + "/copy/tree/big.bin") == big);
+  CHECK(slurp(t.out + "/copy/tree/sub/a.txt") == "alpha\n");
+  struct stat st{};
+  REQUIRE(::stat((t.out + "/copy/tree/sub/deeper/run.sh").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0755);
+}
+
+TEST_CASE("ssh local paths obey the sandbox", "[ssh][ssh_lua]") {
+  SshRun t;
+  fs::create_directories(t.base + "/outside");
+  std::ofstream(t.base + "/outside/secret.txt") << "not for the script\n";
+  fs::create_directories(t.out);
+  fs::create_directory_symlink(t.base + "/outside", t.out + "/link");
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    s:exec("echo x > SSHDIR/x.txt")
+    for _, try in ipairs{
+      function() return s:download("SSHDIR/x.txt", "../escaped.txt") end,
+      function() return s:download("SSHDIR/x.txt", "/tmp/escaped.txt") end,
+      function() return s:download("SSHDIR/x.txt", "link/escaped.txt") end,
+      function() return s:download("SSHDIR/x.txt", "run.log") end,
+      function() return s:upload("../outside/secret.txt", "SSHDIR/stolen.txt") end,
+      function() return s:upload("/etc/hostname", "SSHDIR/stolen2.txt") end,
+    } do
+      local ok, err = pcall(try)
+      print(ok and "ESCAPED" or "refused: " .. tostring(err))
+    end
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("ESCAPED") == std::string::npos);
+  CHECK(!fs::exists(t.base + "/escaped.txt"));
+  CHECK(!fs::exists(t.base + "/outside/escaped.txt"));
+  CHECK(!fs::exists(t.sshd.dir() + "/stolen.txt"));
+  CHECK(!fs::exists(t.sshd.dir() + "/stolen2.txt"));
+  CHECK(r.out.find("s:download: local path") != std::string::npos);
+  CHECK(r.out.find("symlink") != std::string::npos);
+  CHECK(r.out.find("is written by runara itself") != std::string::npos);
+  CHECK(r.out.find("--allow-read") != std::string::npos);
+}
+
+TEST_CASE("ssh forward: http_load reaches a server through the tunnel without a grant", "[ssh][ssh_lua]") {
+  SshRun t;
+  const auto r = t.run(R"(
+    local server = http_load.fake_server{ ttft_ms = 2, itl_ms = 1, output_tokens = 8 }
+    local s = ssh.connect("HOST")
+    local url = s:forward(server.port)
+    print("url", url:match("^http://127%.0%.0%.1:%d+$") ~= nil, url ~= server.url)
+    local res = http_load.run{ url = url, model = server.model, max_tokens = 8, concurrency = 4, requests = 40 }
+    print("completed", res.completed, "failed", res.failed)
+  )");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("url\ttrue\ttrue") != std::string::npos);
+  CHECK(r.out.find("completed\t40\tfailed\t0") != std::string::npos);
+}
+
+TEST_CASE("ssh exec of 100 MB of output keeps memory bounded", "[ssh][ssh_lua]") {
+  SshRun t;
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    local a = s:exec("head -c 100000000 /dev/zero | tr '\\0' a | fold -w 99", { quiet = true })
+    print("bytes", a.stdout_bytes, "kept", #a.stdout)
+  )", {"--max-memory", "96M"}, 120);
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("bytes\t101010101\tkept\t8388608") != std::string::npos);
+  CHECK(r.max_rss_kb < 200 * 1024);
+  CHECK(fs::file_size(t.out + "/ssh/127.0.0.1.log") > 100000000);
+}
+
+TEST_CASE("ssh refuses hosts not granted, unknown and changed host keys, and a wrong key", "[ssh][ssh_lua]") {
+  SshRun t;
+  const std::string body = R"(
+    local s = ssh.connect("HOST", { timeout = 5 })
+    print("CONNECTED", s:exec("echo ok", { quiet = true }).stdout)
+  )";
+  SECTION("not granted") {
+    const auto r = t.run(body, {"--no-grant"});
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("ssh.connect: host " + t.host() + " is not granted") != std::string::npos);
+    CHECK(r.err.find("--allow-host " + t.host()) != std::string::npos);
+  }
+  SECTION("unknown host key, then accepted with --accept-new-host-keys") {
+    fs::remove(t.home + "/.ssh/known_hosts");
+    const auto r = t.run(body);
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("is unknown") != std::string::npos);
+    CHECK(r.err.find(t.sshd.host_key_fingerprint()) != std::string::npos);
+    const auto ok = t.run(body, {"--accept-new-host-keys"});
+    INFO(all(ok));
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.out.find("CONNECTED\tok") != std::string::npos);
+  }
+  SECTION("changed host key, even with --accept-new-host-keys") {
+    t.sshd.replace_host_key();
+    const auto r = t.run(body, {"--accept-new-host-keys"});
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("does NOT match") != std::string::npos);
+  }
+  SECTION("a key the server does not accept") {
+    std::vector<std::string> a = t.args(body, {"--no-grant"});
+    a.insert(a.begin(), {"--allow-host", t.host(), "--ssh-key", t.sshd.dir() + "/other_key"});
+    const auto r = run_runara(a, 60, t.env());
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("ssh.connect: ") != std::string::npos);
+    CHECK(r.out.find("CONNECTED") == std::string::npos);
+  }
+}
+
+TEST_CASE("ssh: sshd killed mid-command gives a clear error, no hang, and teardown goes on", "[ssh][ssh_lua]") {
+  SshRun t;
+  auto argv = t.args(R"(
+    local s = ssh.connect("HOST")
+    local p = s:spawn("echo started; sleep 4545")
+    p:lines()()
+    print("RUNNING")
+    local ok, err = pcall(s.exec, s, "sleep 4546")
+    print("after", err)
+  )");
+  argv.insert(argv.begin(), RUNARA_BINARY);
+  ChildProcess child(argv, t.env());
+  child.close_stdin();
+  REQUIRE(child.wait_for_output("RUNNING", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  t.sshd.kill_now();
+  const auto r = child.wait(60);
+  INFO(all(r));
+  CHECK(r.exit_code == 0);
+  CHECK(r.seconds < 50);
+  CHECK(r.out.find("was lost") != std::string::npos);
+}
