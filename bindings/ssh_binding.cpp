@@ -141,6 +141,7 @@ void SessionBox::close(std::function<void()> done) {
 void SessionBox::disconnect() {
   log.flush();
   auto finish = [this] {
+    ctx->log("ssh: closed " + where());
     auto callbacks = std::move(on_closed);
     on_closed.clear();
     for (auto& cb : callbacks) cb();  // the last one may free this box

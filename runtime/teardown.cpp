@@ -26,25 +26,51 @@ void Runtime::Impl::report_leftover_tasks(Outcome& out) {
   }
 }
 
+// Primitives are torn down in reverse order of registration, one after another, as C++ destroys
+// members: a later primitive may be using what an earlier one made (ssh sessions and remote
+// processes on droplets), so it must be done before that goes. A stage that takes longer than
+// kStageWaitS stops holding up the next one (destroying droplets must not wait on a stuck
+// session); the whole teardown still ends within the budget.
 void Runtime::Impl::teardown(Outcome& out) {
-  std::size_t pending = primitives_.size();
+  constexpr double kStageWaitS = 15;
+  const std::size_t count = primitives_.size();
+  std::size_t pending = count;
+  std::size_t next = count;  // primitives_[next - 1] is the next to start
+  std::vector<bool> finished(count, false);
   std::vector<std::string> errors;
-  for (auto it = primitives_.rbegin(); it != primitives_.rend(); ++it) {
-    (*it)->teardown(*this, [&pending, &errors](std::string error) {
-      if (!error.empty()) errors.push_back(std::move(error));
-      --pending;
-    });
-  }
+  double stage_started = 0;
+  auto start_due = [&](bool force) {
+    while (next > 0 && (next == count || finished[next] || force || monotonic_seconds() - stage_started >= kStageWaitS)) {
+      force = false;
+      const std::size_t i = --next;
+      stage_started = monotonic_seconds();
+      primitives_[i]->teardown(*this, [&pending, &errors, &finished, i](std::string error) {
+        if (!error.empty()) errors.push_back(std::move(error));
+        finished[i] = true;
+        --pending;
+      });
+    }
+  };
   const double give_up = monotonic_seconds() + options_.teardown_budget_s;
-  // A timer wakes the loop at the budget's end even when nothing else would.
-  uv_timer_t budget_timer;
+  // A timer wakes the loop at the budget's end even when nothing else would; another one lets
+  // a slow stage be overtaken after kStageWaitS.
+  uv_timer_t budget_timer, stage_timer;
   uv_timer_init(&loop_, &budget_timer);
+  uv_timer_init(&loop_, &stage_timer);
   uv_update_time(&loop_);
   uv_timer_start(&budget_timer, [](uv_timer_t*) {}, static_cast<std::uint64_t>(options_.teardown_budget_s * 1000), 0);
+  uv_timer_start(&stage_timer, [](uv_timer_t*) {}, 250, 250);
   uv_unref(reinterpret_cast<uv_handle_t*>(&budget_timer));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&stage_timer));
   int signals = signals_seen_.load();
+  start_due(false);
   while (pending > 0 && monotonic_seconds() < give_up) {
-    if (uv_run(&loop_, UV_RUN_ONCE) == 0 && pending > 0) break;  // nothing left that could finish it
+    const bool alive = uv_run(&loop_, UV_RUN_ONCE) != 0;
+    if (!alive && pending > 0) {
+      if (next == 0) break;  // nothing left that could finish it
+      start_due(true);       // the running stage has nothing on the loop: it cannot finish
+    }
+    start_due(false);
     if (signals_seen_.load() != signals) {  // another Ctrl-C: say what we are waiting for
       signals = signals_seen_.load();
       std::string waiting;
@@ -56,6 +82,7 @@ void Runtime::Impl::teardown(Outcome& out) {
           " (Ctrl-C again exits now and leaves the rest to `" + cleanup_command() + "`)");
     }
   }
+  uv_close(reinterpret_cast<uv_handle_t*>(&stage_timer), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&budget_timer), nullptr);
   uv_run(&loop_, UV_RUN_NOWAIT);  // lets the close finish before the timer goes out of scope
   if (pending > 0) errors.push_back("teardown did not finish within " +

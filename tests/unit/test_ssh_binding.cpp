@@ -2,6 +2,7 @@
 // OpenSSH sshd on loopback (tests/support/sshd_fixture.*) as a host granted with --allow-host,
 // with --ssh-key and a known_hosts file in a throwaway HOME.
 #include "child_process.hpp"
+#include "sim/fake_digitalocean.hpp"
 #include "sshd_fixture.hpp"
 
 #include <catch2/catch.hpp>
@@ -375,4 +376,33 @@ TEST_CASE("ssh: sshd killed mid-command gives a clear error, no hang, and teardo
   CHECK(r.exit_code == 0);
   CHECK(r.seconds < 50);
   CHECK(r.out.find("was lost") != std::string::npos);
+}
+
+TEST_CASE("ssh teardown ends before the droplets are destroyed", "[ssh][ssh_lua]") {
+  SshRun t;
+  runara::sim::FakeDoConfig config;
+  config.token = "order-token-8d2c";
+  config.active_after_s = 0.1;
+  config.delete_after_s = 0.1;
+  config.enforce_rate_limits = false;
+  runara::sim::FakeDigitalOcean fake(config);
+  fake.start();
+  // The remote command takes 2 s to die: with teardowns running side by side, the droplet
+  // would be destroyed while the session still works on it.
+  const auto r = t.run(R"(
+    local d = droplet.create{ name = "order", size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3" }
+    local s = ssh.connect("HOST")
+    local p = s:spawn("trap 'sleep 2; exit 0' TERM; echo up; while :; do sleep 0.1; done")
+    p:lines()()
+    print("LEAVING")
+  )", {}, 90, {{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
+               {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}});
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  const auto closed = r.err.find("ssh: closed 127.0.0.1");
+  const auto destroying = r.err.find("destroying droplet order");
+  REQUIRE(closed != std::string::npos);
+  REQUIRE(destroying != std::string::npos);
+  CHECK(closed < destroying);
+  CHECK(fake.live_droplets() == 0);
 }
