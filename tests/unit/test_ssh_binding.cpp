@@ -406,3 +406,54 @@ TEST_CASE("ssh teardown ends before the droplets are destroyed", "[ssh][ssh_lua]
   CHECK(closed < destroying);
   CHECK(fake.live_droplets() == 0);
 }
+
+TEST_CASE("ssh into the run's own droplet: trust on first use, a changed key later in the run is refused", "[ssh][ssh_lua]") {
+  SshRun t;
+  fs::remove(t.home + "/.ssh/known_hosts");  // droplets never need known_hosts
+  runara::sim::FakeDoConfig config;
+  config.token = "tofu-token-51ab";
+  config.active_after_s = 0.1;
+  config.delete_after_s = 0.1;
+  config.enforce_rate_limits = false;
+  config.public_ipv4 = [](std::int64_t) { return std::string("127.0.0.1"); };  // the sshd fixture
+  runara::sim::FakeDigitalOcean fake(config);
+  fake.start();
+  std::map<std::string, std::string> cloud{{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
+                                           {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}};
+  const std::string body = R"(
+    local d = droplet.create{ name = "tofu", size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3" }
+    local opts = { port = PORT, user = "USER", timeout = 10 }
+    local s = ssh.connect(d, opts)
+    print("FIRST", s.name, s:exec("echo in", { quiet = true }).stdout)
+    while not pcall(runara.read_file, "go.txt") do runara.sleep(0.1) end
+    local ok, err = pcall(ssh.connect, d, opts)
+    print("SECOND", ok, err)
+  )";
+  const std::string script = replace_all(replace_all(body, "PORT", std::to_string(t.sshd.port())), "USER", t.sshd.user());
+
+  SECTION("without --ssh-key there is no key for a droplet made with the user's own keys") {
+    auto args = t.args(script, {"--no-grant"});
+    const auto r = run_runara(args, 60, t.env(cloud));
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("pass --ssh-key PATH") != std::string::npos);
+    CHECK(fake.live_droplets() == 0);
+  }
+  SECTION("pinned on first use, refused when it changed") {
+    auto args = t.args(script, {"--no-grant"});
+    args.insert(args.begin(), {RUNARA_BINARY, "--ssh-key", t.sshd.user_key_path()});
+    ChildProcess child(args, t.env(cloud));
+    child.close_stdin();
+    REQUIRE(child.wait_for_output("FIRST", 30));
+    t.sshd.replace_host_key();
+    std::ofstream(t.script_dir + "/go.txt") << "go";
+    const auto r = child.wait(60);
+    INFO(all(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("FIRST\ttofu") != std::string::npos);
+    CHECK(r.err.find("trusted on first use, pinned for the run") != std::string::npos);
+    CHECK(r.out.find("SECOND\tfalse") != std::string::npos);
+    CHECK(r.out.find("CHANGED during this run") != std::string::npos);
+    CHECK(fake.live_droplets() == 0);
+  }
+}
