@@ -270,8 +270,8 @@ void SshSession::attempt_failed(const std::string& why, bool retryable) {
 void SshSession::become_ready() {
   state_ = State::Ready;
   phase_ = Phase::None;
-  if (options_.keepalive_s > 0)
-    libssh2_keepalive_config(session_, 1, static_cast<unsigned>(std::max(1.0, options_.keepalive_s)));
+  idle_keepalive_ = false;
+  configure_keepalive();
   rearm();
   Done done = std::move(done_);
   if (done) done("");
@@ -288,7 +288,29 @@ void SshSession::on_socket(int status, int events) {
     }
     return step_connect();
   }
+  if (state_ == State::Ready && steppers_.empty() && status >= 0 && (events & UV_READABLE)) return idle_readable();
   pump();
+}
+
+// Nothing attached reads the socket while the session idles (libssh2 reads only inside channel
+// calls), so: keepalives ask for no reply while idle (nothing piles up, and "unanswered" means
+// nothing), the host closing the connection is seen with a peek, and other bytes wait for the
+// next stepper with the socket unwatched for reading (no busy loop on them).
+void SshSession::idle_readable() {
+  char byte = 0;
+  const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return lose("the host closed the connection");
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return lose(std::strerror(errno));
+  if (n > 0) unread_while_idle_ = true;
+  rearm();
+}
+
+void SshSession::configure_keepalive() {
+  if (options_.keepalive_s <= 0 || !session_) return;
+  const bool idle = steppers_.empty();
+  if (idle == idle_keepalive_) return;
+  idle_keepalive_ = idle;
+  libssh2_keepalive_config(session_, idle ? 0 : 1, static_cast<unsigned>(std::max(1.0, options_.keepalive_s)));
 }
 
 void SshSession::pump() {
@@ -326,6 +348,11 @@ void SshSession::rearm() {
   if (phase_ == Phase::Tcp && state_ == State::Connecting) events = UV_WRITABLE;
   else if (session_ && (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND))
     events |= UV_WRITABLE;
+  if (state_ == State::Ready && steppers_.empty() && unread_while_idle_) events &= ~UV_READABLE;
+  if (events == 0) {
+    uv_poll_stop(handles_->poll);
+    return;
+  }
   uv_poll_start(handles_->poll, events, [](uv_poll_t* p, int status, int ev) {
     static_cast<SshSession*>(p->data)->on_socket(status, ev);
   });
@@ -349,8 +376,9 @@ void SshSession::tick() {
   }
   if (state_ == State::Closing && t >= close_deadline_) return finish_close();
   if (state_ != State::Ready) return;
+  configure_keepalive();
   if (options_.keepalive_s > 0) {
-    if (t - last_recv_ > 3 * options_.keepalive_s + 1)
+    if (!steppers_.empty() && t - last_recv_ > 3 * options_.keepalive_s + 1)
       return lose("no answer from the host for " + std::to_string(static_cast<int>(t - last_recv_)) +
                   " s (keepalives unanswered)");
     int next = 0;
@@ -459,7 +487,12 @@ void SshSession::drop_connection() {
 
 std::uint64_t SshSession::attach(Stepper* stepper) {
   const std::uint64_t id = next_id_++;
+  if (steppers_.empty()) {
+    last_recv_ = now();  // silence while idle proved nothing: the dead-peer clock starts now
+    unread_while_idle_ = false;
+  }
   steppers_[id] = stepper;
+  configure_keepalive();
   wake();
   return id;
 }

@@ -7,7 +7,9 @@
 // Contract. Threading: every call, and every callback, on the loop's thread; nothing blocks:
 // the socket is polled with uv_poll in the directions libssh2_session_block_directions names,
 // and a 250 ms tick enforces deadlines, keepalives and dead-peer detection (no reply for
-// 3 keepalive intervals), so a dead or silent host never stalls the loop or teardown.
+// 3 keepalive intervals while something is attached; while idle, keepalives want no reply and
+// a closed connection is seen by peeking), so a dead or silent host never stalls the loop or
+// teardown.
 // Ownership: the caller owns the session; it must outlive nothing, since destroying it (even
 // from inside one of its callbacks or a Stepper's) tells every attached Stepper lost() and frees
 // libssh2 without waiting on the network. close() is the polite end (SSH disconnect, 2 s at most).
@@ -112,6 +114,8 @@ class SshSession {
   void attempt_failed(const std::string& why, bool retryable);
   void become_ready();
   void pump();
+  void idle_readable();
+  void configure_keepalive();
   void rearm();
   void tick();
   void lose(const std::string& why);
@@ -136,6 +140,8 @@ class SshSession {
   std::uint64_t next_id_ = 1;
   std::uint64_t open_turn_ = 0;
   static constexpr std::size_t kNoBudget = ~std::size_t{0};
+  bool idle_keepalive_ = false;     // keepalives currently ask for no reply (no steppers)
+  bool unread_while_idle_ = false;  // bytes wait that only a stepper's libssh2 call will read
   std::size_t recv_budget_ = kNoBudget;  // socket bytes a step may still read  // the stepper opening a channel now, 0: none
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 

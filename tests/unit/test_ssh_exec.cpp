@@ -12,6 +12,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -312,4 +313,25 @@ TEST_CASE("ssh exec: closing the session ends running commands", "[ssh]") {
   // Closing does not kill what runs there (teardown kills process groups first): clean up, by
   // its group (loopback: the "remote" group is on this machine).
   ::kill(-static_cast<pid_t>(exec.pgid()), SIGKILL);
+}
+
+TEST_CASE("ssh exec: an idle session survives its keepalives without spinning, and notices sshd dying", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  auto options = sshd_options(sshd);
+  options.keepalive_s = 0.5;  // dead-peer limit: 3 unanswered keepalives + 1 s = 2.5 s
+  auto session = std::make_unique<SshSession>(&t.loop, options);
+  REQUIRE(connect_session(t, *session) == "");
+  const double cpu_before = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+  t.run_until([] { return false; }, 4);  // idle: no command, no transfer, no tunnel
+  const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_before;
+  CHECK(session->ready());
+  INFO(session->error());
+  CHECK(cpu < 1.0);
+  CHECK(run(t, *session, ExecOptions{.command = "echo still here"}).stdout_tail == "still here\n");
+  sshd.kill_now();
+  REQUIRE(t.run_until([&] { return !session->ready(); }, 10));
+  CHECK(session->error().find("was lost") != std::string::npos);
+  session.reset();
+  CHECK(t.close() == 0);
 }
