@@ -229,8 +229,8 @@ int connect(lua_State* L) {
   SessionBox* raw = box.get();
   plan.options.on_retry = [raw](const std::string& status) { raw->ctx->progress("ssh: " + status); };
   box->session = std::make_unique<ssh::SshSession>(ctx.loop(), std::move(plan.options));
+  const WaitId wait = ctx.suspend(L, [&run, raw] { run.forget(raw); });  // may raise: not kept yet
   run.sessions.push_back(box);
-  const WaitId wait = ctx.suspend(L, [&run, raw] { run.forget(raw); });
   std::weak_ptr<SessionBox> weak = box;
   auto ready = [&ctx, weak, wait] {
     auto b = weak.lock();

@@ -57,7 +57,15 @@ SftpTransfer::SftpTransfer(SshSession& session, TransferOptions options, Done do
 
 SftpTransfer::~SftpTransfer() {
   *alive_ = false;
-  if (session_) session_->detach(id_);
+  // Gone mid-start: the session finishes starting SFTP, then shuts that SFTP down again.
+  auto finish_open = [raw = session_ ? session_->raw() : nullptr, sftp = static_cast<LIBSSH2_SFTP*>(nullptr)]() mutable {
+    if (!sftp) {
+      sftp = libssh2_sftp_init(raw);
+      if (!sftp) return libssh2_session_last_errno(raw) != LIBSSH2_ERROR_EAGAIN;
+    }
+    return libssh2_sftp_shutdown(sftp) != LIBSSH2_ERROR_EAGAIN;
+  };
+  if (session_) session_->detach(id_, phase_ == Phase::Init ? std::function<bool()>(finish_open) : nullptr);
   if (local_fd_ >= 0) ::close(local_fd_);
   if (root_fd_ >= 0) ::close(root_fd_);
 }

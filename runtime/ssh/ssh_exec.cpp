@@ -37,7 +37,11 @@ SshExec::SshExec(SshSession& session, ExecOptions options, Done done)
 }
 
 SshExec::~SshExec() {
-  if (session_) session_->detach(id_);
+  // Gone mid-open: the session finishes that open (the channel goes with the session).
+  auto finish_open = [raw = session_ ? session_->raw() : nullptr] {
+    return libssh2_channel_open_session(raw) != nullptr || libssh2_session_last_errno(raw) != LIBSSH2_ERROR_EAGAIN;
+  };
+  if (session_) session_->detach(id_, phase_ == Phase::Open ? std::function<bool()>(finish_open) : nullptr);
   // A channel still open is freed with its session (libssh2 keeps the list): freeing it here
   // could need the network.
 }

@@ -28,6 +28,7 @@ constexpr double kCloseGraceS = 2;
 constexpr int kMaxPumpRounds = 32;
 constexpr uint64_t kMaxPumpNs = 250'000;
 constexpr std::size_t kRecvBudget = 64u << 10;  // socket bytes per step
+constexpr std::uint64_t kOrphanTurn = ~std::uint64_t{0};  // the open turn of a departed stepper
 
 struct LibInit {
   LibInit() { libssh2_init(0); }
@@ -107,6 +108,9 @@ SshSession::SshSession(uv_loop_t* loop, SessionOptions options)
 SshSession::~SshSession() {
   *alive_ = false;
   cut();
+  for (int i = 0; i < 10 && orphan_open_ && !orphan_open_(); ++i) {  // the socket is shut: fails fast
+  }
+  orphan_open_ = nullptr;
   notify_lost("the SSH session to " + where() + " was destroyed");
   drop_connection();
   close_and_delete(handles_->tick);
@@ -288,7 +292,7 @@ void SshSession::on_socket(int status, int events) {
     }
     return step_connect();
   }
-  if (state_ == State::Ready && steppers_.empty() && status >= 0 && (events & UV_READABLE)) return idle_readable();
+  if (state_ == State::Ready && idle() && status >= 0 && (events & UV_READABLE)) return idle_readable();
   pump();
 }
 
@@ -307,7 +311,7 @@ void SshSession::idle_readable() {
 
 void SshSession::configure_keepalive() {
   if (options_.keepalive_s <= 0 || !session_) return;
-  const bool idle = steppers_.empty();
+  const bool idle = this->idle();
   if (idle == idle_keepalive_) return;
   idle_keepalive_ = idle;
   libssh2_keepalive_config(session_, idle ? 0 : 1, static_cast<unsigned>(std::max(1.0, options_.keepalive_s)));
@@ -322,6 +326,8 @@ void SshSession::pump() {
   if (state_ != State::Ready) return;
   auto alive = alive_;
   const uint64_t started = uv_hrtime();
+  if (orphan_open_ && !finish_orphan_open()) return rearm();
+  if (!*alive || state_ != State::Ready) return;
   for (int round = 0; round < kMaxPumpRounds && uv_hrtime() - started < kMaxPumpNs; ++round) {
     bool progressed = false;
     std::vector<std::uint64_t> ids;
@@ -348,7 +354,7 @@ void SshSession::rearm() {
   if (phase_ == Phase::Tcp && state_ == State::Connecting) events = UV_WRITABLE;
   else if (session_ && (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND))
     events |= UV_WRITABLE;
-  if (state_ == State::Ready && steppers_.empty() && unread_while_idle_) events &= ~UV_READABLE;
+  if (state_ == State::Ready && idle() && unread_while_idle_) events &= ~UV_READABLE;
   if (events == 0) {
     uv_poll_stop(handles_->poll);
     return;
@@ -378,7 +384,7 @@ void SshSession::tick() {
   if (state_ != State::Ready) return;
   configure_keepalive();
   if (options_.keepalive_s > 0) {
-    if (!steppers_.empty() && t - last_recv_ > 3 * options_.keepalive_s + 1)
+    if (!idle() && t - last_recv_ > 3 * options_.keepalive_s + 1)
       return lose("no answer from the host for " + std::to_string(static_cast<int>(t - last_recv_)) +
                   " s (keepalives unanswered)");
     int next = 0;
@@ -429,6 +435,9 @@ void SshSession::cut() {
 // Steppers must not call the session from lost(), so telling the rest goes on safely even if
 // one of them destroyed the session.
 void SshSession::notify_lost(const std::string& why) {
+  for (int i = 0; i < 10 && orphan_open_ && !orphan_open_(); ++i) {  // the socket is shut: fails fast
+  }
+  orphan_open_ = nullptr;
   open_turn_ = 0;
   std::map<std::uint64_t, Stepper*> told;
   told.swap(steppers_);
@@ -497,12 +506,29 @@ std::uint64_t SshSession::attach(Stepper* stepper) {
   return id;
 }
 
-void SshSession::detach(std::uint64_t id) {
+void SshSession::detach(std::uint64_t id, std::function<bool()> finish_open) {
   steppers_.erase(id);
+  if (open_turn_ == id && finish_open && state_ == State::Ready) {
+    orphan_open_ = std::move(finish_open);
+    open_turn_ = kOrphanTurn;  // nobody else opens until it is finished
+    wake();
+    return;
+  }
   release_open_turn(id);
 }
 
+bool SshSession::finish_orphan_open() {
+  recv_budget_ = kRecvBudget;
+  const bool ended = orphan_open_();
+  recv_budget_ = kNoBudget;
+  if (!ended) return false;
+  orphan_open_ = nullptr;
+  open_turn_ = 0;
+  return true;
+}
+
 bool SshSession::take_open_turn(std::uint64_t id) {
+  if (orphan_open_ && state_ == State::Ready) finish_orphan_open();
   if (open_turn_ == 0) open_turn_ = id;
   return open_turn_ == id;
 }

@@ -93,7 +93,11 @@ class SshSession {
   // --- for Steppers ---
   LIBSSH2_SESSION* raw() { return session_; }
   std::uint64_t attach(Stepper* stepper);  // the id to detach with
-  void detach(std::uint64_t id);
+  // A stepper going away while it holds the open turn (its open half done) passes `finish_open`:
+  // a call that continues that very open (same libssh2 function) and returns true once it has
+  // ended, freeing what it got. The session runs it before anyone else may open, so the next
+  // opener never inherits the half-done open (libssh2 would hand it that channel).
+  void detach(std::uint64_t id, std::function<bool()> finish_open = {});
   void wake();  // run the steppers soon (after queuing new work from outside a step)
   // libssh2 keeps the state of a channel being opened (session, direct-tcpip, SFTP start-up) in
   // the session, not in the channel: one stepper at a time may be opening. True when `id` holds
@@ -114,6 +118,8 @@ class SshSession {
   void attempt_failed(const std::string& why, bool retryable);
   void become_ready();
   void pump();
+  bool idle() const { return steppers_.empty() && !orphan_open_; }
+  bool finish_orphan_open();  // true when it ended (the turn is free again)
   void idle_readable();
   void configure_keepalive();
   void rearm();
@@ -139,6 +145,7 @@ class SshSession {
   std::map<std::uint64_t, Stepper*> steppers_;
   std::uint64_t next_id_ = 1;
   std::uint64_t open_turn_ = 0;
+  std::function<bool()> orphan_open_;  // a departed stepper's open, finished by the session
   static constexpr std::size_t kNoBudget = ~std::size_t{0};
   bool idle_keepalive_ = false;     // keepalives currently ask for no reply (no steppers)
   bool unread_while_idle_ = false;  // bytes wait that only a stepper's libssh2 call will read

@@ -39,7 +39,12 @@ Tunnel::Tunnel(SshSession& session, uv_tcp_t* client, std::string host, int port
 }
 
 Tunnel::~Tunnel() {
-  if (session_) session_->detach(id_);
+  // Gone mid-open: the session finishes that open (the channel goes with the session).
+  auto finish_open = [raw = session_ ? session_->raw() : nullptr, host = host_, port = port_] {
+    return libssh2_channel_direct_tcpip_ex(raw, host.c_str(), port, "127.0.0.1", 0) != nullptr ||
+           libssh2_session_last_errno(raw) != LIBSSH2_ERROR_EAGAIN;
+  };
+  if (session_) session_->detach(id_, phase_ == Phase::Open ? std::function<bool()>(finish_open) : nullptr);
   close_client();
 }
 

@@ -4,10 +4,17 @@
 #include "ssh_test_session.hpp"
 #include "sshd_fixture.hpp"
 #include "ssh/port_forward.hpp"
+#include "ssh/ssh_exec.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <optional>
 #include <thread>
 
 using runara::ssh::PortForward;
@@ -87,6 +94,42 @@ TEST_CASE("ssh forward: a closed remote port closes the local connection and say
     CHECK(failed);
     CHECK(forward.last_error().find("cannot open a tunnel to 127.0.0.1:" + std::to_string(closed)) == 0);
     CHECK(session.ready());  // one refused tunnel leaves the session usable
+  }
+  CHECK(t.close() == 0);
+}
+
+// libssh2 keeps a channel open's progress in the session: a tunnel destroyed mid-open must not
+// leave it for the next opener, which would get the tunnel's direct-tcpip channel.
+TEST_CASE("ssh forward: a tunnel dropped while its channel opens leaves nothing half-open", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  {
+    SshSession session(&t.loop, sshd_options(sshd));
+    REQUIRE(connect_session(t, session) == "");
+    int failures = 0;
+    for (int round = 0; round < 8; ++round) {
+      auto forward = std::make_unique<PortForward>(&t.loop, session, "127.0.0.1", runara_test::closed_port());
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<std::uint16_t>(forward->port()));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      REQUIRE(t.run_until([&] { return forward->tunnels_opened() == 1; }, 5));
+      for (int i = 0; i < round % 3; ++i) uv_run(&t.loop, UV_RUN_NOWAIT);  // the open request goes out
+      forward.reset();  // mid-open, in some rounds
+      ::close(fd);
+      std::optional<runara::ssh::ExecResult> result;
+      runara::ssh::SshExec exec(session, runara::ssh::ExecOptions{.command = "echo fine"},
+                                [&](const runara::ssh::ExecResult& r) { result = r; });
+      REQUIRE(t.run_until([&] { return result.has_value(); }, 20));
+      if (result->error != "" || result->stdout_tail != "fine\n") {
+        ++failures;
+        UNSCOPED_INFO("round " << round << ": " << result->error);
+      }
+    }
+    CHECK(failures == 0);
+    CHECK(session.ready());
   }
   CHECK(t.close() == 0);
 }
