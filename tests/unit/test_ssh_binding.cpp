@@ -57,13 +57,14 @@ int environments_with(const std::string& text) {
 }
 
 struct SshRun {
+  explicit SshRun(bool start_now = true) : sshd(start_now) { prepare(); }
   SshdFixture sshd;
   std::string base = runara::test::temp_dir("ssh-binding");
   std::string home = base + "/home";
   std::string script_dir = base + "/script";
   std::string out = base + "/out";
 
-  SshRun() {
+  void prepare() {
     fs::create_directories(home + "/.ssh");
     fs::create_directories(script_dir);
     trust();
@@ -207,7 +208,7 @@ TEST_CASE("ssh teardown kills what is still running and closes the session", "[s
 TEST_CASE("ssh exec timeout kills the command and says so", "[ssh][ssh_lua]") {
   SshRun t;
   const auto r = t.run(R"(
-    local s = ssh.connect("HOST")
+    local s = ssh.connect("HOST", { wait_cloud_init = true })  -- no cloud-init here: skipped
     local a = s:exec("sleep 4444", { timeout = 1, check = false })
     print("timed_out", a.timed_out, "signal", a.signal, "fast", a.seconds < 5)
     local ok, err = pcall(s.exec, s, "sleep 4444", { timeout = 1 })
@@ -456,4 +457,24 @@ TEST_CASE("ssh into the run's own droplet: trust on first use, a changed key lat
     CHECK(r.out.find("CHANGED during this run") != std::string::npos);
     CHECK(fake.live_droplets() == 0);
   }
+}
+
+TEST_CASE("ssh.connect retries until sshd comes up, saying what it waits for", "[ssh][ssh_lua]") {
+  SshRun t(/*start_now=*/false);
+  auto argv = t.args(R"(
+    local s = ssh.connect("HOST", { timeout = 30 })
+    print("IN", s:exec("echo yes", { quiet = true }).stdout)
+  )");
+  argv.insert(argv.begin(), RUNARA_BINARY);
+  ChildProcess child(argv, t.env());
+  child.close_stdin();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  t.sshd.start();
+  const auto r = child.wait(60);
+  INFO(all(r));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("IN\tyes") != std::string::npos);
+  const std::string log = slurp(t.out + "/run.log");
+  CHECK(log.find("after 1 attempt(s)") == std::string::npos);
+  CHECK(log.find("ssh: connected to 127.0.0.1") != std::string::npos);
 }
