@@ -207,8 +207,11 @@ void wait_cloud_init(Context& ctx, const std::shared_ptr<SessionBox>& box, std::
       error = "cloud-init status --wait ended with " +
               (r.signal.empty() ? "code " + std::to_string(r.exit_code.value_or(-1)) : "SIG" + r.signal) +
               (r.stderr_tail.empty() ? "" : ": " + r.stderr_tail.substr(0, 400));
-    if (raw->box) raw->box->proc_ended(*raw);
-    done(error);
+    auto finish = done;  // the captures go with the exec, freed here (its last act is this call)
+    Proc* p = raw;
+    p->exec.reset();
+    if (p->box) p->box->proc_ended(*p);
+    finish(error);
   });
 }
 

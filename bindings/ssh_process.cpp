@@ -234,8 +234,11 @@ Started start(lua_State* L, const char* fn, bool spawned) {
         q->on_done = nullptr;
         finish();
       }
-      auto dead = std::move(raw->exec);  // its last act is this call: freeing it here is allowed
-      if (SessionBox* b = q->box) b->proc_ended(*q);  // may end a close(): nothing after this
+      // Its last act is this call: freeing it here is allowed, and must come before proc_ended,
+      // which may end a close() and free the session. From here on only locals are used (the
+      // captures went with the exec).
+      raw->exec.reset();
+      if (SessionBox* b = q->box) b->proc_ended(*q);
     });
   } catch (const std::exception& e) {
     args::raise(L, "%s: %s", fn, e.what());

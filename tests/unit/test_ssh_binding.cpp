@@ -309,7 +309,9 @@ TEST_CASE("ssh exec of 100 MB of output keeps memory bounded", "[ssh][ssh_lua]")
   INFO(all(r));
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("bytes\t101010101\tkept\t8388608") != std::string::npos);
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine alone holds 256 MiB of freed blocks
   CHECK(r.max_rss_kb < 200 * 1024);
+#endif
   CHECK(fs::file_size(t.out + "/ssh/127.0.0.1.log") > 100000000);
 }
 
