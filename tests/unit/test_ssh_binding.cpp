@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -479,4 +480,26 @@ TEST_CASE("ssh.connect retries until sshd comes up, saying what it waits for", "
   const std::string log = slurp(t.out + "/run.log");
   CHECK(log.find("after 1 attempt(s)") == std::string::npos);
   CHECK(log.find("ssh: connected to 127.0.0.1") != std::string::npos);
+}
+
+TEST_CASE("ssh: Ctrl-C during a remote command kills it and closes the session", "[ssh][ssh_lua]") {
+  SshRun t;
+  auto argv = t.args(R"(
+    local s = ssh.connect("HOST")
+    s:spawn("echo started; sleep 5151")
+    print("RUNNING")
+    s:exec("sleep 5152")
+  )");
+  argv.insert(argv.begin(), RUNARA_BINARY);
+  ChildProcess child(argv, t.env());
+  child.close_stdin();
+  REQUIRE(child.wait_for_output("RUNNING", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  child.signal(SIGINT);
+  const auto r = child.wait(60);
+  INFO(all(r));
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("ssh: closed 127.0.0.1") != std::string::npos);
+  CHECK(processes_with("sleep 5151") == 0);
+  CHECK(processes_with("sleep 5152") == 0);
 }
