@@ -1,6 +1,7 @@
 // What the `ssh` binding keeps per run: the sessions scripts opened, the commands running on them,
 // their transfers and forwards, and the host keys pinned during the run. Shared by the binding's
-// files (ssh_binding.cpp: connect/close/teardown, ssh_process.cpp: exec/spawn, ssh_files.cpp:
+// files (ssh_binding.cpp: connect/close/teardown, ssh_process.cpp: exec/spawn and output,
+// ssh_process_object.cpp: spawn's process objects, ssh_files.cpp:
 // upload/download/forward, ssh_login.cpp: keys and host keys); not a public header.
 //
 // Contract. Threading: the run's loop thread (Lua and loop callbacks alike). Ownership: SshRun
@@ -144,6 +145,9 @@ int session_upload(lua_State* L);
 int session_download(lua_State* L);
 int session_forward(lua_State* L);
 void open_process_metatable(lua_State* L, Context& ctx);
+// ssh_process.cpp / ssh_process_object.cpp: what they share.
+void push_exec_result(lua_State* L, const Proc& p);  // the table exec and :wait() return
+void push_process(lua_State* L, std::shared_ptr<Proc> proc);  // a process object for spawn
 
 // ssh_binding.cpp: the session behind the userdata at `index` (raises if closed or not one).
 std::shared_ptr<SessionBox> check_session(lua_State* L, int index, const char* fn);
