@@ -252,6 +252,8 @@ void check_clean_end(Cloud& cloud, int max_creates) {
   CHECK(cloud.fake.live_droplets() == 0);  // the run's own teardown destroyed them
   CHECK(eventually([&] { return cloud.fake.existing_droplets() == 0; }, 20));
   CHECK(cloud.fake.creates() <= max_creates);
+  // The run's own SSH key went with its machines.
+  CHECK(eventually([&] { return cloud.fake.keys().empty(); }, 20));
 }
 
 }  // namespace
@@ -433,7 +435,7 @@ TEST_CASE("droplet: a 5xx answer to the create itself creates no duplicate", "[d
   int i = 0;
   for (int status : {500, 502, 503}) {
     REQUIRE(child->wait_for_output("READY " + std::to_string(++i), 30));
-    cloud.fake.fail_next(1, status);
+    cloud.fake.fail_next_create(1, status);  // not the run key's POST before the first create
   }
   // Teardown keeps looking for the three by tag until their creates can no longer land
   // (RunCleanup's max_create_s, 45 s), then the run ends normally.
