@@ -88,7 +88,7 @@ std::string required(lua_State* L, const char* field, const char* example) {
 }
 
 // The run's own machine: http_load may aim at it, ssh may log into it.
-void remember(Context& ctx, const Machine& m) {
+void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
   if (!m.ip.empty()) ctx.add_reachable(m.ip, 0);
   if (!m.private_ip.empty()) ctx.add_reachable(m.private_ip, 0);
   if (m.ip.empty() && m.private_ip.empty()) return;
@@ -96,15 +96,20 @@ void remember(Context& ctx, const Machine& m) {
   machine.name = m.name;
   machine.address = m.ip;
   machine.private_address = m.private_ip;
+  if (m.run_key) {
+    machine.ssh_private_key = fleet.run_private_key();
+    ctx.add_secret("SSH_PRIVATE_KEY", machine.ssh_private_key);
+  }
+  machine.pin_host_key = [&fleet, name = m.name](const std::string& fingerprint) { fleet.pin_host_key(name, fingerprint); };
   ctx.add_machine(std::move(machine));
 }
 
 // Resumes a waiting task with a droplet object, or fails it.
-DropletFleet::MachineDone resume_with_machine(Runtime::Impl& rt, WaitId wait) {
-  return [&rt, wait](std::string error, const Machine* m) {
+DropletFleet::MachineDone resume_with_machine(Runtime::Impl& rt, DropletFleet& fleet, WaitId wait) {
+  return [&rt, &fleet, wait](std::string error, const Machine* m) {
     if (!error.empty() || !m) return rt.fail(wait, error.empty() ? "droplet operation failed" : error);
     Machine copy = *m;
-    remember(rt, copy);
+    remember(rt, fleet, copy);
     rt.resume(wait, [copy](lua_State* L) {
       push_machine(L, copy);
       return 1;
@@ -128,7 +133,7 @@ int create(lua_State* L) {
   auto& rt = impl_of(L);
   DropletFleet& fleet = fleet_of(L);
   const WaitId wait = rt.suspend(L, {});
-  fleet.create(std::move(request), resume_with_machine(rt, wait));
+  fleet.create(std::move(request), resume_with_machine(rt, fleet, wait));
   return rt.yield(L);
 }
 
@@ -138,13 +143,14 @@ int refresh(lua_State* L) {
   lua_pushvalue(L, 1);
   const int self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   const WaitId wait = rt.suspend(L, [L, self_ref] { luaL_unref(L, LUA_REGISTRYINDEX, self_ref); });
-  fleet_of(L).refresh(id, [&rt, wait, self_ref, L](std::string error, const Machine* m) {
+  DropletFleet& fleet = fleet_of(L);
+  fleet.refresh(id, [&rt, &fleet, wait, self_ref, L](std::string error, const Machine* m) {
     if (!error.empty() || !m) {
       luaL_unref(L, LUA_REGISTRYINDEX, self_ref);
       return rt.fail(wait, error);
     }
     Machine copy = *m;
-    remember(rt, copy);
+    remember(rt, fleet, copy);
     rt.resume(wait, [copy, self_ref](lua_State* co) {
       lua_rawgeti(co, LUA_REGISTRYINDEX, self_ref);
       luaL_unref(co, LUA_REGISTRYINDEX, self_ref);

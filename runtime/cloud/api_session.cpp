@@ -53,4 +53,8 @@ DoResult ApiSession::get_droplet(std::int64_t id) {
   return wait_for([this, id](DoClient::Callback done) { client_->get_droplet(id, std::move(done)); });
 }
 
+DoResult ApiSession::get_key(const std::string& ident) {
+  return wait_for([this, ident](DoClient::Callback done) { client_->get_key(ident, std::move(done)); });
+}
+
 }  // namespace runara

@@ -28,6 +28,7 @@ class ApiSession {
   DoResult get_account();
   DoResult list_droplets(const std::string& tag);
   DoResult get_droplet(std::int64_t id);
+  DoResult get_key(const std::string& ident);
 
   uv_loop_t* loop() { return &loop_; }
   DoClient& client() { return *client_; }

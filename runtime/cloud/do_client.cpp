@@ -470,6 +470,22 @@ DoClient::OpId DoClient::get_account(Callback done) {
   return impl_->simple("GET", "/v2/account", std::move(done));
 }
 
+DoClient::OpId DoClient::create_key(const nlohmann::json& body, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  Impl::Call call{"POST", "/v2/account/keys", body.dump(), false};  // never retried
+  im.request(op, call, [&im, op, call](HttpResponse resp) { im.complete(op, Impl::to_result(call, resp, false)); });
+  return op;
+}
+
+DoClient::OpId DoClient::get_key(const std::string& ident, Callback done) {
+  return impl_->simple("GET", "/v2/account/keys/" + ident, std::move(done));
+}
+
+DoClient::OpId DoClient::delete_key(const std::string& ident, Callback done) {
+  return impl_->simple("DELETE", "/v2/account/keys/" + ident, std::move(done), true);
+}
+
 DoClient::OpId DoClient::list_sizes(Callback done) {
   Impl& im = *impl_;
   const OpId op = im.start(std::move(done));

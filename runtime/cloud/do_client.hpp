@@ -81,6 +81,11 @@ class DoClient {
   OpId list_droplets(const std::string& tag, Callback done);
   OpId list_sizes(Callback done);   // all pages of GET /v2/sizes
   OpId get_account(Callback done);  // GET /v2/account
+  // SSH keys. `ident` is the key's id or its fingerprint. POST is never retried (a second one
+  // answers 422 "already in use"); callers that saw no answer look the key up by fingerprint.
+  OpId create_key(const nlohmann::json& body, Callback done);  // POST /v2/account/keys
+  OpId get_key(const std::string& ident, Callback done);      // 404: ok=false, status 404
+  OpId delete_key(const std::string& ident, Callback done);   // 204 or 404: ok
 
   void cancel(OpId op);  // its callback will not run
   void cancel_all();

@@ -208,22 +208,29 @@ void DropletFleet::create(CreateRequest request, MachineDone done) {
       if (!error.empty() && !stopping_) {
         return done("cannot read the account behind the token (GET /v2/account): " + error, nullptr);
       }
-      start_create(std::move(request), sizes_error, std::move(done));
+      if (!request.ssh_keys.empty() || stopping_) return start_create(std::move(request), sizes_error, std::move(done));
+      double price = 0;
+      if (std::string refusal = precheck(request, sizes_error, price); !refusal.empty()) return done(refusal, nullptr);
+      // No key of the script's own: the machine gets the run's key, registered once per run.
+      with_run_key([this, request = std::move(request), done, sizes_error](std::string key_error) mutable {
+        if (!key_error.empty()) return done("cannot register the run's SSH key: " + key_error, nullptr);
+        request.ssh_keys = {std::to_string(run_key_id_)};
+        request.run_key = true;
+        start_create(std::move(request), sizes_error, std::move(done));
+      });
     });
   });
 }
 
-// From the checks to the POST without a wait: the budget sees every create already in flight.
-void DropletFleet::start_create(CreateRequest request, const std::string& sizes_error, MachineDone done) {
-  // The run may have ended while the catalogue was fetched: teardown has started (or is
-  // over), so nothing may be created any more.
-  if (stopping_) return done("the run is ending", nullptr);
+// Size, region and budget: checked before anything is sent (the run key too) and again right
+// before the POST.
+std::string DropletFleet::precheck(const CreateRequest& request, const std::string& sizes_error, double& price) {
+  if (stopping_) return "the run is ending";
   if (!sizes_error.empty() && !options_.assumed_prices.count(request.size)) {
-    return done("cannot check the size against /v2/sizes: " + sizes_error, nullptr);
+    return "cannot check the size against /v2/sizes: " + sizes_error;
   }
   if (!sizes_) sizes_ = nlohmann::json::array();
-  auto creation = std::make_shared<Creation>();
-  if (std::string invalid = validate(request, creation->price); !invalid.empty()) return done(invalid, nullptr);
+  if (std::string invalid = validate(request, price); !invalid.empty()) return invalid;
   std::vector<RunningMachine> running;
   for (const auto& [id, m] : machines_) {
     if (m.destroyed_at == 0) running.push_back({m.price_hourly, m.cost()});
@@ -232,8 +239,15 @@ void DropletFleet::start_create(CreateRequest request, const std::string& sizes_
     running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
   }
   BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
-  if (std::string refusal = check_budget(limits, request.size, creation->price, remaining_s_(), running);
-      !refusal.empty()) {
+  return check_budget(limits, request.size, price, remaining_s_(), running);
+}
+
+// From the checks to the POST without a wait: the budget sees every create already in flight.
+void DropletFleet::start_create(CreateRequest request, const std::string& sizes_error, MachineDone done) {
+  // The run may have ended while the catalogue was fetched: teardown has started (or is
+  // over), so nothing may be created any more.
+  auto creation = std::make_shared<Creation>();
+  if (std::string refusal = precheck(request, sizes_error, creation->price); !refusal.empty()) {
     return done(refusal, nullptr);
   }
   if (std::string guardian_error; !ensure_guardian(guardian_error)) {
@@ -315,6 +329,7 @@ void DropletFleet::adopt(std::shared_ptr<Creation> creation, const nlohmann::jso
   crash_if_asked("crash-after-create");
   Machine& machine = machines_[creation->id];
   machine.id = creation->id;
+  machine.run_key = creation->request.run_key;
   machine.price_hourly = creation->price;
   machine.created_at = monotonic_seconds();
   update(machine, droplet);

@@ -33,6 +33,7 @@ struct Machine {
   double price_hourly = 0;
   double created_at = 0;    // monotonic seconds
   double destroyed_at = 0;  // monotonic seconds; 0 while alive
+  bool run_key = false;     // created with the run's own SSH key (no ssh_keys given)
   nlohmann::json raw;       // the API's latest view
   double cost() const;      // accrued dollars
 };
@@ -42,6 +43,7 @@ struct CreateRequest {
   std::vector<std::string> ssh_keys, tags;
   bool wait = true;
   double timeout_s = 900;
+  bool run_key = false;  // set by the fleet: ssh_keys holds the run's own key
 };
 
 class DropletFleet {
@@ -65,6 +67,11 @@ class DropletFleet {
   void sizes(JsonDone done);    // the /v2/sizes catalogue (fetched once per run)
   void account(JsonDone done);
   const Machine* find(std::int64_t id) const;
+  // The run's own SSH private key (OpenSSH format), "" until a create made it. A secret.
+  const std::string& run_private_key() const { return run_key_private_; }
+  const std::string& run_private_key_path() const { return run_key_path_; }
+  // Trust on first use: records a machine's SSH host key fingerprint in the ledger.
+  void pin_host_key(const std::string& machine_name, const std::string& fingerprint);
   std::vector<const Machine*> machines() const;
 
   void teardown(std::function<void(std::string error)> done);
@@ -74,9 +81,13 @@ class DropletFleet {
   struct Creation;
   void with_sizes(std::function<void(std::string)> then);
   void with_account(std::function<void(std::string)> then);
+  void with_run_key(std::function<void(std::string)> then);  // run_key.cpp
+  void register_run_key(std::function<void(std::string)> finish);
+  void adopt_run_key(const nlohmann::json& key, std::function<void(std::string)> finish);
   void start_create(CreateRequest request, const std::string& sizes_error, MachineDone done);
   std::string validate_names(const CreateRequest& request) const;  // before anything is sent
   std::string validate(const CreateRequest& request, double& price);
+  std::string precheck(const CreateRequest& request, const std::string& sizes_error, double& price);
   void send_create(std::shared_ptr<Creation> creation);
   void reconcile(std::shared_ptr<Creation> creation, std::string why);
   void adopt(std::shared_ptr<Creation> creation, const nlohmann::json& droplet);
@@ -105,6 +116,9 @@ class DropletFleet {
   std::vector<std::function<void(std::string)>> sizes_waiters_;
   std::string account_uuid_;  // the token's account, known before the first create
   std::vector<std::function<void(std::string)>> account_waiters_;
+  std::string run_key_name_, run_key_private_, run_key_path_, run_key_fingerprint_, run_key_public_;
+  std::int64_t run_key_id_ = 0;  // the registered key's id at the API (0: none yet)
+  std::vector<std::function<void(std::string)>> run_key_waiters_;
   std::map<std::int64_t, Machine> machines_;
   int in_flight_creates_ = 0;
   double in_flight_price_ = 0;  // $/h of the creates in flight

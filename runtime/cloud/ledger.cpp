@@ -17,7 +17,7 @@ namespace runara {
 namespace {
 
 constexpr int kBusyTimeoutMs = 15000;
-constexpr int kSchemaVersion = 2;  // 2: resources.account
+constexpr int kSchemaVersion = 3;  // 2: resources.account; 3: resources.host_key, ssh_keys
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -121,7 +121,8 @@ CREATE TABLE IF NOT EXISTS resources (
   price_hourly REAL NOT NULL DEFAULT 0,
   size         TEXT NOT NULL DEFAULT '',
   region       TEXT NOT NULL DEFAULT '',
-  updated_at   REAL NOT NULL
+  updated_at   REAL NOT NULL,
+  host_key     TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS resources_run ON resources (run_id, state);
 CREATE INDEX IF NOT EXISTS resources_droplet ON resources (api_base, droplet_id);
@@ -134,11 +135,25 @@ CREATE TABLE IF NOT EXISTS runs (
   deadline   REAL NOT NULL DEFAULT 0,
   ended_at   REAL
 );
+CREATE TABLE IF NOT EXISTS ssh_keys (
+  name         TEXT PRIMARY KEY,
+  run_id       TEXT NOT NULL,
+  fingerprint  TEXT NOT NULL,
+  api_base     TEXT NOT NULL,
+  account      TEXT NOT NULL DEFAULT '',
+  private_key  TEXT NOT NULL DEFAULT '',
+  key_id       INTEGER,
+  state        TEXT NOT NULL CHECK (state IN
+                 ('intent', 'created', 'destroying', 'destroyed', 'create_failed')),
+  created_at   REAL NOT NULL,
+  updated_at   REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ssh_keys_run ON ssh_keys (run_id, state);
 )sql";
 
 constexpr const char* kEntryColumns =
     "run_id, name, tag, api_base, created_at, droplet_id, state, price_hourly, size, region, "
-    "updated_at, account";
+    "updated_at, account, host_key";
 
 LedgerEntry read_entry(const Stmt& s) {
   LedgerEntry e;
@@ -154,6 +169,7 @@ LedgerEntry read_entry(const Stmt& s) {
   e.region = s.text(9);
   e.updated_at = s.real(10);
   e.account = s.text(11);
+  e.host_key = s.text(12);
   return e;
 }
 
@@ -259,6 +275,7 @@ Ledger::Ledger(const std::string& state_dir) : impl_(std::make_unique<Impl>()) {
     exec(db, kSchema);
     // A version-1 file has resources without the account column (a new file got it above).
     if (version == 1) exec(db, "ALTER TABLE resources ADD COLUMN account TEXT NOT NULL DEFAULT ''");
+    if (version == 1 || version == 2) exec(db, "ALTER TABLE resources ADD COLUMN host_key TEXT NOT NULL DEFAULT ''");
     if (version > kSchemaVersion) {
       throw LedgerError("ledger: " + impl_->path + " has schema version " +
                         std::to_string(version) + ", newer than this runara understands");
@@ -402,6 +419,90 @@ std::vector<RunRecord> Ledger::runs() {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+// --- the run's SSH keys ---
+
+namespace {
+
+constexpr const char* kKeyColumns =
+    "run_id, name, fingerprint, api_base, account, private_key, key_id, state, created_at, updated_at";
+
+LedgerKey read_key(const Stmt& s) {
+  LedgerKey k;
+  k.run_id = s.text(0);
+  k.name = s.text(1);
+  k.fingerprint = s.text(2);
+  k.api_base = s.text(3);
+  k.account = s.text(4);
+  k.private_key_path = s.text(5);
+  if (!s.null(6)) k.key_id = s.int64(6);
+  k.state = parse_resource_state(s.text(7)).value_or(ResourceState::intent);
+  k.created_at = s.real(8);
+  k.updated_at = s.real(9);
+  return k;
+}
+
+std::vector<LedgerKey> read_keys(Stmt& s) {
+  std::vector<LedgerKey> out;
+  while (s.step()) out.push_back(read_key(s));
+  return out;
+}
+
+}  // namespace
+
+void Ledger::record_key_intent(const LedgerKey& key) {
+  const double now = now_s();
+  Stmt s(impl_->db,
+         "INSERT INTO ssh_keys (run_id, name, fingerprint, api_base, account, private_key, key_id, state, "
+         "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, 'intent', ?7, ?7)");
+  s.bind(1, key.run_id)
+      .bind(2, key.name)
+      .bind(3, key.fingerprint)
+      .bind(4, normalized_api_base(key.api_base))
+      .bind(5, key.account)
+      .bind(6, key.private_key_path)
+      .bind(7, now);
+  s.run();
+}
+
+bool Ledger::record_key_id(const std::string& name, std::int64_t key_id) {
+  Stmt s(impl_->db,
+         "UPDATE ssh_keys SET key_id = ?2, updated_at = ?3, state = CASE WHEN state IN "
+         "('intent', 'create_failed') THEN 'created' ELSE state END WHERE name = ?1");
+  s.bind(1, name).bind(2, key_id).bind(3, now_s());
+  s.run();
+  return s.changes() > 0;
+}
+
+bool Ledger::mark_key(const std::string& name, ResourceState state) {
+  Stmt s(impl_->db, "UPDATE ssh_keys SET state = ?2, updated_at = ?3 WHERE name = ?1");
+  s.bind(1, name).bind(2, std::string(to_string(state))).bind(3, now_s());
+  s.run();
+  return s.changes() > 0;
+}
+
+std::vector<LedgerKey> Ledger::pending_keys(const std::string& run_id) {
+  Stmt s(impl_->db, (std::string("SELECT ") + kKeyColumns +
+                     " FROM ssh_keys WHERE run_id = ?1 AND state NOT IN ('destroyed', 'create_failed') "
+                     "ORDER BY created_at, rowid")
+                        .c_str());
+  s.bind(1, run_id);
+  return read_keys(s);
+}
+
+std::vector<LedgerKey> Ledger::pending_keys_all() {
+  Stmt s(impl_->db, (std::string("SELECT ") + kKeyColumns +
+                     " FROM ssh_keys WHERE state NOT IN ('destroyed', 'create_failed') ORDER BY created_at, rowid")
+                        .c_str());
+  return read_keys(s);
+}
+
+bool Ledger::pin_host_key(const std::string& droplet_name, const std::string& fingerprint) {
+  Stmt s(impl_->db, "UPDATE resources SET host_key = ?2, updated_at = ?3 WHERE name = ?1 AND host_key = ''");
+  s.bind(1, droplet_name).bind(2, fingerprint).bind(3, now_s());
+  s.run();
+  return s.changes() > 0;
 }
 
 }  // namespace runara

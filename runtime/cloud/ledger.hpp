@@ -64,6 +64,21 @@ struct LedgerEntry {
   double price_hourly = 0;
   std::string size, region;
   double updated_at = 0;  // unix seconds of the last change
+  std::string host_key;   // SSH host key fingerprint pinned on first login ("" none yet)
+};
+
+// The run's own SSH key registered with the account (POST /v2/account/keys). Same lifecycle
+// words as droplets: intent (written before the POST) -> created (id known) -> destroyed
+// (DELETE answered, or GET by fingerprint answered 404) or create_failed.
+struct LedgerKey {
+  std::string run_id;
+  std::string name;         // "runara-<run id>", the key's name at the API
+  std::string fingerprint;  // MD5 colon hex, as the API names keys; known before the POST
+  std::string api_base, account;
+  std::string private_key_path;  // 0600 file in the state folder; removed once the key is gone
+  std::optional<std::int64_t> key_id;
+  ResourceState state = ResourceState::intent;
+  double created_at = 0, updated_at = 0;
 };
 
 struct RunRecord {
@@ -112,6 +127,16 @@ class Ledger {
   // Records a run as running (started_at/status of `run` are used as given; started_at 0 means
   // now). Throws LedgerError if the run id exists.
   void begin_run(const RunRecord& run);
+
+  // --- the run's SSH keys ---
+  // Durably records a key about to be registered; call BEFORE the POST. Throws on a duplicate name.
+  void record_key_intent(const LedgerKey& key);
+  bool record_key_id(const std::string& name, std::int64_t key_id);
+  bool mark_key(const std::string& name, ResourceState state);  // destroyed or create_failed
+  std::vector<LedgerKey> pending_keys(const std::string& run_id);  // not destroyed/create_failed
+  std::vector<LedgerKey> pending_keys_all();
+  // Trust on first use: the droplet's host key fingerprint (only written while none is).
+  bool pin_host_key(const std::string& droplet_name, const std::string& fingerprint);
   // running -> finished or crashed, with ended_at = now. False: unknown run id.
   bool finish_run(const std::string& run_id, RunStatus status);
   std::vector<RunRecord> runs();  // oldest first

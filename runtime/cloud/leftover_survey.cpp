@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "cloud/ownership.hpp"
+
 namespace runara {
 
 namespace {
@@ -50,6 +52,9 @@ void take_api_view(Leftover& l, const nlohmann::json& d) {
     l.price_hourly = d["size"].value("price_hourly", 0.0);
   }
   if (const double t = parse_time(d.value("created_at", "")); t > 0) l.created_at = t;
+  for (const auto& net : d.value("networks", nlohmann::json::object()).value("v4", nlohmann::json::array())) {
+    if (net.value("type", "") == "public") l.ip = net.value("ip_address", "");
+  }
   const std::string run = run_of(d);
   if (l.run_id.empty()) l.run_id = run;
   if (run != l.run_id) {
@@ -92,6 +97,42 @@ bool check_row(Leftover& l, const std::map<std::int64_t, nlohmann::json>& listed
   return true;
 }
 
+// The runs' SSH keys at this API and account: one GET by fingerprint each (never the key list,
+// which allows 10 requests a minute). 404 closes the ledger row.
+void add_keys(Ledger& ledger, ApiSession* api, Survey& s) {
+  for (const auto& k : ledger.pending_keys_all()) {
+    if (k.api_base != s.api_base || (!s.account.empty() && !k.account.empty() && k.account != s.account)) continue;
+    Leftover l;
+    l.kind = "ssh_key";
+    l.run_id = k.run_id;
+    l.name = k.name;
+    l.size = "(ssh key)";
+    l.source = "ledger";
+    l.id = k.key_id.value_or(0);
+    l.created_at = k.created_at;
+    l.private_key_path = k.private_key_path;
+    l.status = "unchecked (ledger: " + std::string(to_string(k.state)) + ")";
+    if (s.error.empty() && api) {
+      const DoResult r = api->get_key(k.fingerprint);
+      if (r.status == 404 && k.key_id) {
+        ledger.mark_key(k.name, ResourceState::destroyed);
+        continue;
+      }
+      if (r.ok) {
+        l.checked = true;
+        const std::string why = key_ownership_error(r.body.value("ssh_key", nlohmann::json::object()), k.name, k.fingerprint);
+        l.foreign = !why.empty();
+        l.status = why.empty() ? "registered" : "not runara's (" + why + "; never deleted)";
+      } else if (r.status == 404) {
+        l.status = "register of unknown outcome (not found yet)";
+      } else {
+        s.error = "could not ask the API about ssh key " + k.name + " (" + r.error + ")";
+      }
+    }
+    s.rows.push_back(std::move(l));
+  }
+}
+
 }  // namespace
 
 Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession* api) {
@@ -127,6 +168,7 @@ Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession*
     take_api_view(l, d);
     s.rows.push_back(std::move(l));
   }
+  add_keys(ledger, api, s);
   return s;
 }
 

@@ -83,7 +83,7 @@ void print_json(const Survey& survey, const std::vector<Leftover>& list, const s
   nlohmann::json resources = nlohmann::json::array();
   for (const auto& l : list) {
     resources.push_back({{"id", l.id ? nlohmann::json(l.id) : nlohmann::json()},
-                         {"kind", "droplet"},
+                         {"kind", l.kind},
                          {"run_id", l.run_id},
                          {"run_alive", live.count(l.run_id) > 0},
                          {"name", l.name},
@@ -102,6 +102,18 @@ void print_json(const Survey& survey, const std::vector<Leftover>& list, const s
                         {"elsewhere", survey.elsewhere},
                         {"resources", resources}};
   std::printf("%s\n", out.dump(2).c_str());
+}
+
+// A live run's droplets with the run's own key: the line a user types to step in by hand.
+void print_step_in(const std::vector<Leftover>& list, const std::set<std::string>& live) {
+  for (const auto& key : list) {
+    if (key.kind != "ssh_key" || key.private_key_path.empty() || !live.count(key.run_id)) continue;
+    for (const auto& d : list) {
+      if (d.kind == "droplet" && d.run_id == key.run_id && !d.ip.empty() && !d.foreign) {
+        std::printf("step in: ssh -i %s root@%s   # %s\n", key.private_key_path.c_str(), d.ip.c_str(), d.name.c_str());
+      }
+    }
+  }
 }
 
 // Rows of other endpoints or accounts are never acted on here; say where they are.
@@ -204,6 +216,7 @@ int list_leftovers(const ReapOptions& options) {
   } else if (survey.error.empty()) {
     std::printf("no machines left by runara runs at %s\n", survey.api_base.c_str());
   }
+  if (!options.json) print_step_in(all, live);
   note_elsewhere("ls", survey);
   if (!survey.error.empty()) {
     std::fprintf(stderr, "runara ls: could not check what is left: %s\n", survey.error.c_str());

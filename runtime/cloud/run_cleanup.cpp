@@ -35,6 +35,7 @@ RunCleanup::~RunCleanup() { stop_everything(); }
 
 // Nothing of a finished cleanup may keep the loop alive or call back into it.
 void RunCleanup::stop_everything() {
+  if (keys_) keys_->stop();
   for (DoClient::OpId op : ops_) client_.cancel(op);
   ops_.clear();
   delayed_.cancel_all();
@@ -54,6 +55,7 @@ void RunCleanup::start(std::function<void(CleanupReport)> done) {
       foreign_rows_.push_back(row_text(e) + ": recorded under another account than the token's; not touched");
     }
   }
+  start_keys(api);
   for (const auto& entry : rows()) {
     if (!entry.droplet_id) continue;
     if (options_.own_creates.count(*entry.droplet_id)) {
@@ -63,6 +65,23 @@ void RunCleanup::start(std::function<void(CleanupReport)> done) {
     }
   }
   list();
+}
+
+void RunCleanup::start_keys(const std::string& api) {
+  std::vector<LedgerKey> mine;
+  for (auto& key : ledger_.pending_keys(run_id_)) {
+    if (key.api_base != api) {
+      foreign_rows_.push_back("ssh key " + key.name + ": recorded at " + key.api_base + ", not " + api + "; not touched");
+    } else if (!options_.account.empty() && !key.account.empty() && key.account != options_.account) {
+      foreign_rows_.push_back("ssh key " + key.name + ": recorded under another account than the token's; not touched");
+    } else {
+      mine.push_back(std::move(key));
+    }
+  }
+  if (mine.empty()) return;
+  KeyCleanup::Limits limits{options_.poll_s, give_up_at_, options_.max_create_s};
+  keys_ = std::make_unique<KeyCleanup>(loop_, client_, ledger_, std::move(mine), limits, log_, [this] { maybe_finish(); });
+  keys_->start();
 }
 
 std::vector<LedgerEntry> RunCleanup::rows() {
@@ -231,7 +250,8 @@ void RunCleanup::maybe_finish() {
   for (const auto& [id, target] : targets_) all_gone = all_gone && gone_.count(id);
   // Creates of unknown outcome keep the listing going (on_listed) until they show up or can
   // no longer land; finishing now would leave them unwatched.
-  if (timed_out || (all_gone && !has_unresolved_intents())) finish();
+  const bool keys_done = !keys_ || keys_->finished();
+  if (timed_out || (all_gone && keys_done && !has_unresolved_intents())) finish();
 }
 
 void RunCleanup::finish() {
@@ -240,6 +260,10 @@ void RunCleanup::finish() {
   stop_everything();
   CleanupReport report;
   report.error = last_error_;
+  if (keys_) {
+    keys_->report(report.destroyed, report.remaining, report.refused);
+    if (report.error.empty()) report.error = keys_->last_error();
+  }
   for (const auto& [id, target] : targets_) {
     const std::string line = std::to_string(id) + " (" + target.name + ")";
     (gone_.count(id) ? report.destroyed : report.remaining).push_back(line);
@@ -260,7 +284,10 @@ std::string RunCleanup::pending() const {
     if (gone_.count(id)) continue;
     out += (out.empty() ? "" : ", ") + std::to_string(id) + " (" + target.name + (target.deleted ? ", deleting" : "") + ")";
   }
-  return out.empty() ? (listing_ ? "listing droplets tagged " + tag_ : "") : "destroying droplets " + out;
+  std::string keys = keys_ ? keys_->pending() : "";
+  std::string droplets = out.empty() ? (listing_ ? "listing droplets tagged " + tag_ : "") : "destroying droplets " + out;
+  if (!keys.empty()) droplets += (droplets.empty() ? "deleting " : "; deleting ") + keys;
+  return droplets;
 }
 
 }  // namespace runara

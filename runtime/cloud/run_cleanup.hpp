@@ -2,7 +2,7 @@
 // One mechanism with three users: the run's own teardown, the guardian after the runtime died,
 // and `runara reap`. It trusts only the ledger and the cloud's own lists, never the script.
 //
-// What it destroys: every ledger entry of the run that has a droplet id, plus whatever carries
+// What it destroys: the run's SSH keys (key_cleanup.hpp), and every ledger entry of the run that has a droplet id, plus whatever carries
 // the run's tag (creates whose response never arrived). An intent without an id stays open
 // until a listing shows it or it is older than `max_create_s` (its create can no longer land).
 //
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include <uv.h>
 
 #include "cloud/do_client.hpp"
+#include "cloud/key_cleanup.hpp"
 #include "cloud/ledger.hpp"
 #include "delayed_calls.hpp"
 
@@ -65,6 +67,7 @@ class RunCleanup {
     bool deleted = false;  // DELETE accepted
   };
   std::vector<LedgerEntry> rows();  // the run's pending rows at this API and account
+  void start_keys(const std::string& api);
   void verify(std::int64_t id);     // GET, then destroy only if it carries the run's tag
   void refuse(std::int64_t id, const std::string& why);
   void list();
@@ -96,6 +99,7 @@ class RunCleanup {
   std::string last_error_;
   DelayedCalls delayed_;
   std::vector<DoClient::OpId> ops_;  // calls made (cancelling a finished one is harmless)
+  std::unique_ptr<KeyCleanup> keys_;  // the run's SSH keys, beside the droplets
 };
 
 }  // namespace runara

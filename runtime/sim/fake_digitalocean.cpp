@@ -101,6 +101,7 @@ const char* gateway_reason(int status) {
 struct Failure {
   int status;
   std::optional<int> retry_after_s;
+  bool creates_only = false;  // fail_next_create: waits for a POST /v2/droplets
 };
 
 }  // namespace
@@ -227,7 +228,7 @@ void FakeDigitalOcean::Impl::handle(const httplib::Request& req, httplib::Respon
     if (rate.limited) {
       reply = fakedo::error_reply(429, "too_many_requests", "API Rate limit exceeded.");
       retry_after = rate.retry_after_s;
-    } else if (!failures.empty()) {
+    } else if (!failures.empty() && (!failures.front().creates_only || fakedo::is_droplet_create(api))) {
       const Failure f = failures.front();
       failures.pop_front();
       retry_after = f.retry_after_s;
@@ -321,6 +322,11 @@ void FakeDigitalOcean::fail_next(int count, int status, std::optional<int> retry
   for (int i = 0; i < count; ++i) impl_->failures.push_back({status, retry_after_s});
 }
 
+void FakeDigitalOcean::fail_next_create(int count, int status) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (int i = 0; i < count; ++i) impl_->failures.push_back({status, std::nullopt, true});
+}
+
 void FakeDigitalOcean::drop_next_create_response() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   ++impl_->drop_creates;
@@ -370,6 +376,26 @@ int FakeDigitalOcean::requests(const std::string& prefix) const {
   int n = 0;
   for (const auto& line : impl_->request_log) n += line.rfind(prefix, 0) == 0 ? 1 : 0;
   return n;
+}
+
+std::vector<std::string> FakeDigitalOcean::request_log() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->request_log;
+}
+
+std::vector<json> FakeDigitalOcean::keys() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.keys();
+}
+
+std::vector<json> FakeDigitalOcean::create_bodies() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.create_bodies();
+}
+
+void FakeDigitalOcean::add_key(const std::string& name, const std::string& public_key) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->store.create_key(json{{"name", name}, {"public_key", public_key}});
 }
 
 }  // namespace runara::sim

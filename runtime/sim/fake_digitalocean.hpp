@@ -61,6 +61,8 @@ class FakeDigitalOcean {
   // with ratelimit-remaining 0 and, when given, retry-after; 500 {"id":"server_error",...};
   // 502/503/504 an HTML gateway page, as a proxy in front of the API answers.
   void fail_next(int count, int status, std::optional<int> retry_after_s = {});
+  // The same for the next `count` POST /v2/droplets only (other requests pass before them).
+  void fail_next_create(int count, int status);
   // The next successful POST /v2/droplets creates its Droplet(s), then closes the connection
   // without answering.
   void drop_next_create_response();
@@ -80,6 +82,11 @@ class FakeDigitalOcean {
   // Requests received whose "METHOD /path?query" starts with the prefix, e.g.
   // requests("DELETE /v2/droplets"). Counts every request that reached the server.
   int requests(const std::string& method_and_path_prefix) const;
+  std::vector<std::string> request_log() const;       // "METHOD /path?query", in arrival order
+  std::vector<nlohmann::json> keys() const;           // the account's SSH keys now
+  std::vector<nlohmann::json> create_bodies() const;  // the body of each POST /v2/droplets
+  // Registers a key as a user's own would be (not runara's): tests of what teardown must not touch.
+  void add_key(const std::string& name, const std::string& public_key);
 
  private:
   struct Impl;

@@ -225,6 +225,7 @@ std::string Store::canonical_tag(const std::string& name) {
 
 Reply Store::create_droplets(const json& body) {
   refresh();
+  create_bodies_.push_back(body);
   if (!body.is_object()) return error_reply(400, "bad_request", "error parsing request body");
 
   std::vector<std::string> names;
@@ -616,6 +617,12 @@ int Store::live_droplets() {
 int Store::existing_droplets() {
   refresh();
   return static_cast<int>(droplets_.size());
+}
+
+std::vector<json> Store::keys() const {
+  std::vector<json> out;
+  for (const auto& k : keys_) out.push_back(key_json(k));
+  return out;
 }
 
 std::vector<json> Store::droplets() {

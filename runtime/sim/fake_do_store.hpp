@@ -106,6 +106,8 @@ class Store {
   int existing_droplets();  // still answering GET
   int creates() const { return creates_; }
   std::vector<nlohmann::json> droplets();  // every Droplet still answering GET, GPU ones included
+  std::vector<nlohmann::json> keys() const;  // the account's SSH keys
+  const std::vector<nlohmann::json>& create_bodies() const { return create_bodies_; }  // each POST /v2/droplets body
 
  private:
   struct Droplet {
@@ -168,6 +170,7 @@ class Store {
   std::map<std::int64_t, Droplet> droplets_;  // ordered by id = creation order
   std::map<std::int64_t, Action> actions_;
   std::vector<SshKey> keys_;
+  std::vector<nlohmann::json> create_bodies_;
   std::vector<std::string> tags_;  // canonical names, creation order
   std::deque<double> vanish_queue_;
 

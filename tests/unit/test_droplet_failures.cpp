@@ -138,7 +138,7 @@ std::map<std::string, LsRow> ls_rows(const std::string& out) {
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
     const auto w = words(line);
-    if (w.size() < 3 || w[0] == "RUN") continue;
+    if (w.size() < 3 || w[0] == "RUN" || w[0] == "step" || contains(line, "(ssh key)")) continue;
     rows[w[0]] = {w[1], w[2]};
   }
   return rows;
@@ -252,6 +252,8 @@ void check_clean_end(Cloud& cloud, int max_creates) {
   CHECK(cloud.fake.live_droplets() == 0);  // the run's own teardown destroyed them
   CHECK(eventually([&] { return cloud.fake.existing_droplets() == 0; }, 20));
   CHECK(cloud.fake.creates() <= max_creates);
+  // The run's own SSH key went with its machines.
+  CHECK(eventually([&] { return cloud.fake.keys().empty(); }, 20));
 }
 
 }  // namespace
@@ -433,7 +435,7 @@ TEST_CASE("droplet: a 5xx answer to the create itself creates no duplicate", "[d
   int i = 0;
   for (int status : {500, 502, 503}) {
     REQUIRE(child->wait_for_output("READY " + std::to_string(++i), 30));
-    cloud.fake.fail_next(1, status);
+    cloud.fake.fail_next_create(1, status);  // not the run key's POST before the first create
   }
   // Teardown keeps looking for the three by tag until their creates can no longer land
   // (RunCleanup's max_create_s, 45 s), then the run ends normally.
@@ -711,6 +713,19 @@ TEST_CASE("droplet: runs killed next to a live one: the live run's droplets are 
   for (const auto& run : {ga.run_id, gb.run_id, gc.run_id}) CHECK(rows_before.at(run).alive == "yes");
   const std::string id_a = rows_before.at(ga.run_id).droplet, id_b = rows_before.at(gb.run_id).droplet,
                     id_c = rows_before.at(gc.run_id).droplet;
+  // Each live run's own key is listed, with the line that logs into its droplet by hand.
+  for (const auto& run : {ga.run_id, gb.run_id, gc.run_id}) {
+    CHECK(contains(ls_before.out, "runara-" + run));
+    CHECK(contains(ls_before.out, "/keys/" + run + "/id_ed25519 root@"));
+  }
+  CHECK(count_of(ls_before.out, "step in: ssh -i ") == 3);
+  CHECK(cloud.fake.keys().size() == 3);
+  auto has_key = [&](const std::string& run) {
+    for (const auto& k : cloud.fake.keys()) {
+      if (k.value("name", "") == "runara-" + run) return true;
+    }
+    return false;
+  };
 
   kill(gb.pid, SIGKILL);
   b->signal(SIGKILL);
@@ -728,6 +743,8 @@ TEST_CASE("droplet: runs killed next to a live one: the live run's droplets are 
   CHECK(eventually([&] { return !exists(id_c); }, 30));
   CHECK(exists(id_b));
   CHECK(exists(id_a));
+  CHECK(eventually([&] { return !has_key(gc.run_id); }, 30));  // and C's key
+  CHECK(has_key(gb.run_id));
 
   const ChildResult ls = cloud.command({"ls"});
   INFO("runara ls (B and C dead): " << ls.out << ls.err);
@@ -742,6 +759,9 @@ TEST_CASE("droplet: runs killed next to a live one: the live run's droplets are 
   CHECK_FALSE(contains(reap.out, id_a));
   CHECK(eventually([&] { return !exists(id_b); }, 30));
   CHECK(exists(id_a));  // the live run's droplet survived the reap
+  CHECK(contains(reap.out, "ssh key runara-" + gb.run_id + " deleted"));
+  CHECK_FALSE(has_key(gb.run_id));
+  CHECK(has_key(ga.run_id));
   CHECK(cloud.fake.live_droplets() == 1);
 
   // A notices nothing and ends when asked, tearing its own droplet down.
@@ -753,6 +773,7 @@ TEST_CASE("droplet: runs killed next to a live one: the live run's droplets are 
   CHECK(cloud.fake.live_droplets() == 0);
   CHECK(eventually([&] { return cloud.fake.existing_droplets() == 0; }, 20));
   CHECK(cloud.fake.creates() == 3);
+  CHECK(cloud.fake.keys().empty());
   CHECK(contains(cloud.command({"ls"}).out, "no machines left"));
   cloud.check_no_token(ra);
   cloud.check_no_token(reap);

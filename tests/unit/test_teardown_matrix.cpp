@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "child_process.hpp"
@@ -45,6 +46,39 @@ int signal_of(const std::string& ending) {
   if (ending == "SIGHUP") return SIGHUP;
   if (ending == "SIGKILL") return SIGKILL;
   return 0;
+}
+
+// A private key file left anywhere below `keys_dir` (state/keys/<run id>/id_ed25519).
+bool has_private_key_file(const std::string& keys_dir) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(keys_dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) return true;
+  }
+  return false;
+}
+
+// The run's own SSH key: registered before the first create, passed to every create, and gone
+// from the account and the state folder once the run (or its guardian) is done.
+void check_run_key(runara::sim::FakeDigitalOcean& fake, const std::string& dir) {
+  const auto log = fake.request_log();
+  const auto first = [&](const std::string& prefix) {
+    for (std::size_t i = 0; i < log.size(); ++i) {
+      if (log[i].rfind(prefix, 0) == 0) return static_cast<long>(i);
+    }
+    return -1L;
+  };
+  const long key_post = first("POST /v2/account/keys"), create_post = first("POST /v2/droplets");
+  if (create_post >= 0) {
+    CHECK(key_post >= 0);
+    CHECK(key_post < create_post);
+  }
+  for (const auto& body : fake.create_bodies()) {
+    INFO("create body: " << body.dump());
+    CHECK((body.contains("ssh_keys") && body["ssh_keys"].is_array() && body["ssh_keys"].size() == 1));
+  }
+  CHECK(eventually([&] { return fake.keys().empty(); }, 60));
+  CHECK(eventually([&] { return !has_private_key_file(dir + "/state/keys"); }, 60));
 }
 
 void run_case(const Case& c) {
@@ -105,6 +139,7 @@ void run_case(const Case& c) {
   CHECK(eventually([&] { return fake.live_droplets() == 0; }, 60));
   CHECK(eventually([&] { return fake.existing_droplets() == 0; }, 60));
   CHECK(fake.creates() <= c.droplets);  // nothing created twice
+  check_run_key(fake, dir);
   CHECK(result.err.find(config.token) == std::string::npos);
   CHECK(result.out.find(config.token) == std::string::npos);
 }
