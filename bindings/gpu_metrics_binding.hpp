@@ -6,6 +6,7 @@
 // Uses only the public Context.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,16 @@ struct RunSampler {
   // peak_vram_bytes); empty when no sample falls in reach.
   nlohmann::json load_fields(double start_s, double end_s) const;
 };
+
+// The `gpu` option of the options table at `index` (http_load.run): hooks that mark the sampler
+// "<point> start" / "<point> end" and add energy_j, mean_power_w, peak_vram_bytes and
+// output_tokens_per_joule to the point's result. Empty hooks when the option is absent; raises
+// naming `fn` when it is not a sampler.
+struct GpuLoadHooks {
+  std::function<void(const std::string& point)> started;
+  std::function<void(const std::string& point, nlohmann::json& result)> ended;
+};
+GpuLoadHooks gpu_load_hooks(lua_State* L, int index, const char* fn);
 
 // Pushes a sampler object for `s` (methods mark, stop, write_csv, results).
 void push_sampler_object(lua_State* L, std::shared_ptr<RunSampler> s);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <uv.h>
 
 #include "gpu/gpu_csv.hpp"
@@ -132,6 +133,38 @@ void push_metatable(lua_State* L) {
 }
 
 }  // namespace
+
+GpuLoadHooks gpu_load_hooks(lua_State* L, int index, const char* fn) {
+  lua_pushliteral(L, "gpu");
+  lua_rawget(L, index);
+  GpuLoadHooks hooks;
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return hooks;
+  }
+  auto s = sampler_at(L, -1);
+  if (!s) args::raise(L, "%s: option 'gpu' must be a sampler from gpu_metrics.start, got %s", fn, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  auto starts = std::make_shared<std::map<std::string, double>>();
+  hooks.started = [s, starts](const std::string& point) {
+    (*starts)[point] = s->sampler->now_s();
+    if (s->sampler->running()) s->sampler->mark(point + " start");
+  };
+  hooks.ended = [s, starts](const std::string& point, nlohmann::json& result) {
+    const double end = s->sampler->now_s();
+    if (s->sampler->running()) s->sampler->mark(point + " end");
+    auto it = starts->find(point);
+    if (it == starts->end()) return;
+    nlohmann::json fields = s->load_fields(it->second, end);
+    starts->erase(it);
+    const auto tokens = result.find("total_output_tokens");
+    const auto energy = fields.find("energy_j");
+    if (tokens != result.end() && tokens->is_number() && energy != fields.end() && energy->get<double>() > 0)
+      fields["output_tokens_per_joule"] = tokens->get<double>() / energy->get<double>();
+    result.update(fields);
+  };
+  return hooks;
+}
 
 void push_sampler_object(lua_State* L, std::shared_ptr<RunSampler> s) {
   void* mem = lua_newuserdata(L, sizeof(Box));

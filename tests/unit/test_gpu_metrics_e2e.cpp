@@ -161,3 +161,31 @@ TEST_CASE("gpu_metrics: no tool, bad options and wrong targets are clear errors"
   CHECK(line == "gpu_metrics.read: argument #1 (target) must be an ssh session or gpu_metrics.local() (a closed session is "
                 "no target), got a string");
 }
+
+TEST_CASE("http_load.run{gpu = sampler}: marks each load and adds energy to its results", "[gpu_metrics]") {
+  gpu_test::ShimDir shims;
+  shims.nvidia(2);
+  auto run = run_script(shims, R"lua(
+    local server = http_load.fake_server{ ttft_ms = 20, itl_ms = 5, output_tokens = 16 }
+    local s = gpu_metrics.start(gpu_metrics.localhost(), { interval = 0.05 })
+    runara.sleep(0.1)
+    local r = http_load.run{ url = server.url, model = server.model, max_tokens = 16, concurrency = { 2, 4 },
+                             requests = 24, gpu = s }
+    local g = s:stop()
+    for i, p in ipairs(r) do
+      assert(p.energy_j > 0, "energy")
+      assert(math.abs(p.output_tokens_per_joule - p.total_output_tokens / p.energy_j) < 1e-9)
+      print(p.mean_power_w, p.peak_vram_bytes)
+    end
+    for _, m in ipairs(g.marks) do print(m.label) end
+    local ok, err = pcall(http_load.run, { url = server.url, requests = 1, gpu = {} })
+    print((err:gsub("^[^:]*:%d+: ", "")))
+  )lua");
+  INFO(run.r.err);
+  CHECK(run.r.exit_code == 0);
+  CHECK(run.r.out ==
+        "1263.9\t20780679168\n1263.9\t20780679168\n"
+        "http_load-1-c2 start\nhttp_load-1-c2 end\nhttp_load-1-c4 start\nhttp_load-1-c4 end\n"
+        "http_load.run: option 'gpu' must be a sampler from gpu_metrics.start, got table\n");
+  CHECK_THAT(run.file("http_load-1-c4/results.json"), Catch::Contains("\"output_tokens_per_joule\":"));
+}
