@@ -1,5 +1,6 @@
 #include "gpu/amd_smi_parser.hpp"
 
+#include "gpu/amd_smi_fast.hpp"
 #include "gpu/tool_values.hpp"
 #include "json_limits.hpp"
 
@@ -72,6 +73,11 @@ GpuReading reading_of(const json& entry, int position) {
 }  // namespace
 
 ParsedReadings parse_amd_smi_metric(std::string_view text) {
+  if (auto fast = parse_amd_smi_metric_fast(text)) return std::move(*fast);
+  return parse_amd_smi_metric_reference(text);
+}
+
+ParsedReadings parse_amd_smi_metric_reference(std::string_view text) {
   ParsedReadings out;
   const char* what = "amd-smi metric --json";
   auto doc = parse_doc(text, what, out.error);

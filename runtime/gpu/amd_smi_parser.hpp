@@ -16,7 +16,11 @@
 
 namespace runara::gpu {
 
+// Tries amd_smi_fast.hpp's one-pass reader first and falls back to the reference below.
 ParsedReadings parse_amd_smi_metric(std::string_view json_text);
+// The same result through nlohmann's document: the definition the fast path must agree with,
+// and the source of every error message.
+ParsedReadings parse_amd_smi_metric_reference(std::string_view json_text);
 ParsedStatic parse_amd_smi_static(std::string_view json_text);
 
 }  // namespace runara::gpu

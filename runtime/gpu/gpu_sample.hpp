@@ -26,6 +26,8 @@ struct GpuReading {
   std::optional<double> temp_memory_c;     // HBM/VRAM
   std::optional<double> clock_gfx_mhz;     // AMD gfx/sclk; NVIDIA SM clock
   std::optional<double> clock_mem_mhz;
+
+  bool operator==(const GpuReading&) const = default;
 };
 
 // Facts that do not change during a run, for results metadata.

@@ -3,19 +3,20 @@
 //
 // Build and run (from the repository root):
 //   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_gpu_parsers.cpp runtime/gpu/*_parser.cpp runtime/gpu/tool_values.cpp \
+//     tests/fuzz/fuzz_gpu_parsers.cpp runtime/gpu/*_parser.cpp runtime/gpu/amd_smi_fast.cpp runtime/gpu/tool_values.cpp \
 //     runtime/json_limits.cpp -o /tmp/fuzz_gpu
 //   mkdir -p /tmp/fuzz_gpu_corpus && cp tests/fixtures/gpu/*/* /tmp/fuzz_gpu_corpus/
 //   /tmp/fuzz_gpu -max_total_time=60 -max_len=16384 /tmp/fuzz_gpu_corpus
 //
 // What one input checks: every parser takes the bytes without crashing; a parse either fails
 // with a non-empty error and no GPU, or succeeds with at least one GPU; every value read is
-// finite; nvidia-smi's whole-text parse agrees with parsing it line by line.
+// finite; the amd-smi fast path, where it answers, agrees with the nlohmann reference.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "gpu/amd_smi_fast.hpp"
 #include "gpu/amd_smi_parser.hpp"
 #include "gpu/nvidia_smi_parser.hpp"
 #include "gpu/rocm_smi_parser.hpp"
@@ -49,6 +50,11 @@ void check(const ParsedReadings& p) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   check(parse_amd_smi_metric(text));
+  // The fast path answers only where it agrees with the nlohmann reference.
+  if (auto fast = parse_amd_smi_metric_fast(text)) {
+    const ParsedReadings ref = parse_amd_smi_metric_reference(text);
+    if (!ref.error.empty() || fast->gpus != ref.gpus) fail("amd-smi fast path disagrees with the reference");
+  }
   (void)parse_amd_smi_static(text);
   check(parse_rocm_smi_json(text));
   (void)parse_rocm_smi_json_static(text);

@@ -2,6 +2,7 @@
 // expected value below was read off the fixture by hand, not produced by the parser.
 #include <catch2/catch.hpp>
 
+#include "gpu/amd_smi_fast.hpp"
 #include "gpu/amd_smi_parser.hpp"
 #include "gpu/nvidia_smi_parser.hpp"
 #include "gpu/rocm_smi_parser.hpp"
@@ -282,4 +283,43 @@ TEST_CASE("tool value spellings", "[gpu_parse]") {
   CHECK(trailing_unit("19818 MiB") == "MiB");
   CHECK(unit_factor("MB") == 1048576.0);
   CHECK_FALSE(unit_factor("furlongs"));
+}
+
+TEST_CASE("amd-smi fast path agrees with the nlohmann reference, or declines", "[gpu_parse]") {
+  const std::string rx6600 = read_gpu_fixture("amd-smi/radeon-rx6600-amdsmi-list-shape-metric.json");
+  const std::string changelog = read_gpu_fixture("amd-smi/rocm6.1.0-changelog-metric-p-json-list-shape.json");
+  // Real outputs: the fast path answers, with exactly the reference's readings.
+  for (const std::string& text : {rx6600, changelog}) {
+    auto fast = parse_amd_smi_metric_fast(text);
+    REQUIRE(fast);
+    CHECK(fast->gpus == parse_amd_smi_metric_reference(text).gpus);
+  }
+  // Odd but valid documents: where it answers, it agrees.
+  const char* odd[] = {
+      R"j({"gpu_data": [{"gpu": 2, "power": {"socket_power": {"value": "250 W"}}}], "x": [1, {"y": null}]})j",
+      R"j([{"gpu": 0, "power": {"socket_power": 1}, "power": {"current_socket_power": 2}}])j",
+      R"j([{"gpu": 0, "clock": {"gfx_0": {"min_clk": 5}, "gfx": {"clk": 9}, "mem": {"clk": {"value": 3, "unit": "MHz"}}}}])j",
+      R"j([{"gpu": 1.0, "mem_usage": {"used_vram": {"value": 1, "unit": 5}, "total_vram": {"unit": "GB", "value": 2}}}])j",
+      R"j([{"gpu": -3, "temperature": {"edge": {"value": [1], "unit": "C"}, "hotspot": true, "mem": "41 C"}}])j",
+      R"j([{"gpu": 0, "energy": {"total_energy_consumption": {"value": 1e3, "unit": "kJ", "value": 2}}}])j",
+      R"j([{}, {"gpu": 7}])j",
+  };
+  for (const char* text : odd) {
+    INFO(text);
+    auto fast = parse_amd_smi_metric_fast(text);
+    REQUIRE(fast);
+    CHECK(fast->gpus == parse_amd_smi_metric_reference(text).gpus);
+  }
+  // Declined: the reference decides (errors, escapes, non-ASCII, duplicates it cannot mirror).
+  const char* declined[] = {
+      "", "[]", "[1]", "{}", R"j({"gpu_data": 5})j", "[{} ", "[{}] x", R"j([{"pow\u0065r": {}}])j",
+      R"j([{"gpu": 0, "power": {"socket_power": "5\u0020W"}}])j", "[{\"n\": \"\xC3\xA9\"}]",
+      R"j({"gpu_data": [{}], "gpu_data": [{}]})j", R"j([{"gpu": 1e999}])j", R"j([{"gpu": 01}])j",
+      R"j([{"gpu": 99999999999}])j",
+  };
+  for (const char* text : declined) {
+    INFO(text);
+    CHECK_FALSE(parse_amd_smi_metric_fast(text));
+  }
+  CHECK_FALSE(parse_amd_smi_metric_fast(std::string(100, '[') + std::string(100, ']')));
 }
