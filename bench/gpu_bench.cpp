@@ -133,6 +133,8 @@ int main(int argc, char** argv) {
   const std::string amd = eight_gpu_amd_smi(), nv = eight_gpu_nvidia();
   std::printf("Parse time of one 8-GPU sample (5000 parses)\n");
   time_parse("amd-smi metric --json (8 GPUs)", amd, [](const std::string& t) { return parse_amd_smi_metric(t); });
+  time_parse("amd-smi, nlohmann reference (8 GPUs)", amd,
+             [](const std::string& t) { return parse_amd_smi_metric_reference(t); });
   time_parse("nvidia-smi csv (8 lines)", nv,
              [](const std::string& t) { return parse_nvidia_smi_csv(t, nvidia_sample_fields()); });
 
