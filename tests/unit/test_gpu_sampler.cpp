@@ -3,6 +3,10 @@
 // garbage. No Lua here; the Lua face is tested in test_gpu_metrics_e2e.cpp.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "gpu/gpu_reader.hpp"
 #include "gpu/gpu_sampler.hpp"
 #include "gpu/local_target.hpp"
@@ -15,6 +19,18 @@ using runara_test::TestLoop;
 namespace {
 
 constexpr double MiB = 1048576.0;
+
+// Whether a process with exactly this /proc/PID/cmdline (NUL-separated) exists.
+template <std::size_t N>
+bool process_running(const char (&cmdline)[N]) {
+  const std::string want(cmdline, N - 1);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (args == want) return true;
+  }
+  return false;
+}
 
 struct Rig {
   TestLoop loop;
@@ -85,12 +101,13 @@ TEST_CASE("sampler: amd-smi is polled at the interval and parsed from the record
 TEST_CASE("sampler: a tool that hangs is killed and reported, never waited on", "[gpu_sampler]") {
   Rig rig;
   SECTION("streaming") {
-    rig.shims.add("nvidia-smi", "echo \"" + gpu_test::h100_line(0) + "\"\nexec sleep 600");
+    rig.shims.add("nvidia-smi", "echo \"" + gpu_test::h100_line(0) + "\"\nexec sleep 617");
     auto s = rig.sampler(Backend::nvidia_smi, 0.05, 0.4);
     s->start();
     REQUIRE(rig.loop.run_until([&] { return !s->running(); }, 5));
     REQUIRE(rig.problems.size() == 1);
     CHECK_THAT(rig.problems[0], Catch::Contains("nvidia-smi on local: no output for 0.4 s (the tool hangs)"));
+    CHECK(rig.loop.run_until([] { return !process_running("sleep\0" "617\0"); }, 5));  // killed, not left behind
   }
   SECTION("polled") {
     rig.shims.add("amd-smi", "exec sleep 600");
