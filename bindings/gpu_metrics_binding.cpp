@@ -192,6 +192,7 @@ class GpuMetricsPrimitive final : public Primitive {
       if (!(timeout >= 1 && timeout <= 600)) args::raise(L, "%s: option 'timeout' must be 1 to 600 seconds", kRead);
     }
     Context& ctx = *self.ctx_;
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending", kRead);
     const std::uint64_t id = ++self.next_reader_;
     auto& reader = self.readers_[id];
     reader = std::make_unique<gpu::GpuReader>(ctx.loop(), self.cache_, static_cast<uint64_t>(timeout * 1000));

@@ -63,6 +63,7 @@ struct CsvJob {
   Context* ctx;
   WaitId wait;
   std::string dir, relative, data, error;
+  std::shared_ptr<bool> cancelled = std::make_shared<bool>(false);  // the task was cancelled meanwhile
 };
 
 int write_csv(lua_State* L) {
@@ -81,7 +82,8 @@ int write_csv(lua_State* L) {
   job->data = gpu::samples_csv(s->sampler->samples(), s->sampler->marks());
   job->req.data = job;
   s->csv_written = true;
-  job->wait = ctx.suspend(L);  // not cancellable: the write finishes on its own, quickly
+  // The write itself cannot be stopped (it is quick); a cancelled task just gets no answer.
+  job->wait = ctx.suspend(L, [cancelled = job->cancelled] { *cancelled = true; });
   uv_queue_work(
       ctx.loop(), &job->req,
       [](uv_work_t* req) {
@@ -96,6 +98,7 @@ int write_csv(lua_State* L) {
       },
       [](uv_work_t* req, int) {
         std::unique_ptr<CsvJob> j(static_cast<CsvJob*>(req->data));
+        if (*j->cancelled) return;
         if (!j->error.empty()) return j->ctx->fail(j->wait, "sampler:write_csv: " + j->error);
         j->ctx->resume(j->wait, [](lua_State*) { return 0; });
       });

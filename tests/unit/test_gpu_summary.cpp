@@ -104,3 +104,11 @@ TEST_CASE("samples CSV: one row per GPU per sample, phase labels quoted", "[gpu_
         "0.000000,,1,100,,2000000000,,,10,,40,,,,\n"
         "1.500000,\"c=32, \"\"hot\"\"\",0,200,,1000000001.5,,,20,,,,,,\n");
 }
+
+TEST_CASE("energy of a ramp is the trapezoid's, exactly (a rectangle rule would be 10 % off)", "[gpu_summary]") {
+  std::vector<Sample> ramp;
+  for (int i = 0; i <= 10; ++i) ramp.push_back(at(i, 100.0 * i));  // 0 W -> 1000 W over 10 s, 1 Hz
+  CHECK(*summarize(ramp, {}, 10)[0].energy_j == Approx(5000).epsilon(1e-12));
+  // Clipped to a phase between samples: 2.5 s .. 4.5 s under the line w = 100 t.
+  CHECK(*summarize_window(ramp, 2.5, 4.5, "x").energy_j == Approx(100 * (4.5 * 4.5 - 2.5 * 2.5) / 2).epsilon(1e-12));
+}
