@@ -167,8 +167,8 @@ class MetricsPrimitive final : public Primitive {
   }
 
   void teardown(Context&, std::function<void(std::string)> done) override {
+    // The client stays until the primitive goes: a cancelled scrape's on_cancel still uses it.
     for (auto& s : samplers_) s->sampler->stop();
-    http_.reset();
     done({});
   }
 
@@ -184,7 +184,7 @@ class MetricsPrimitive final : public Primitive {
       timeout = args::opt_number(L, 2, kScrape, "timeout").value_or(timeout);
       if (!(timeout >= 0.1 && timeout <= 600)) args::raise(L, "%s: option 'timeout' must be 0.1 to 600 seconds", kScrape);
     }
-    if (!self.http_) args::raise(L, "%s: the run is ending", kScrape);
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending", kScrape);
     auto id = std::make_shared<HttpClient::Id>(0);
     HttpClient* http = self.http_.get();
     const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });

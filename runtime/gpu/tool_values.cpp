@@ -56,6 +56,8 @@ std::optional<double> leading_number(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value)) return std::nullopt;
+  // "0x74a1" is an id, not 0 of unit "x74a1".
+  if (!rest.empty() && (rest.front() == 'x' || rest.front() == 'X')) return std::nullopt;
   // What follows must look like a unit: letters, '%', '°' bytes, '/', blanks, a closing ')'.
   for (char c : rest) {
     const auto u = static_cast<unsigned char>(c);

@@ -280,6 +280,7 @@ TEST_CASE("tool value spellings", "[gpu_parse]") {
   CHECK_FALSE(leading_number("nan"));
   CHECK_FALSE(leading_number("1e999"));
   CHECK_FALSE(leading_number("12,5"));
+  CHECK_FALSE(leading_number("0xab"));  // an id, not 0 "xab"
   CHECK(trailing_unit("19818 MiB") == "MiB");
   CHECK(unit_factor("MB") == 1048576.0);
   CHECK_FALSE(unit_factor("furlongs"));
