@@ -17,6 +17,7 @@
 #include "load/load_job.hpp"
 #include "load/openai_url.hpp"
 #include "load/target_url.hpp"
+#include "gpu_metrics_binding.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "runara_binding.hpp"
@@ -375,7 +376,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
-                     "max_request_lines"});
+                     "max_request_lines", "gpu"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -493,6 +494,7 @@ class HttpLoadPrimitive final : public Primitive {
     auto& self = primitive_of(L);
     auto& rt = impl_of(L);
     LoadPlan plan = parse_plan(L, rt, ++self.loads_);
+    GpuLoadHooks gpu = gpu_load_hooks(L, 1, kRun);  // option gpu = a gpu_metrics sampler
     const bool sweep = plan.points.size() > 1;
     int threads = 0;
     for (const auto& p : plan.points) threads = std::max(threads, p.threads);
@@ -506,6 +508,8 @@ class HttpLoadPrimitive final : public Primitive {
     hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
     hooks.log = [&rt](const std::string& line) { rt.log(line); };
     hooks.redact = [&rt](const nlohmann::json& j) { return rt.redact_json(j); };
+    hooks.point_started = std::move(gpu.started);
+    hooks.point_ended = std::move(gpu.ended);
     auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
     const WaitId wait = rt.suspend(L, [job] { job->abort(); });
     job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {

@@ -149,6 +149,8 @@ void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
 std::unique_ptr<Primitive> make_droplet_primitive();  // built in: every run may create machines
 std::unique_ptr<Primitive> make_http_load_primitive();
 std::unique_ptr<Primitive> make_ssh_primitive();  // registered after droplet: torn down before it
+std::unique_ptr<Primitive> make_gpu_metrics_primitive();
+std::unique_ptr<Primitive> make_metrics_primitive();
 
 // The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
 void open_sandbox(lua_State* L, Runtime::Impl& rt);

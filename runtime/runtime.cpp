@@ -67,6 +67,8 @@ Runtime::Impl::Impl(Options options, Events events)
   primitives_.push_back(make_droplet_primitive());
   primitives_.push_back(make_http_load_primitive());
   primitives_.push_back(make_ssh_primitive());
+  primitives_.push_back(make_gpu_metrics_primitive());
+  primitives_.push_back(make_metrics_primitive());
   if (options_.stdlib_dir.empty()) {
     options_.stdlib_dir = access(RUNARA_DEFAULT_STDLIB, R_OK) == 0 ? RUNARA_DEFAULT_STDLIB : RUNARA_INSTALLED_STDLIB;
   }

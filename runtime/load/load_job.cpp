@@ -215,6 +215,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       spec->body_tokens = tokens;
     }
     if (hooks.log) hooks.log("http_load " + spec->name + ": starting, " + describe(*spec));
+    if (hooks.point_started) hooks.point_started(spec->name);
     engine = std::make_unique<LoadEngine>(loop, spec, hooks.progress);
     auto self = shared_from_this();
     engine->start([self](LoadOutcome& outcome) { self->point_done(std::make_shared<LoadOutcome>(std::move(outcome))); });
@@ -271,6 +272,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   void write_point(std::shared_ptr<LoadOutcome> outcome) {
     writing = true;
     auto result = std::make_shared<nlohmann::json>(summary(*outcome));
+    if (hooks.point_ended) hooks.point_ended(spec->name, *result);
     auto file = std::make_shared<nlohmann::json>(written(*result));
     auto write_error = std::make_shared<std::string>();
     const std::string dir = point_dir();

@@ -44,6 +44,10 @@ class LoadJob {
     std::function<void(const std::string&)> progress;
     std::function<void(const std::string&)> log;
     std::function<nlohmann::json(const nlohmann::json&)> redact;
+    // Something sampling beside the load (gpu_metrics): told when each point starts, and handed
+    // each point's result to add its own fields to before the result is written. Optional.
+    std::function<void(const std::string& point)> point_started;
+    std::function<void(const std::string& point, nlohmann::json& result)> point_ended;
   };
   // results: one JSON object per finished point; error: why the job stopped early ("" if not).
   using Done = std::function<void(std::vector<nlohmann::json> results, std::string error)>;

@@ -2,6 +2,7 @@
 #include "net/http_client.hpp"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -103,6 +104,7 @@ struct Transfer {
   bool finished = false;
   CURLcode result = CURLE_OK;
   bool too_big = false;
+  std::string refusal;  // why request.allow_connect refused a connection
 
   ~Transfer() {
     if (easy) curl_easy_cleanup(easy);
@@ -268,7 +270,9 @@ struct HttpClient::Impl {
              !r.body.empty();
     if (t.result != CURLE_OK) {
       r.curl_code = static_cast<int>(t.result);
-      if (t.too_big) {
+      if (!t.refusal.empty()) {
+        r.error = t.refusal;
+      } else if (t.too_big) {
         r.error = "response body larger than " + std::to_string(t.request.max_body_bytes) +
                   " bytes";
       } else {
@@ -281,6 +285,12 @@ struct HttpClient::Impl {
   }
 
   // ---- transfer setup ----
+
+  static curl_socket_t on_open_socket(void* data, curlsocktype, curl_sockaddr* address) noexcept {
+    auto* t = static_cast<Transfer*>(data);
+    if (!t->request.allow_connect(&address->addr, t->refusal)) return CURL_SOCKET_BAD;
+    return socket(address->family, address->socktype, address->protocol);
+  }
 
   static size_t on_body(char* data, size_t size, size_t n, void* userp) noexcept {
     auto* t = static_cast<Transfer*>(userp);
@@ -333,6 +343,11 @@ struct HttpClient::Impl {
       const long ms = std::max(1L, static_cast<long>(std::llround(req.timeout_s * 1000.0)));
       set(CURLOPT_TIMEOUT_MS, ms);
       set(CURLOPT_CONNECTTIMEOUT_MS, std::min(ms, 15000L));
+    }
+    if (req.allow_connect) {
+      set(CURLOPT_PROXY, "");
+      set(CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
+      set(CURLOPT_OPENSOCKETDATA, static_cast<void*>(&t));
     }
     if (req.max_redirects > 0) {
       set(CURLOPT_FOLLOWLOCATION, 1L);

@@ -21,6 +21,7 @@
 #include <vector>
 
 typedef struct uv_loop_s uv_loop_t;
+struct sockaddr;
 
 namespace runara {
 
@@ -32,6 +33,10 @@ struct HttpRequest {
   double timeout_s = 30;             // whole transfer; connecting is bounded by min(this, 15 s)
   long max_redirects = 0;            // 0: redirects are not followed (the 3xx is the response)
   std::size_t max_body_bytes = std::size_t{64} << 20;  // larger responses fail the transfer
+  // Judges each connection libcurl is about to open, on the address and port it will connect
+  // to (a script's target policy); false refuses it and `why` becomes the response's error.
+  // When set, no proxy is used (the policy judges the server). Unset: no check.
+  std::function<bool(const sockaddr* addr, std::string& why)> allow_connect;
 };
 
 struct HttpResponse {

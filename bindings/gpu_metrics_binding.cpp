@@ -1,0 +1,270 @@
+// The `gpu_metrics` table: read a host's GPUs once, or sample them through a load.
+//
+//   local t = gpu_metrics.localhost()             -- or an ssh session
+//   print(gpu_metrics.read(t).gpus[1].power_w)
+//   local s = gpu_metrics.start(t, { interval = 0.5 })
+//   s:mark("concurrency=32 start") ... local r = s:stop(); s:write_csv("gpu.csv")
+//
+// The work — tools, parsing, sampling, summaries — is runtime/gpu/'s; this file speaks Lua and
+// only through the public Context. Scripts choose a backend by name, never a command line.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "gpu/gpu_csv.hpp"
+#include "gpu/gpu_json.hpp"
+#include "gpu/gpu_reader.hpp"
+#include "gpu/local_target.hpp"
+#include "gpu_metrics_binding.hpp"
+#include "lua_args.hpp"
+#include "lua_values.hpp"
+#include "run_output.hpp"
+
+namespace runara {
+
+namespace {
+
+const char* const kRead = "gpu_metrics.read";
+const char* const kStart = "gpu_metrics.start";
+char kLocalMeta;  // registry key of the run's one gpu_metrics.localhost() handle
+constexpr double kMinInterval = 0.05, kMaxInterval = 3600;
+
+}  // namespace
+
+RunSampler::~RunSampler() {
+  if (sampler && ctx) ctx->release_memory(sampler->reserved_bytes());
+}
+
+nlohmann::json RunSampler::results() const {
+  const auto& g = *sampler;
+  nlohmann::json samples = nlohmann::json::array(), marks = nlohmann::json::array(),
+                 phases = nlohmann::json::array(), problems = nlohmann::json::array();
+  for (const auto& s : g.samples()) samples.push_back(gpu::sample_json(s));
+  for (const auto& m : g.marks()) marks.push_back({{"t_s", m.t_s}, {"label", m.label}});
+  auto summaries = gpu::summarize(g.samples(), g.marks(), g.now_s());
+  for (std::size_t i = 1; i < summaries.size(); ++i) phases.push_back(gpu::phase_json(summaries[i]));
+  for (const auto& p : g.problems()) problems.push_back(ctx ? ctx->redact(p) : p);
+  return {{"backend", gpu::backend_name(backend)},
+          {"static", gpu::static_json(facts)},
+          {"running", g.running()},
+          {"samples", std::move(samples)},
+          {"marks", std::move(marks)},
+          {"phases", std::move(phases)},
+          {"summary", gpu::phase_json(summaries.front())},
+          {"problems", std::move(problems)},
+          {"skipped_ticks", g.skipped_ticks()},
+          {"unreadable_outputs", g.unreadable()}};
+}
+
+nlohmann::json RunSampler::load_fields(double start_s, double end_s) const {
+  const gpu::PhaseSummary p = gpu::summarize_window(sampler->samples(), start_s, end_s, "load");
+  nlohmann::json j = nlohmann::json::object();
+  if (p.energy_j) j["energy_j"] = *p.energy_j;
+  if (p.mean_power_w) j["mean_power_w"] = *p.mean_power_w;
+  if (p.peak_vram_bytes) j["peak_vram_bytes"] = *p.peak_vram_bytes;
+  return j;
+}
+
+namespace {
+
+class GpuMetricsPrimitive;
+GpuMetricsPrimitive& primitive_of(lua_State* L) {
+  return *static_cast<GpuMetricsPrimitive*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+std::optional<gpu::Backend> backend_option(lua_State* L, int index, const char* fn) {
+  if (lua_isnoneornil(L, index)) return std::nullopt;
+  const std::string name = args::opt_string(L, index, fn, "backend").value_or("auto");
+  if (name == "auto") return std::nullopt;
+  auto b = gpu::backend_from_name(name);
+  if (!b) {
+    args::raise(L, "%s: option 'backend' must be \"auto\", \"amd-smi\", \"rocm-smi\" or \"nvidia-smi\", got \"%s\"", fn,
+                name.substr(0, 64).c_str());
+  }
+  return b;
+}
+
+std::shared_ptr<CommandTarget> target_arg(lua_State* L, const char* fn) {
+  Context& ctx = Context::from(L);
+  auto t = ctx.command_target(L, 1);
+  if (!t) args::fail(L, fn, 1, "target", "an ssh session or gpu_metrics.local() (a closed session is no target)");
+  return t;
+}
+
+void push_snapshot(lua_State* L, const gpu::Snapshot& s) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : s.gpus) gpus.push_back(gpu::reading_json(g));
+  push_json(L, {{"backend", gpu::backend_name(s.backend)}, {"gpus", std::move(gpus)}, {"static", gpu::static_json(s.facts)}});
+}
+
+class GpuMetricsPrimitive final : public Primitive {
+ public:
+  std::string name() const override { return "gpu_metrics"; }
+
+  void open(lua_State* L, Context& ctx) override {
+    ctx_ = &ctx;
+    local_ = std::make_shared<gpu::LocalTarget>(ctx.loop());
+    lua_newtable(L);
+    lua_pushlightuserdata(L, this);
+    ctx.push_async(L, &GpuMetricsPrimitive::read, 1);
+    lua_setfield(L, -2, "read");
+    lua_pushlightuserdata(L, this);
+    ctx.push_async(L, &GpuMetricsPrimitive::start, 1);
+    lua_setfield(L, -2, "start");
+    // `local` is a Lua keyword: gpu_metrics.local() does not parse, gpu_metrics["local"]() does.
+    for (const char* name : {"localhost", "local"}) {
+      lua_pushlightuserdata(L, this);
+      lua_pushcclosure(L, &GpuMetricsPrimitive::local, 1);
+      lua_setfield(L, -2, name);
+    }
+  }
+
+  // Samplers still running are stopped and their samples written (gpu_metrics_N.csv).
+  void teardown(Context& ctx, std::function<void(std::string)> done) override {
+    readers_.clear();
+    std::string errors;
+    for (auto& s : samplers_) {
+      if (!s->sampler->running()) continue;
+      s->sampler->stop();
+      if (s->csv_written) continue;
+      const std::string name = "gpu_metrics_" + std::to_string(s->number) + ".csv";
+      std::string error = write_csv_now(ctx, name, gpu::samples_csv(s->sampler->samples(), s->sampler->marks()));
+      if (!error.empty()) errors += (errors.empty() ? "" : "; ") + ("gpu_metrics: cannot write " + name + ": " + error);
+      else ctx.log("gpu_metrics: sampler " + std::to_string(s->number) + " was still running at the end; stopped it, wrote " + name);
+    }
+    done(errors);
+  }
+
+  std::string pending_teardown() const override {
+    int running = 0;
+    for (const auto& s : samplers_) running += s->sampler->running() ? 1 : 0;
+    return running ? "stopping " + std::to_string(running) + " GPU sampler(s)" : "";
+  }
+
+ private:
+  static std::string write_csv_now(Context& ctx, const std::string& name, const std::string& data) {
+    const std::string dir = ctx.out_dir();
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return std::strerror(errno);
+    std::string error = write_beneath(fd, name, data);
+    ::close(fd);
+    return error;
+  }
+
+  // One handle per run, anchored in the registry: Context keys targets by the userdata's
+  // address, which a collected handle could pass on to an unrelated new userdata.
+  static int local(lua_State* L) {
+    auto& self = primitive_of(L);
+    lua_pushlightuserdata(L, &kLocalMeta);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    lua_newuserdata(L, 1);
+    lua_newtable(L);
+    lua_pushliteral(L, "gpu_metrics.localhost");
+    lua_setfield(L, -2, "__metatable");
+    lua_pushcfunction(L, [](lua_State* L) {
+      lua_pushliteral(L, "gpu_metrics.localhost()");
+      return 1;
+    });
+    lua_setfield(L, -2, "__tostring");
+    lua_setmetatable(L, -2);
+    self.ctx_->add_command_target(L, -1, self.local_);
+    lua_pushlightuserdata(L, &kLocalMeta);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    return 1;
+  }
+
+  static int read(lua_State* L) {
+    auto& self = primitive_of(L);
+    auto target = target_arg(L, kRead);
+    std::optional<gpu::Backend> wanted;
+    double timeout = 30;
+    if (!lua_isnoneornil(L, 2)) {
+      args::table(L, 2, kRead, "options");
+      args::only_fields(L, 2, kRead, {"backend", "timeout"});
+      wanted = backend_option(L, 2, kRead);
+      timeout = args::opt_number(L, 2, kRead, "timeout").value_or(timeout);
+      if (!(timeout >= 1 && timeout <= 600)) args::raise(L, "%s: option 'timeout' must be 1 to 600 seconds", kRead);
+    }
+    Context& ctx = *self.ctx_;
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending", kRead);
+    const std::uint64_t id = ++self.next_reader_;
+    auto& reader = self.readers_[id];
+    reader = std::make_unique<gpu::GpuReader>(ctx.loop(), self.cache_, static_cast<uint64_t>(timeout * 1000));
+    const WaitId wait = ctx.suspend(L, [&self, id] { self.readers_.erase(id); });
+    reader->start(target, wanted, true, [&self, &ctx, id, wait](gpu::Snapshot s) {
+      self.readers_.erase(id);  // we are inside its callback: allowed by its contract
+      if (!s.error.empty()) return ctx.fail(wait, kRead + std::string(": ") + ctx.redact(s.error));
+      ctx.resume(wait, [s = std::move(s)](lua_State* L) {
+        push_snapshot(L, s);
+        return 1;
+      });
+    });
+    return ctx.yield(L);
+  }
+
+  static int start(lua_State* L) {
+    auto& self = primitive_of(L);
+    auto target = target_arg(L, kStart);
+    gpu::GpuSampler::Options opt;
+    std::optional<gpu::Backend> wanted;
+    if (!lua_isnoneornil(L, 2)) {
+      args::table(L, 2, kStart, "options");
+      args::only_fields(L, 2, kStart, {"interval", "backend", "stall_timeout"});
+      wanted = backend_option(L, 2, kStart);
+      opt.interval_s = args::opt_number(L, 2, kStart, "interval").value_or(1.0);
+      opt.stall_s = args::opt_number(L, 2, kStart, "stall_timeout").value_or(0);
+    }
+    if (!(opt.interval_s >= kMinInterval && opt.interval_s <= kMaxInterval))
+      args::raise(L, "%s: option 'interval' must be %g to %g seconds, got %g", kStart, kMinInterval, kMaxInterval, opt.interval_s);
+    if (!(opt.stall_s == 0 || (opt.stall_s >= 0.1 && opt.stall_s <= 3600)))
+      args::raise(L, "%s: option 'stall_timeout' must be 0.1 to 3600 seconds, got %g", kStart, opt.stall_s);
+    Context& ctx = *self.ctx_;
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending; no new sampler", kStart);
+    const std::uint64_t id = ++self.next_reader_;
+    auto& reader = self.readers_[id];
+    reader = std::make_unique<gpu::GpuReader>(ctx.loop(), self.cache_);
+    const WaitId wait = ctx.suspend(L, [&self, id] { self.readers_.erase(id); });
+    std::weak_ptr<CommandTarget> weak = target;
+    reader->start(target, wanted, false, [&self, &ctx, id, wait, weak, opt](gpu::Snapshot s) mutable {
+      self.readers_.erase(id);
+      if (!s.error.empty()) return ctx.fail(wait, kStart + std::string(": ") + ctx.redact(s.error));
+      auto run = std::make_shared<RunSampler>();
+      run->ctx = &ctx;
+      run->number = static_cast<int>(self.samplers_.size()) + 1;
+      run->backend = s.backend;
+      run->facts = s.facts;
+      opt.backend = s.backend;
+      opt.reserve = [&ctx](std::size_t bytes) { return ctx.reserve_memory(bytes, "gpu_metrics samples"); };
+      const int number = run->number;
+      run->sampler = std::make_unique<gpu::GpuSampler>(ctx.loop(), weak, opt, [&ctx, number](const std::string& p) {
+        ctx.log("gpu_metrics: sampler " + std::to_string(number) + ": " + p);
+      });
+      run->sampler->start();
+      self.samplers_.push_back(run);
+      ctx.resume(wait, [run](lua_State* L) {
+        push_sampler_object(L, run);
+        return 1;
+      });
+    });
+    return ctx.yield(L);
+  }
+
+  Context* ctx_ = nullptr;
+  std::shared_ptr<gpu::LocalTarget> local_;
+  gpu::DetectCache cache_;
+  std::map<std::uint64_t, std::unique_ptr<gpu::GpuReader>> readers_;
+  std::uint64_t next_reader_ = 0;
+  std::vector<std::shared_ptr<RunSampler>> samplers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Primitive> make_gpu_metrics_primitive() { return std::make_unique<GpuMetricsPrimitive>(); }
+
+}  // namespace runara

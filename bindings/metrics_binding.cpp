@@ -1,0 +1,239 @@
+// The `metrics` table: Prometheus /metrics endpoints (vLLM, SGLang, ...) read once or through a
+// load, with the same phase marks as the GPU sampler.
+//
+//   local m = metrics.scrape(server.url .. "/metrics")
+//   print(m.values["vllm:num_requests_running"])
+//   local s = metrics.start(url, { interval = 1, prefix = "vllm:" }) ... s:mark("c=32") ... s:stop()
+//
+// URLs obey http_load's target policy (the run's droplets, tunnels and simulated servers, and
+// --allow-host grants), judged on each connection. The work is runtime/metrics/'s.
+#include <map>
+
+#include "lua_args.hpp"
+#include "lua_values.hpp"
+#include "load/target_policy.hpp"
+#include "load/target_url.hpp"
+#include "metrics/metrics_sampler.hpp"
+#include "runara/primitive.hpp"
+#include "runara/runtime.hpp"
+
+namespace runara {
+
+namespace {
+
+const char* const kScrape = "metrics.scrape";
+const char* const kStart = "metrics.start";
+char kSamplerMeta;
+
+class MetricsPrimitive;
+MetricsPrimitive& primitive_of(lua_State* L) { return *static_cast<MetricsPrimitive*>(lua_touserdata(L, lua_upvalueindex(1))); }
+
+// The script's url, checked by libcurl's own parser, and the policy judging each connection.
+std::pair<std::string, metrics::AllowConnect> target(lua_State* L, Context& ctx, const char* fn) {
+  const std::string text = args::string(L, 1, fn, "url");
+  std::string error;
+  auto url = parse_target_url(text, error);
+  if (!url) args::raise(L, "%s: url %s", fn, error.c_str());
+  auto policy = std::make_shared<TargetPolicy>("metrics");
+  for (const auto& [address, port] : ctx.reachable()) policy->add_reachable(address, port);
+  for (const auto& grant : ctx.permissions().hosts) policy->add_grant(grant);
+  std::string host = url->host;
+  return {url->url, [policy, host](const sockaddr* addr, std::string& why) { return policy->allows(addr, host, why); }};
+}
+
+nlohmann::json scrape_json(const metrics::PromParse& p) {
+  nlohmann::json families = nlohmann::json::object();
+  for (const auto& [name, f] : p.families)
+    families[name] = {{"type", f.type}, {"help", f.help}, {"samples", nlohmann::json::array()}};
+  for (const auto& s : p.samples) {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [k, v] : s.labels) labels[k] = v;
+    families[s.family]["samples"].push_back({{"name", s.name}, {"labels", std::move(labels)}, {"value", s.value}});
+  }
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& [name, v] : metrics::prometheus_totals(p)) values[name] = v;
+  return {{"values", std::move(values)}, {"families", std::move(families)}};
+}
+
+nlohmann::json window_json(const std::vector<metrics::ScrapeSample>& samples, double a, double b, const std::string& label) {
+  nlohmann::json m = nlohmann::json::object();
+  for (const auto& [name, st] : metrics::summarize_window(samples, a, b))
+    m[name] = {{"first", st.first}, {"last", st.last}, {"delta", st.delta}, {"mean", st.mean}, {"max", st.max}, {"samples", st.samples}};
+  return {{"label", label}, {"start_s", a}, {"end_s", b}, {"metrics", std::move(m)}};
+}
+
+struct RunScraper {
+  Context* ctx = nullptr;
+  std::unique_ptr<metrics::MetricsSampler> sampler;
+  ~RunScraper() {
+    if (ctx && sampler) ctx->release_memory(sampler->reserved_bytes());
+  }
+  nlohmann::json results() const {
+    const auto& s = *sampler;
+    nlohmann::json samples = nlohmann::json::array(), marks = nlohmann::json::array(), phases = nlohmann::json::array(),
+                   problems = nlohmann::json::array();
+    for (const auto& x : s.samples()) samples.push_back({{"t_s", x.t_s}, {"values", x.values}});
+    for (const auto& m : s.marks()) marks.push_back({{"t_s", m.t_s}, {"label", m.label}});
+    const double end = s.now_s();
+    for (std::size_t i = 0; i < s.marks().size(); ++i)
+      phases.push_back(window_json(s.samples(), s.marks()[i].t_s, i + 1 < s.marks().size() ? s.marks()[i + 1].t_s : end,
+                                   s.marks()[i].label));
+    for (const auto& p : s.problems()) problems.push_back(ctx->redact(p));
+    return {{"running", s.running()}, {"samples", std::move(samples)}, {"marks", std::move(marks)},
+            {"phases", std::move(phases)}, {"summary", window_json(s.samples(), 0, end, "run")},
+            {"problems", std::move(problems)}, {"skipped_ticks", s.skipped_ticks()}};
+  }
+};
+
+struct Box {
+  std::shared_ptr<RunScraper> s;
+};
+
+std::shared_ptr<RunScraper> self_arg(lua_State* L, const char* fn) {
+  if (lua_type(L, 1) == LUA_TUSERDATA && lua_getmetatable(L, 1)) {
+    lua_pushlightuserdata(L, &kSamplerMeta);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    const bool ours = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (ours) return static_cast<Box*>(lua_touserdata(L, 1))->s;
+  }
+  args::fail(L, fn, 1, "self", "a metrics sampler (call it with ':')");
+}
+
+int s_mark(lua_State* L) {
+  auto s = self_arg(L, "sampler:mark");
+  std::string label = args::string(L, 2, "sampler:mark", "label");
+  if (label.size() > 256) args::raise(L, "sampler:mark: label is %zu bytes; at most 256", label.size());
+  if (s->sampler->marks().size() >= 100000) args::raise(L, "sampler:mark: more than 100000 marks");
+  if (!s->sampler->running()) args::raise(L, "sampler:mark: the sampler has stopped (mark before stop())");
+  s->sampler->mark(std::move(label));
+  return 0;
+}
+
+int s_stop(lua_State* L) {
+  auto s = self_arg(L, "sampler:stop");
+  s->sampler->stop();
+  push_json(L, s->results());
+  return 1;
+}
+
+int s_results(lua_State* L) {
+  push_json(L, self_arg(L, "sampler:results")->results());
+  return 1;
+}
+
+void push_sampler(lua_State* L, std::shared_ptr<RunScraper> s) {
+  new (lua_newuserdata(L, sizeof(Box))) Box{std::move(s)};
+  lua_pushlightuserdata(L, &kSamplerMeta);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_newtable(L);
+    const std::pair<const char*, lua_CFunction> methods[] = {{"mark", s_mark}, {"stop", s_stop}, {"results", s_results}};
+    for (const auto& [name, fn] : methods) {
+      lua_pushcfunction(L, fn);
+      lua_setfield(L, -2, name);
+    }
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, [](lua_State* L) {
+      static_cast<Box*>(lua_touserdata(L, 1))->~Box();
+      return 0;
+    });
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, "metrics sampler");
+    lua_setfield(L, -2, "__metatable");
+    lua_pushlightuserdata(L, &kSamplerMeta);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_setmetatable(L, -2);
+}
+
+class MetricsPrimitive final : public Primitive {
+ public:
+  std::string name() const override { return "metrics"; }
+
+  void open(lua_State* L, Context& ctx) override {
+    ctx_ = &ctx;
+    http_ = std::make_unique<HttpClient>(ctx.loop());
+    lua_newtable(L);
+    lua_pushlightuserdata(L, this);
+    ctx.push_async(L, &MetricsPrimitive::scrape, 1);
+    lua_setfield(L, -2, "scrape");
+    lua_pushlightuserdata(L, this);
+    lua_pushcclosure(L, &MetricsPrimitive::start, 1);
+    lua_setfield(L, -2, "start");
+  }
+
+  void teardown(Context&, std::function<void(std::string)> done) override {
+    // The client stays until the primitive goes: a cancelled scrape's on_cancel still uses it.
+    for (auto& s : samplers_) s->sampler->stop();
+    done({});
+  }
+
+ private:
+  static int scrape(lua_State* L) {
+    auto& self = primitive_of(L);
+    Context& ctx = *self.ctx_;
+    auto [url, allow] = target(L, ctx, kScrape);
+    double timeout = 10;
+    if (!lua_isnoneornil(L, 2)) {
+      args::table(L, 2, kScrape, "options");
+      args::only_fields(L, 2, kScrape, {"timeout"});
+      timeout = args::opt_number(L, 2, kScrape, "timeout").value_or(timeout);
+      if (!(timeout >= 0.1 && timeout <= 600)) args::raise(L, "%s: option 'timeout' must be 0.1 to 600 seconds", kScrape);
+    }
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending", kScrape);
+    auto id = std::make_shared<HttpClient::Id>(0);
+    HttpClient* http = self.http_.get();
+    const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
+    *id = metrics::scrape_once(*http, url, allow, timeout, [&ctx, wait](metrics::PromParse p) {
+      if (!p.error.empty()) return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(p.error));
+      ctx.resume(wait, [p = std::move(p)](lua_State* L) {
+        push_json(L, scrape_json(p));
+        return 1;
+      });
+    });
+    return ctx.yield(L);
+  }
+
+  static int start(lua_State* L) {
+    auto& self = primitive_of(L);
+    Context& ctx = *self.ctx_;
+    auto [url, allow] = target(L, ctx, kStart);
+    metrics::MetricsSampler::Options opt;
+    if (!lua_isnoneornil(L, 2)) {
+      args::table(L, 2, kStart, "options");
+      args::only_fields(L, 2, kStart, {"interval", "prefix"});
+      opt.interval_s = args::opt_number(L, 2, kStart, "interval").value_or(1.0);
+      opt.prefix = args::opt_string(L, 2, kStart, "prefix").value_or("");
+    }
+    if (!(opt.interval_s >= 0.05 && opt.interval_s <= 3600))
+      args::raise(L, "%s: option 'interval' must be 0.05 to 3600 seconds, got %g", kStart, opt.interval_s);
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending; no new sampler", kStart);
+    opt.url = url;
+    opt.allow_connect = allow;
+    opt.reserve = [&ctx](std::size_t bytes) { return ctx.reserve_memory(bytes, "metrics samples"); };
+    auto run = std::make_shared<RunScraper>();
+    run->ctx = &ctx;
+    const int number = static_cast<int>(self.samplers_.size()) + 1;
+    run->sampler = std::make_unique<metrics::MetricsSampler>(ctx.loop(), std::move(opt), [&ctx, number](const std::string& p) {
+      ctx.log("metrics: sampler " + std::to_string(number) + ": " + p);
+    });
+    run->sampler->start();
+    self.samplers_.push_back(run);
+    push_sampler(L, run);
+    return 1;
+  }
+
+  Context* ctx_ = nullptr;
+  std::unique_ptr<HttpClient> http_;
+  std::vector<std::shared_ptr<RunScraper>> samplers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Primitive> make_metrics_primitive() { return std::make_unique<MetricsPrimitive>(); }
+
+}  // namespace runara

@@ -1,0 +1,19 @@
+// The samples of a sampling run as CSV text: one row per GPU per sample, the phase (label of the
+// last mark at or before the sample; "" before the first) on each row, empty cells for values
+// the tool did not report. Units are in the header names (power_w, vram_used_bytes, ...).
+//
+// Contract: a pure function (no I/O, no Lua, any thread); the caller writes the text where it
+// belongs (the run's output folder). Labels are quoted per RFC 4180 so a comma or quote in a
+// script's label cannot shift columns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_summary.hpp"
+
+namespace runara::gpu {
+
+std::string samples_csv(const std::vector<Sample>& samples, const std::vector<Mark>& marks);
+
+}  // namespace runara::gpu

@@ -1,0 +1,52 @@
+// Summaries of a sampling run: per GPU over the whole run and per phase (the span from one
+// sampler:mark to the next, or to the end). Energy comes from the tool's counter when every
+// sample in reach has one (interpolated at the phase edges), else from trapezoidal integration of
+// power over time, the power curve taken as linear between samples and clipped to the phase; so
+// phase energies add up to the whole run's.
+//
+// Contract: pure functions over plain data (no I/O, no Lua, any thread). Time is seconds since the
+// sampler started. A statistic with no sample to stand on is nullopt, never 0.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_sample.hpp"
+
+namespace runara::gpu {
+
+struct Sample {
+  double t_s = 0;                 // when the reading arrived
+  std::vector<GpuReading> gpus;
+};
+
+struct Mark {
+  double t_s = 0;
+  std::string label;
+};
+
+struct GpuStats {
+  int index = 0;
+  int samples = 0;
+  std::optional<double> mean_power_w, max_power_w, energy_j;
+  bool energy_from_counter = false;
+  std::optional<double> max_vram_used_bytes, mean_gpu_util_pct, mean_mem_util_pct;
+  std::optional<double> max_temp_edge_c, max_temp_hotspot_c, max_temp_memory_c;
+};
+
+struct PhaseSummary {
+  std::string label;  // the mark that opened it; "run" for the whole run
+  double start_s = 0, end_s = 0;
+  std::vector<GpuStats> gpus;          // one per GPU index seen anywhere in the run
+  std::optional<double> energy_j;      // all GPUs together (nullopt when no GPU has energy)
+  std::optional<double> mean_power_w;  // the GPUs' mean powers added up
+  std::optional<double> peak_vram_bytes;  // the largest VRAM use of any one GPU
+};
+
+// The whole run [0, end_s] first, then one entry per mark.
+std::vector<PhaseSummary> summarize(const std::vector<Sample>& samples, const std::vector<Mark>& marks, double end_s);
+
+PhaseSummary summarize_window(const std::vector<Sample>& samples, double start_s, double end_s, std::string label);
+
+}  // namespace runara::gpu

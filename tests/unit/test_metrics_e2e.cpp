@@ -1,0 +1,81 @@
+// metrics.scrape / metrics.start end to end against the simulated LLM server's vLLM-style
+// /metrics, and the target policy they share with http_load.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "child_process.hpp"
+
+using runara::test::run_runara;
+
+namespace {
+
+runara::test::ChildResult run_script(const std::string& script, std::vector<std::string> flags = {}) {
+  const std::string dir = runara::test::temp_dir("metrics-e2e");
+  const std::string path = runara::test::write_temp_file(dir, "scenario.lua", script);
+  flags.insert(flags.end(), {"--out", dir + "/out", path});
+  return run_runara(flags, 60);
+}
+
+}  // namespace
+
+TEST_CASE("metrics.scrape reads the simulated server's vLLM /metrics", "[metrics]") {
+  auto r = run_script(R"lua(
+    local srv = http_load.fake_server{ ttft_ms = 2, itl_ms = 1, output_tokens = 16 }
+    http_load.run{ url = srv.url, model = srv.model, max_tokens = 16, concurrency = 2, requests = 8 }
+    local m = metrics.scrape(srv.url .. "/metrics")
+    local f = m.families["vllm:time_to_first_token_seconds"]
+    print(m.values["vllm:generation_tokens_total"], m.values["vllm:num_requests_running"],
+          m.values["vllm:time_to_first_token_seconds_count"], f.type, f.samples[1].labels.model_name == srv.model)
+    print(m.values["vllm:request_success_total"], m.families["vllm:num_requests_waiting"].help)
+  )lua");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "128\t0\t8\thistogram\ttrue\n8\tNumber of requests waiting to be processed.\n");
+}
+
+TEST_CASE("metrics.start samples through a load with phase marks", "[metrics]") {
+  auto r = run_script(R"lua(
+    local srv = http_load.fake_server{ ttft_ms = 2, itl_ms = 1, output_tokens = 16 }
+    local s = metrics.start(srv.url .. "/metrics", { interval = 0.05, prefix = "vllm:" })
+    runara.sleep(0.2)
+    s:mark("load")
+    http_load.run{ url = srv.url, model = srv.model, max_tokens = 16, concurrency = 2, requests = 8 }
+    runara.sleep(0.3)
+    s:mark("after")
+    runara.sleep(0.2)
+    local res = s:stop()
+    local load = res.phases[1].metrics["vllm:generation_tokens_total"]
+    print(#res.phases, res.phases[1].label, load.delta, res.summary.metrics["vllm:generation_tokens_total"].last)
+    print(res.phases[2].metrics["vllm:generation_tokens_total"].delta, res.samples[1].values["process_open_fds"], #res.problems)
+  )lua");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\tload\t128\t128\n0\tnil\t0\n");
+}
+
+TEST_CASE("metrics: the target policy, bad URLs and HTTP errors are clear errors", "[metrics]") {
+  auto r = run_script(R"lua(
+    local srv = http_load.fake_server{}
+    local function try(f, ...) local ok, e = pcall(f, ...); print((tostring(e):gsub("^[^:]*:%d+: ", ""))) end
+    try(metrics.scrape, "http://127.0.0.1:9/metrics")
+    try(metrics.scrape, "http://169.254.169.254/metadata/v1/")
+    try(metrics.scrape, "file:///etc/passwd")
+    try(metrics.scrape, srv.url .. "/no-such-page")
+    try(metrics.start, srv.url, { interval = 0 })
+  )lua");
+  INFO(r.err);
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  CHECK_THAT(line, Catch::StartsWith("metrics.scrape: http://127.0.0.1:9/metrics: "));
+  CHECK_THAT(line, Catch::Contains("loopback"));
+  std::getline(lines, line);
+  CHECK_THAT(line, Catch::Contains("cloud metadata"));
+  std::getline(lines, line);
+  CHECK_THAT(line, Catch::StartsWith("metrics.scrape: url must be an http:// or https:// URL"));
+  std::getline(lines, line);
+  CHECK_THAT(line, Catch::EndsWith("/no-such-page: HTTP 404 (expected 200 with Prometheus text)"));
+  std::getline(lines, line);
+  CHECK(line == "metrics.start: option 'interval' must be 0.05 to 3600 seconds, got 0");
+}
