@@ -5,6 +5,8 @@
 //   print(d.ip, d:cost()); d:destroy()
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "lua_args.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "lua_values.hpp"
@@ -264,6 +266,7 @@ class DropletPrimitive final : public Primitive {
         rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },
         [&rt](const std::string& line) { rt.progress(line); }, [&rt] { return rt.remaining_runtime_s(); });
     if (!fleet_->token().empty()) rt.secrets_.add("DIGITALOCEAN_TOKEN", fleet_->token(), false);
+    rt.record_.machine_source = [this] { return recorded_machines(); };
 
     lua_pushlightuserdata(L, &kMethodsKey);
     lua_newtable(L);  // metatable of droplet objects
@@ -301,6 +304,17 @@ class DropletPrimitive final : public Primitive {
       lua_pushcclosure(L, fn, 1);
     }
     lua_setfield(L, -2, name);
+  }
+
+  // Unrounded: the record is where the exact figure lives (printed costs are rounded).
+  std::vector<RecordedMachine> recorded_machines() const {
+    std::vector<RecordedMachine> out;
+    for (const Machine* m : fleet_->machines()) {
+      const double end = m->destroyed_at != 0 ? m->destroyed_at : monotonic_seconds();
+      out.push_back({m->name, m->size, m->region, m->id, m->price_hourly,
+                     m->created_at == 0 ? 0 : std::max(0.0, end - m->created_at), m->cost()});
+    }
+    return out;
   }
 
   std::unique_ptr<DropletFleet> fleet_;

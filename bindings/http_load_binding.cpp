@@ -14,6 +14,8 @@
 #include <cmath>
 #include <thread>
 
+#include "http_load_summary.hpp"
+#include "http_load_thresholds.hpp"
 #include "load/load_job.hpp"
 #include "load/openai_url.hpp"
 #include "load/target_url.hpp"
@@ -375,7 +377,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
-                     "max_request_lines"});
+                     "max_request_lines", "thresholds", "quiet"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -422,6 +424,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   parse_limits(L, rt, base);
   parse_warmup(L, base);
   parse_slo(L, base);
+  base.thresholds = parse_thresholds_option(L, 1, kRun);
   std::vector<double> concurrency, rates;
   parse_load_model(L, base, concurrency, rates);
   std::string name = args::opt_string(L, 1, kRun, "name").value_or("http_load-" + std::to_string(load_number));
@@ -447,6 +450,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.name = point_name(name, sweep, p);
   }
   plan.out_dir = output_dir_or_raise(L, rt, kRun);
+  if (sweep) plan.sweep_dir = plan.out_dir + "/" + name;
   return plan;
 }
 
@@ -506,6 +510,7 @@ class HttpLoadPrimitive final : public Primitive {
     hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
     hooks.log = [&rt](const std::string& line) { rt.log(line); };
     hooks.redact = [&rt](const nlohmann::json& j) { return rt.redact_json(j); };
+    hooks.point_finished = point_reporter(rt, args::opt_bool(L, 1, kRun, "quiet").value_or(rt.options().quiet), sweep);
     auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
     const WaitId wait = rt.suspend(L, [job] { job->abort(); });
     job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <string>
 
 #include "cli_options.hpp"
 #include "repl.hpp"
@@ -23,6 +24,18 @@ int report(const runara::Outcome& outcome) {
   }
   if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
   return static_cast<int>(outcome.exit);
+}
+
+// `runara -`: the script from standard input (a pipe, a heredoc), bounded like a script file.
+bool read_stdin_script(std::string& code) {
+  constexpr std::size_t kMaxScriptBytes = 64u << 20;
+  char buffer[65536];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) {
+    code.append(buffer, n);
+    if (code.size() > kMaxScriptBytes) return false;
+  }
+  return true;
 }
 
 // The guardian is this very executable, started as `runara __guardian`.
@@ -58,7 +71,16 @@ int main(int argc, char** argv) {
   runara::Runtime runtime(command.options, runara::cli::terminal_events());
   runara::cli::install_signal_handlers(runtime);
   switch (command.mode) {
-    case CommandLine::Mode::script: return report(runtime.run_file(command.script));
+    case CommandLine::Mode::script: {
+      if (command.script != "-") return report(runtime.run_file(command.script));
+      std::string code;
+      if (!read_stdin_script(code)) {
+        std::fprintf(stderr, "runara: the script on standard input is larger than 64 MiB\n");
+        return static_cast<int>(runara::Exit::usage);
+      }
+      if (code.rfind("#", 0) == 0) code.erase(0, code.find('\n') == std::string::npos ? code.size() : code.find('\n'));
+      return report(runtime.run_string(code, "=stdin"));
+    }
     case CommandLine::Mode::eval: return report(runtime.run_string(command.code));
     case CommandLine::Mode::interactive_script: {
       runara::Outcome first = runtime.exec_file(command.script);

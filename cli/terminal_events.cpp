@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include "progress_throttle.hpp"
+#include "watchdog.hpp"
+
 namespace runara::cli {
 
 namespace {
@@ -34,8 +37,12 @@ Events terminal_events() {
     clear_progress();
     std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
   };
-  events.progress = [tty](std::string_view line) {
-    if (!tty) return;
+  events.progress = [tty, throttle = ProgressThrottle()](std::string_view line) mutable {
+    // Not a terminal (CI, nohup, a pipe): a plain line every few seconds, so the run is not silent.
+    if (!tty) {
+      if (throttle.due(monotonic_seconds())) std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+      return;
+    }
     std::fprintf(stderr, "\r\033[K%.*s", static_cast<int>(line.size()), line.data());
     progress_shown = true;
   };

@@ -1,5 +1,7 @@
 #include "lua_args.hpp"
 
+#include "did_you_mean.hpp"
+
 #include <cstdarg>
 #include <cstdlib>
 
@@ -116,7 +118,8 @@ void only_fields(lua_State* L, int index, const char* fn, std::initializer_list<
       std::string list;
       for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
       const char* shown = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1);
-      raise(L, "%s: unknown option '%s' (known options: %s)", fn, shown, list.c_str());
+      const std::string hint = lua_type(L, -1) == LUA_TSTRING ? did_you_mean(shown, std::vector<std::string>(known.begin(), known.end())) : "";
+      raise(L, "%s: unknown option '%s'%s (known options: %s)", fn, shown, hint.c_str(), list.c_str());
     }
   }
 }

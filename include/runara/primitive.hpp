@@ -65,6 +65,10 @@ class Context {
 
   virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
   virtual void progress(std::string_view line) = 0;  // transient status line
+  virtual void print(std::string_view text) = 0;     // the run's standard output, as print(); redacted
+  // A pass/fail check the script set failed (an http_load threshold): the run goes on, and ends
+  // with Exit::thresholds unless it fails otherwise. `what` is logged and recorded.
+  virtual void report_threshold_crossed(std::string_view what) = 0;
   virtual std::string redact(std::string_view text) const = 0;
   // From now on `value` is redacted (shown as [name]) wherever the run writes text. For values a
   // primitive learns at run time (a token it read, a key it generated). Scripts get no handle.

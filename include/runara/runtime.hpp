@@ -20,6 +20,7 @@ enum class Exit : int {
   script_error = 1,
   usage = 2,
   watchdog = 3,
+  thresholds = 4,     // the run finished, but an http_load threshold was crossed
   hangup = 129,       // SIGHUP
   interrupted = 130,  // SIGINT
   terminated = 143,   // SIGTERM, or a host's cancel()
@@ -58,6 +59,7 @@ struct Options {
   std::map<std::string, std::string> secrets;  // name -> value; scripts only get opaque handles
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
   double teardown_budget_s = 300;              // how long teardown may take before giving up
+  bool quiet = false;                          // no http_load summaries unless a load asks (--quiet)
   CloudOptions cloud;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "cloud/cost_report.hpp"
 #include "cloud/droplet_names.hpp"
 #include "run_output.hpp"
 #include "watchdog.hpp"
@@ -393,7 +394,7 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
           m.status = "gone";
           ledger_->mark_destroyed(api_base_, id);
           log_("droplet " + m.name + " destroyed after " + duration_text(m.destroyed_at - m.created_at) + ", " +
-               format_dollars(m.cost()));
+               format_cost(m.cost()));
           auto self = std::move(*poll);  // break the cycle
           return done({}, &m);
         }
@@ -424,14 +425,13 @@ void DropletFleet::settle_check() {
 }
 
 void DropletFleet::report_costs() {
-  double total = 0;
+  std::vector<std::pair<std::string, double>> parts;
   for (auto& [id, m] : machines_) {
     if (m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
-    total += m.cost();
-    log_("droplet " + m.name + " (" + std::to_string(id) + ", " + m.size + "): lived " +
-         duration_text(m.destroyed_at - m.created_at) + ", cost " + format_dollars(m.cost()));
+    parts.emplace_back("droplet " + m.name + " (" + std::to_string(id) + ", " + m.size + "): lived " +
+                           duration_text(m.destroyed_at - m.created_at), m.cost());
   }
-  if (!machines_.empty()) log_("machines of this run cost " + format_dollars(total) + " in all");
+  for (const auto& line : cost_report(parts)) log_(line);
 }
 
 void DropletFleet::teardown(std::function<void(std::string)> done) {

@@ -14,6 +14,7 @@
 #include "load/load_stats.hpp"
 #include "load/prompt_pool.hpp"
 #include "load/target_policy.hpp"
+#include "load/thresholds.hpp"
 #include "memory_budget.hpp"
 
 namespace runara {
@@ -62,6 +63,7 @@ struct LoadSpec {
   double timeout_s = 600;       // per request
   long buffer_bytes = 0;        // libcurl receive buffer; 0 = libcurl's default
   Slo slo;
+  std::shared_ptr<const Thresholds> thresholds;  // null: none (load/thresholds.hpp)
   std::shared_ptr<const TargetPolicy> policy;
 
   // Bounds, so a dead target or a huge load cannot take the machine (docs/http_load.md):
