@@ -9,6 +9,7 @@
 
 #include "lua_args.hpp"
 #include "cloud/droplet_fleet.hpp"
+#include "lua_pretty.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -279,6 +280,7 @@ class DropletPrimitive final : public Primitive {
     lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "droplet");
     lua_setfield(L, -2, "__metatable");
+    mark_displayable(L, -1);  // the REPL shows "droplet NAME (ID)", not its raw fields
     lua_rawset(L, LUA_REGISTRYINDEX);
 
     lua_newtable(L);

@@ -86,12 +86,15 @@ int main(int argc, char** argv) {
       runara::Outcome first = runtime.exec_file(command.script);
       if (first.exit == runara::Exit::usage) return report(first);
       if (first.exit != runara::Exit::ok) report(first);
-      runara::cli::run_repl(runtime);
+      const bool input_failed = runara::cli::run_repl(runtime);
       const int status = report(runtime.finish());
-      return status != 0 ? status : static_cast<int>(first.exit);  // the script's failure still counts
+      if (status != 0) return status;
+      return first.exit != runara::Exit::ok ? static_cast<int>(first.exit) : input_failed ? 1 : 0;  // the script's failure still counts
     }
-    default:
-      runara::cli::run_repl(runtime);
-      return report(runtime.finish());
+    default: {
+      const bool input_failed = runara::cli::run_repl(runtime);
+      const int status = report(runtime.finish());
+      return status != 0 ? status : input_failed ? 1 : 0;
+    }
   }
 }

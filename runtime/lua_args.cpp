@@ -4,6 +4,7 @@
 
 #include <cstdarg>
 #include <cstdlib>
+#include <cstring>
 
 #include "run_state.hpp"
 
@@ -46,6 +47,8 @@ void raise(lua_State* L, const char* format, ...) {
 }
 
 void fail(lua_State* L, const char* fn, int index, const char* name, const char* expected) {
+  // A number of the wrong value is shown as itself ("got -1"): its type was not the problem.
+  if (lua_type(L, index) == LUA_TNUMBER && std::strncmp(expected, "a number", 8) == 0) raise(L, "%s: argument #%d (%s) must be %s, got %g", fn, index, name, expected, lua_tonumber(L, index));
   raise(L, "%s: argument #%d (%s) must be %s, got %s", fn, index, name, expected, type_with_article(L, index));
 }
 

@@ -1,5 +1,7 @@
 #include "scheduler.hpp"
 
+#include "script_traceback.hpp"
+
 #include <algorithm>
 
 #include "lua_args.hpp"
@@ -166,7 +168,7 @@ void Scheduler::record_error(Task* task) {
   lua_State* co = task->co;
   task->error = describe_value(co, -1);
   luaL_traceback(L_, co, nullptr, 0);
-  task->traceback = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "";
+  task->traceback = script_traceback(lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "");
   lua_pop(L_, 1);
 }
 
