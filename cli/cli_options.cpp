@@ -80,6 +80,9 @@ Cleaning up:
                           (exit 1 when it could not check)
   runara reap [--run ID] [--older-than DURATION] [--yes]
                           destroy them (only droplets tagged runara:run-ID)
+Benchmarking without a script:
+  runara bench URL --model M [-c 1,8,32 | --rate R | --saturate] [-d 60s | -n N] ...
+                          a vllm-bench-serve-like load against an OpenAI-compatible server
 Fakes, for tests and rehearsals:
   runara serve-fake-do    a fake DigitalOcean API on loopback
   runara serve-fake-llm   a fake OpenAI-compatible streaming LLM server

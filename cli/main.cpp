@@ -16,15 +16,7 @@
 
 namespace {
 
-int report(const runara::Outcome& outcome) {
-  runara::cli::end_progress_line();
-  if (outcome.exit != runara::Exit::ok) {
-    std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
-    if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
-  }
-  if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
-  return static_cast<int>(outcome.exit);
-}
+int report(const runara::Outcome& outcome) { return runara::cli::report_outcome(outcome); }
 
 // `runara -`: the script from standard input (a pipe, a heredoc), bounded like a script file.
 bool read_stdin_script(std::string& code) {

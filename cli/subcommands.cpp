@@ -9,6 +9,7 @@
 #include "cloud/guardian.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/reaper.hpp"
+#include "bench_command.hpp"
 #include "fake_do_command.hpp"
 #include "fake_llm_command.hpp"
 
@@ -73,6 +74,7 @@ int run_subcommand(int argc, char** argv) {
   if (command == "__guardian") return guardian_main(argc, argv);
   if (command == "serve-fake-do") return serve_fake_do(argc, argv);
   if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
+  if (command == "bench") return bench_command(argc, argv);
   return -1;
 }
 

@@ -25,6 +25,16 @@ void clear_progress() {
 
 void end_progress_line() { clear_progress(); }
 
+int report_outcome(const Outcome& outcome) {
+  end_progress_line();
+  if (outcome.exit != Exit::ok) {
+    std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
+    if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
+  }
+  if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
+  return static_cast<int>(outcome.exit);
+}
+
 Events terminal_events() {
   const bool tty = isatty(STDERR_FILENO);
   Events events;

@@ -70,7 +70,8 @@ std::string parse_threshold(const std::string& name, double limit, Threshold& ou
       }
     }
   }
-  return "unknown threshold '" + name + "'" + did_you_mean(name, threshold_names()) +
+  const std::string shown = name.size() > 64 ? name.substr(0, 64) + "..." : name;  // a hostile name stays short
+  return "unknown threshold '" + shown + "'" + did_you_mean(name, threshold_names()) +
          " (names are METRIC_STAT_ms with METRIC ttft, tpot, itl, e2el or queue and STAT mean, median, p50, "
          "p90, p95, p99, p99.9 or max; failure_rate; min_request_throughput, min_output_throughput, "
          "min_total_token_throughput, min_goodput)";
