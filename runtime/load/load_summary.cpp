@@ -61,7 +61,7 @@ std::string unreached_concurrency_note(const json& r) {
   const double reached = number(r, "max_concurrent_requests");
   if (reached >= wanted) return "";
   return "concurrency " + whole(wanted) + " was never reached: at most " + whole(reached) + " request(s) in flight (" +
-         whole(number(r, "num_prompts")) + " requests in all)";
+         whole(number(r, "num_prompts") + number(r, "warmup_requests")) + " requests in all, warm-up included)";
 }
 
 std::string load_summary_text(const json& r) {
