@@ -52,7 +52,16 @@ void add_rates(json& out, const LoadSpec& spec, const LoadStats& s) {
 
 // vLLM's per-request arrays, over the requests kept for requests.jsonl (all of them unless
 // `record` or max_request_lines chose fewer); a failed request's output length is 0, as vLLM's.
+// Past kMaxLengths requests they are null: a long soak would otherwise put megabytes of them in
+// results.json and in the table the script gets (requests.jsonl has every request's counts).
+constexpr std::size_t kMaxLengths = 100000;
+
 void add_lengths(json& out, const LoadOutcome& o) {
+  if (o.records.size() > kMaxLengths) {
+    out["input_lens"] = nullptr;
+    out["output_lens"] = nullptr;
+    return;
+  }
   json inputs = json::array(), outputs = json::array();
   for (const auto& r : o.records) {
     if (r.warmup) continue;
