@@ -64,6 +64,7 @@ Limits:
 Money (enforced by runara, scripts can only tighten):
   --budget USD            worst-case spend a run may reach (default 20); checked before each create
   --max-droplets N        machines alive at once (default 4)
+  --context NAME          the doctl auth context whose token to use (as doctl --context)
   --assume-price SLUG=USD_PER_HOUR
                           price of a size /v2/sizes does not list (contract GPU plans)
 Output:
@@ -114,9 +115,10 @@ namespace {
 
 const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
                                       "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
-                                      "--out", "--quiet"};
+                                      "--out", "--quiet", "--context"};
 const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
-                                           "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out"};
+                                           "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
+                                           "--context"};
 
 bool takes_value(const std::string& flag) {
   for (const auto& f : kValueFlags) if (f == flag) return true;
@@ -194,6 +196,9 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       if (std::string bad = parse_assumed_price(v, out.options.cloud.assumed_prices); !bad.empty()) return bad;
     } else if (a == "--out") {
       if (!(error = value(a, out.options.out_dir)).empty()) return error;
+    } else if (a == "--context") {
+      if (!(error = value(a, out.options.cloud.context)).empty()) return error;
+      if (out.options.cloud.context.empty()) return "--context needs a doctl auth context name";
     } else if (a == "--quiet" || a == "-q") {
       out.options.quiet = true;
     } else if (a == "--") {

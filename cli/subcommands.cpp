@@ -18,8 +18,8 @@ namespace runara::cli {
 namespace {
 
 const char* const kReapUsage =
-    "usage: runara ls [--json]\n"
-    "       runara reap [--run ID] [--older-than DURATION] [--yes]\n"
+    "usage: runara ls [--json] [--context NAME]\n"
+    "       runara reap [--run ID] [--older-than DURATION] [--yes] [--context NAME]\n"
     "  DURATION: seconds, or a number with s, m, h or d (e.g. 90m, 2h)\n"
     "  The ledger is in $RUNARA_STATE_DIR (default ~/.local/state/runara); the account is searched\n"
     "  with DIGITALOCEAN_TOKEN at $RUNARA_DO_API_URL (default https://api.digitalocean.com).\n"
@@ -30,9 +30,14 @@ const char* const kReapUsage =
 
 int reap_command(int argc, char** argv, bool reap) {
   ReapOptions options;
+  std::string context;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (reap && a == "--run" && i + 1 < argc) {
+    if (a == "--context" && i + 1 < argc) {
+      context = argv[++i];
+    } else if (a.rfind("--context=", 0) == 0) {
+      context = a.substr(10);
+    } else if (reap && a == "--run" && i + 1 < argc) {
       options.run_id = argv[++i];
     } else if (reap && a == "--older-than" && i + 1 < argc) {
       options.older_than_s = parse_duration(argv[++i]);
@@ -55,7 +60,7 @@ int reap_command(int argc, char** argv, bool reap) {
   options.state_dir = default_state_dir();
   const char* api = std::getenv("RUNARA_DO_API_URL");
   options.api_base = normalized_api_base(api && *api ? api : DoClient::kDefaultApiBase);
-  options.token = load_do_token().value_or("");
+  options.token = load_do_token(nullptr, context).value_or("");
   try {
     return reap ? reap_leftovers(options) : list_leftovers(options);
   } catch (const std::exception& e) {

@@ -25,6 +25,7 @@ nlohmann::json flags_of(const Options& o) {
           {"secrets", secrets},
           {"budget_usd", o.cloud.budget_usd},
           {"max_droplets", o.cloud.max_droplets},
+          {"context", o.cloud.context.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.cloud.context)},
           {"assume_price", o.cloud.assumed_prices},
           {"quiet", o.quiet}};
 }

@@ -40,6 +40,7 @@ struct Permissions {
 struct CloudOptions {
   std::string api_base;   // "": $RUNARA_DO_API_URL, else https://api.digitalocean.com
   std::string token;      // "": $DIGITALOCEAN_TOKEN, $DIGITALOCEAN_ACCESS_TOKEN, doctl's config
+  std::string context;    // doctl auth context for that config ("": $DIGITALOCEAN_CONTEXT, the file's)
   std::string state_dir;  // the ledger's folder; "": $RUNARA_STATE_DIR, else ~/.local/state/runara
   double budget_usd = 20;                        // worst case a run may cost
   int max_droplets = 4;                          // machines alive at once

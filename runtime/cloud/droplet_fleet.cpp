@@ -69,7 +69,7 @@ DropletFleet::DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions opt
   api_base_ = !options_.api_base.empty() ? options_.api_base
                                          : env_or("RUNARA_DO_API_URL", DoClient::kDefaultApiBase);
   token_ = options_.token;
-  if (token_.empty()) token_ = load_do_token(&token_source_).value_or("");
+  if (token_.empty()) token_ = load_do_token(&token_source_, options_.context).value_or("");
   state_dir_ = !options_.state_dir.empty() ? options_.state_dir : default_state_dir();
   // Polling faster than the real API allows is only for the fake one (tests, simulations).
   if (const char* poll = std::getenv("RUNARA_POLL_S"); poll && std::atof(poll) > 0) options_.poll_s = std::atof(poll);
@@ -85,6 +85,10 @@ DropletFleet::~DropletFleet() {
 
 std::string DropletFleet::check_ready() {
   if (token_.empty()) {
+    if (!options_.context.empty()) {
+      return "no DigitalOcean token for doctl context '" + options_.context +
+             "' (--context): its config.yaml has no such auth context (`doctl auth list` shows them)";
+    }
     return "no DigitalOcean token: set DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or log in with "
            "`doctl auth init`)";
   }

@@ -610,7 +610,7 @@ TEST_CASE("http_load may aim at the run's own droplet without a grant", "[http_l
   // as far as the network (whatever answers or not there), not be refused by the target policy.
   const auto run = run_script(
       "local d = droplet.create{ size = 's-1vcpu-1gb', image = 'ubuntu-24-04-x64', region = 'nyc3' }\n"
-      "local ok, err = pcall(http_load.run, { name = 'load', url = 'http://' .. d.ip .. ':8000/', requests = 1, timeout = 1 })\n"
+      "local ok, err = pcall(http_load.run, { name = 'load', url = 'http://' .. d.ip .. ':8000/', requests = 1, timeout = 1, quiet = true })\n"
       "print(ok, err)\n"
       "local ok2, err2 = pcall(http_load.run, { url = 'http://203.0.113.250:8000/', requests = 1, timeout = 1 })\n"
       "print(ok2, err2)",
