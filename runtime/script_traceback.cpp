@@ -12,7 +12,7 @@ bool runtime_frame(std::string_view line) {
   std::size_t start = line.find_first_not_of(" \t");
   if (start == std::string_view::npos) return false;
   line.remove_prefix(start);
-  if (line.rfind("[C]:", 0) == 0) return true;
+  if (line.rfind("[C]:", 0) == 0 || line.rfind("[builtin#", 0) == 0) return true;  // C and LuaJIT fast functions
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
   const std::string_view chunk = line.substr(0, colon);

@@ -153,3 +153,17 @@ TEST_CASE("printed machine costs add up to the printed total", "[record]") {
   const auto parts = runara::cost_report({{"a", 0.00004}, {"b", 0.00004}, {"c", 0.00004}});
   CHECK(parts.back() == "machines of this run cost $0.0000 in all");
 }
+
+TEST_CASE("run record: a C function spawned directly fails with the spawn's file:line", "[record]") {
+  const Recorded t = run_recorded(
+      "local t = runara.spawn(runara.sleep, -1)\n"
+      "local ok, err = pcall(t.join, t)\n"
+      "print(err)\n"
+      "runara.spawn(error, {code = 7})\n"
+      "runara.sleep(0.1)\n");
+  INFO(t.r.out << t.r.err);
+  CHECK(t.r.out.find("scenario.lua:1: runara.sleep: argument #1 (seconds) must be a number >= 0, got -1") != std::string::npos);
+  REQUIRE(t.run.is_object());
+  CHECK(t.run["error_location"].get<std::string>().find("scenario.lua:4") != std::string::npos);
+  CHECK(t.r.err.find("[builtin#") == std::string::npos);
+}
