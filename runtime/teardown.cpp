@@ -97,6 +97,7 @@ void Runtime::Impl::record_ending(const Outcome& end) {
   const bool ran_script = !script_path_.empty() && script_outcome_.exit != Exit::usage;
   if (!ran_script && !output_.created() && results_.empty()) return;
   results_["run"] = redact_json(record_.finish(whole));
+  if (events_.result) events_.result("run", results_["run"].dump());  // hosts get the record too
   write_results();
   char stamp[32];
   std::snprintf(stamp, sizeof stamp, "[%8.3f] ", monotonic_seconds() - started_at_);
