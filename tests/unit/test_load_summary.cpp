@@ -189,3 +189,17 @@ TEST_CASE("sweep.csv quotes what needs quoting", "[summary]") {
   const std::string csv = runara::sweep_csv(rows);
   CHECK(contains(csv, "\n\"a,b\",,,,,3,"));
 }
+
+TEST_CASE("http_load progress reaches a non-terminal stderr and run.log as plain lines", "[http_load][summary]") {
+  // The child's stderr is a pipe, as under CI or nohup.
+  const Run run = run_load(
+      "http_load.run{ name = 'slow', url = s.url, model = s.model, max_tokens = 16, concurrency = 2, duration = 2.5 }\n");
+  INFO(run.r.err);
+  CHECK(run.r.exit_code == 0);
+  CHECK(contains(run.r.err, "slow 1s "));
+  CHECK(contains(run.r.err, " done "));
+  CHECK(run.r.err.find('\r') == std::string::npos);  // no terminal redraws
+  const std::string log = read_all(run.out + "/run.log");
+  INFO(log);
+  CHECK(contains(log, "] slow 1s "));
+}
