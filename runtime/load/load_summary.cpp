@@ -76,6 +76,13 @@ std::string load_summary_text(const json& r) {
   line(out, "Benchmark duration (s)", fixed(number(r, "duration")));
   if (llm) {
     line(out, "Total input tokens", whole(number(r, "total_input_tokens")));
+    // The server's tokenizer and the client's count differ: both are shown, and which one counts.
+    if (r.contains("input_tokens_server") && r["input_tokens_server"].is_number() &&
+        number(r, "input_tokens_client") != number(r, "input_tokens_server")) {
+      line(out, "Input tokens, client / server count", whole(number(r, "input_tokens_client")) + " / " +
+                                                        whole(number(r, "input_tokens_server")) + " (" +
+                                                        r.value("input_tokens_source", std::string()) + " used)");
+    }
     line(out, "Total generated tokens", whole(number(r, "total_output_tokens")));
   }
   line(out, "Request throughput (req/s)", fixed(number(r, "request_throughput")));
