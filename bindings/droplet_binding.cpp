@@ -5,8 +5,11 @@
 //   print(d.ip, d:cost()); d:destroy()
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "lua_args.hpp"
 #include "cloud/droplet_fleet.hpp"
+#include "lua_pretty.hpp"
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -270,6 +273,7 @@ class DropletPrimitive final : public Primitive {
         rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },
         [&rt](const std::string& line) { rt.progress(line); }, [&rt] { return rt.remaining_runtime_s(); });
     if (!fleet_->token().empty()) rt.secrets_.add("DIGITALOCEAN_TOKEN", fleet_->token(), false);
+    rt.record_.machine_source = [this] { return recorded_machines(); };
 
     lua_pushlightuserdata(L, &kMethodsKey);
     lua_newtable(L);  // metatable of droplet objects
@@ -282,6 +286,7 @@ class DropletPrimitive final : public Primitive {
     lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "droplet");
     lua_setfield(L, -2, "__metatable");
+    mark_displayable(L, -1);  // the REPL shows "droplet NAME (ID)", not its raw fields
     lua_rawset(L, LUA_REGISTRYINDEX);
 
     lua_newtable(L);
@@ -307,6 +312,17 @@ class DropletPrimitive final : public Primitive {
       lua_pushcclosure(L, fn, 1);
     }
     lua_setfield(L, -2, name);
+  }
+
+  // Unrounded: the record is where the exact figure lives (printed costs are rounded).
+  std::vector<RecordedMachine> recorded_machines() const {
+    std::vector<RecordedMachine> out;
+    for (const Machine* m : fleet_->machines()) {
+      const double end = m->destroyed_at != 0 ? m->destroyed_at : monotonic_seconds();
+      out.push_back({m->name, m->size, m->region, m->id, m->price_hourly,
+                     m->created_at == 0 ? 0 : std::max(0.0, end - m->created_at), m->cost()});
+    }
+    return out;
   }
 
   std::unique_ptr<DropletFleet> fleet_;

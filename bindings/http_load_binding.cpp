@@ -14,6 +14,8 @@
 #include <cmath>
 #include <thread>
 
+#include "http_load_summary.hpp"
+#include "http_load_thresholds.hpp"
 #include "load/load_job.hpp"
 #include "load/openai_url.hpp"
 #include "load/target_url.hpp"
@@ -333,7 +335,9 @@ std::string point_name(const std::string& name, bool sweep, const LoadSpec& s) {
 nlohmann::json echo(const LoadPlan& plan, const LoadSpec& base) {
   nlohmann::json o = {{"seed", base.seed}, {"timeout", base.timeout_s}, {"http2", base.http2},
                       {"warmup_requests", base.warmup_requests}, {"warmup_seconds", base.warmup_s},
-                      {"requests", base.requests}, {"duration", base.duration_s}, {"method", base.method}};
+                      {"requests", base.requests ? nlohmann::json(base.requests) : nlohmann::json(nullptr)},
+                      {"duration", base.duration_s > 0 ? nlohmann::json(base.duration_s) : nlohmann::json(nullptr)},
+                      {"method", base.method}};  // options not set are null, not 0
   if (!base.ca_file.empty()) o["ca_file"] = base.ca_file;
   if (base.mode == LoadMode::kHttp) return o;
   const OpenAiParams& a = plan.openai;
@@ -359,6 +363,24 @@ void check_header_size(lua_State* L, const std::vector<std::string>& headers) {
   }
 }
 
+// record = "all" | "errors" | "none" | a fraction: which requests requests.jsonl gets.
+void parse_record(lua_State* L, LoadSpec& base) {
+  lua_getfield(L, 1, "record");
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    const double rate = lua_tonumber(L, -1);
+    if (!(rate > 0 && rate <= 1)) args::raise(L, "%s: option 'record' as a number is the fraction of requests to keep, > 0 and <= 1, got %g", kRun, rate);
+    base.record_sample = rate;
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    const std::string mode = lua_tostring(L, -1);
+    if (mode == "errors") base.record = LoadSpec::Record::kErrors;
+    else if (mode == "none") base.record = LoadSpec::Record::kNone;
+    else if (mode != "all") args::raise(L, "%s: option 'record' must be \"all\", \"errors\", \"none\" or a fraction such as 0.01, got \"%s\"", kRun, mode.c_str());
+  } else if (!lua_isnil(L, -1)) {
+    args::raise(L, "%s: option 'record' must be \"all\", \"errors\", \"none\" or a fraction such as 0.01, got %s", kRun, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+}
+
 // give_up_after, max_request_lines, and the run's memory budget every load draws from.
 void parse_limits(lua_State* L, Runtime::Impl& rt, LoadSpec& base) {
   lua_getfield(L, 1, "give_up_after");
@@ -367,6 +389,7 @@ void parse_limits(lua_State* L, Runtime::Impl& rt, LoadSpec& base) {
   base.give_up_s = never ? 0 : positive(L, 1, kRun, "give_up_after", 30, 30 * 86400, false);
   base.max_request_lines = static_cast<std::uint64_t>(positive(L, 1, kRun, "max_request_lines", 1000000, 1e9, true));
   base.memory = rt.memory_;
+  parse_record(L, base);
 }
 
 LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
@@ -376,7 +399,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
-                     "max_request_lines", "gpu"});
+                     "max_request_lines", "thresholds", "quiet", "record", "gpu"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -423,6 +446,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   parse_limits(L, rt, base);
   parse_warmup(L, base);
   parse_slo(L, base);
+  base.thresholds = parse_thresholds_option(L, 1, kRun);
   std::vector<double> concurrency, rates;
   parse_load_model(L, base, concurrency, rates);
   std::string name = args::opt_string(L, 1, kRun, "name").value_or("http_load-" + std::to_string(load_number));
@@ -448,6 +472,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.name = point_name(name, sweep, p);
   }
   plan.out_dir = output_dir_or_raise(L, rt, kRun);
+  if (sweep) plan.sweep_dir = plan.out_dir + "/" + name;
   return plan;
 }
 
@@ -510,6 +535,7 @@ class HttpLoadPrimitive final : public Primitive {
     hooks.redact = [&rt](const nlohmann::json& j) { return rt.redact_json(j); };
     hooks.point_started = std::move(gpu.started);
     hooks.point_ended = std::move(gpu.ended);
+    hooks.point_finished = point_reporter(rt, args::opt_bool(L, 1, kRun, "quiet").value_or(rt.options().quiet), sweep);
     auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
     const WaitId wait = rt.suspend(L, [job] { job->abort(); });
     job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {

@@ -47,6 +47,9 @@ int secret(lua_State* L) {
 int result(lua_State* L) {
   const std::string name = args::string(L, 1, "runara.result", "name");
   if (lua_isnone(L, 2)) args::fail(L, "runara.result", 2, "value", "a value (number, string, boolean or table)");
+  if (name == "run") {
+    args::raise(L, "runara.result: 'run' is written by runara itself (the run record in results.json); choose another name");
+  }
   auto& rt = impl_of(L);
   rt.emit_result(L, name, to_json(L, 2, ("runara.result: '" + name + "'").c_str(), rt.memory_left(),
                                   [&rt] { return rt.stopping(); }));

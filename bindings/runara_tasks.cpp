@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "lua_args.hpp"
+#include "lua_pretty.hpp"
 #include "run_state.hpp"
 #include "runara_binding.hpp"
 
@@ -176,6 +177,7 @@ void open_task_api(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "__gc");
   lua_pushliteral(L, "task");
   lua_setfield(L, -2, "__metatable");
+  mark_displayable(L, -1);  // the REPL shows the task, not "userdata"
   lua_pop(L, 1);
 
   lua_pushcfunction(L, spawn);

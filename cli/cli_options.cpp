@@ -2,10 +2,13 @@
 
 #include "cloud/budget.hpp"
 #include "cloud/token_names.hpp"
+#include "did_you_mean.hpp"
 #include "secret_destinations.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace runara::cli {
 
@@ -66,10 +69,14 @@ Limits:
 Money (enforced by runara, scripts can only tighten):
   --budget USD            worst-case spend a run may reach (default 20); checked before each create
   --max-droplets N        machines alive at once (default 4)
+  --context NAME          the doctl auth context whose token to use (as doctl --context)
   --assume-price SLUG=USD_PER_HOUR
                           price of a size /v2/sizes does not list (contract GPU plans)
 Output:
   --out DIR               results folder (default results/<UTC time>-<script name>/)
+  -q, --quiet             no http_load summaries (a load's quiet = false still prints its own)
+Every option taking a value accepts --flag=value as well as --flag value. SCRIPT '-' reads the
+script from standard input.
 Other:
   -h, --help              this text
   --version               print the version
@@ -79,6 +86,9 @@ Cleaning up:
                           (exit 1 when it could not check)
   runara reap [--run ID] [--older-than DURATION] [--yes]
                           destroy them (only droplets tagged runara:run-ID)
+Benchmarking without a script:
+  runara bench URL --model M [-c 1,8,32 | --rate R | --saturate] [-d 60s | -n N] ...
+                          a vllm-bench-serve-like load against an OpenAI-compatible server
 Fakes, for tests and rehearsals:
   runara serve-fake-do    a fake DigitalOcean API on loopback
   runara serve-fake-llm   a fake OpenAI-compatible streaming LLM server
@@ -96,6 +106,7 @@ Exit status:
   1    the script raised an error (or a task failed, or teardown failed)
   2    usage error (bad option, missing script)
   3    stopped by the watchdog (--max-runtime or watchdog.limit)
+  4    the script finished, but an http_load threshold was crossed (see results.json)
   129  hung up (SIGHUP)
   130  interrupted (SIGINT, Ctrl-C)
   143  terminated (SIGTERM)
@@ -105,16 +116,43 @@ cleans up the rest.
 )";
 }
 
+namespace {
+
+const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
+                                      "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
+                                      "--out", "--quiet", "--context"};
+const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
+                                           "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
+                                           "--context"};
+
+bool takes_value(const std::string& flag) {
+  for (const auto& f : kValueFlags) if (f == flag) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string parse_command_line(int argc, char** argv, CommandLine& out) {
   int i = 1;
+  std::optional<std::string> inline_value;  // --flag=value
   auto value = [&](const std::string& flag, std::string& into) -> std::string {
+    if (inline_value) {
+      into = *inline_value;
+      return {};
+    }
     if (i + 1 >= argc) return flag + " needs a value";
     into = argv[++i];
     return {};
   };
   for (; i < argc; ++i) {
-    const std::string a = argv[i];
+    std::string a = argv[i];
     std::string v, error;
+    inline_value.reset();
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      inline_value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      if (!takes_value(a) && std::find(kFlags.begin(), kFlags.end(), a) != kFlags.end()) return a + " takes no value, got '" + argv[i] + "'";
+    }
     if (a == "-h" || a == "--help") {
       out.mode = CommandLine::Mode::help;
       return {};
@@ -168,11 +206,16 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       if (std::string bad = parse_assumed_price(v, out.options.cloud.assumed_prices); !bad.empty()) return bad;
     } else if (a == "--out") {
       if (!(error = value(a, out.options.out_dir)).empty()) return error;
+    } else if (a == "--context") {
+      if (!(error = value(a, out.options.cloud.context)).empty()) return error;
+      if (out.options.cloud.context.empty()) return "--context needs a doctl auth context name";
+    } else if (a == "--quiet" || a == "-q") {
+      out.options.quiet = true;
     } else if (a == "--") {
       ++i;
       break;
     } else if (a.size() > 1 && a[0] == '-') {
-      return "unknown option '" + a + "' (see runara --help)";
+      return "unknown option '" + a + "'" + did_you_mean(a, kFlags) + " (see runara --help)";
     } else {
       break;
     }

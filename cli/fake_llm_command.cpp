@@ -11,8 +11,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "port_probe.hpp"
 #include "sim/fake_llm_server.hpp"
 
 namespace runara::cli {
@@ -23,7 +26,7 @@ const char* const kUsage =
     "usage: runara serve-fake-llm [--port N] [--host ADDR] [--model NAME] [--ttft-ms MS] [--itl-ms MS]\n"
     "         [--output-tokens N | --output-tokens-range MIN:MAX] [--tokens-per-chunk N]\n"
     "         [--usage request|always|never] [--error-500 FRACTION] [--stall FRACTION:MS]\n"
-    "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY]\n";
+    "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY] [--threads N]\n";
 
 const char* const kHelp =
     "\n"
@@ -46,13 +49,16 @@ const char* const kHelp =
     "  --disconnect FRACTION    share of responses cut off part-way, without their last chunk\n"
     "  --malformed FRACTION     share of responses with one truncated JSON event\n"
     "  --seed N                 seed of the lengths and failures drawn (default 42)\n"
-    "  --static BODY            answer GET/HEAD of any other path with BODY (plain HTTP benchmarks)\n";
+    "  --static BODY            answer GET/HEAD of any other path with BODY (plain HTTP benchmarks)\n"
+    "  --threads N              N servers, one event-loop thread each, sharing the port\n"
+    "                           (SO_REUSEPORT: the kernel spreads connections; default 1)\n";
 
 constexpr long long kMaxTokens = 1 << 24;  // the server's own cap on a response's length
 
 struct Settings {
   FakeLlmConfig config;
   int port = 8000;
+  int threads = 1;
 };
 
 // strtod and strtoll skip leading spaces and stop at junk; a flag's value must be all number.
@@ -161,6 +167,13 @@ const Flag kFlags[] = {
      [](const std::string& v, Settings& s) { return to_fraction(v, s.config.disconnect_fraction); }},
     {"--malformed", "a fraction from 0 to 1",
      [](const std::string& v, Settings& s) { return to_fraction(v, s.config.malformed_fraction); }},
+    {"--threads", "a whole number of threads from 1 to 64",
+     [](const std::string& v, Settings& s) {
+       long long n = 0;
+       if (!to_integer(v, 1, 64, n)) return false;
+       s.threads = static_cast<int>(n);
+       return true;
+     }},
     {"--seed", "a whole number >= 0",
      [](const std::string& v, Settings& s) {
        if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return false;
@@ -197,11 +210,13 @@ int parse(int argc, char** argv, Settings& s) {
       std::printf("%s%s", kUsage, kHelp);
       return 0;
     }
-    const Flag* flag = find_flag(a);
-    if (!flag) return usage_error("unknown argument '" + a + "'");
-    if (i + 1 >= argc) return usage_error(a + " expects " + flag->expects + ", got nothing");
-    const std::string value = argv[++i];
-    if (!flag->apply(value, s)) return usage_error(a + " expects " + flag->expects + ", got '" + value + "'");
+    const std::size_t eq = a.rfind("--", 0) == 0 ? a.find('=') : std::string::npos;  // --flag=value
+    const std::string name = a.substr(0, eq);
+    const Flag* flag = find_flag(name);
+    if (!flag) return usage_error("unknown argument '" + name + "'");
+    if (eq == std::string::npos && i + 1 >= argc) return usage_error(name + " expects " + flag->expects + ", got nothing");
+    const std::string value = eq != std::string::npos ? a.substr(eq + 1) : argv[++i];
+    if (!flag->apply(value, s)) return usage_error(name + " expects " + flag->expects + ", got '" + value + "'");
   }
   return -1;
 }
@@ -227,6 +242,21 @@ void print_banner(const FakeLlmConfig& c, int port) {
   std::fflush(stdout);
 }
 
+FakeLlmStats sum(const std::vector<FakeLlmStats>& all) {
+  FakeLlmStats t;
+  for (const auto& st : all) {
+    t.requests_served += st.requests_served;
+    t.connections_accepted += st.connections_accepted;
+    t.tokens_sent += st.tokens_sent;
+    t.injected_errors += st.injected_errors;
+    t.injected_stalls += st.injected_stalls;
+    t.injected_disconnects += st.injected_disconnects;
+    t.injected_malformed += st.injected_malformed;
+    t.client_aborts += st.client_aborts;
+  }
+  return t;
+}
+
 void print_summary(const FakeLlmStats& st) {
   std::printf(
       "fake LLM server stopped: %llu requests served, %llu tokens sent (%llu connections, %llu injected errors, "
@@ -247,18 +277,44 @@ int serve(const Settings& s) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  FakeLlmServer server(s.config);
-  const int port = server.start(s.port);
-  if (port < 0) {
-    std::fprintf(stderr, "runara serve-fake-llm: cannot listen on %s: %s\n",
-                 base_url(s.config.host, s.port).c_str(), uv_strerror(port));
-    return 1;
+  // One server per thread on one port (SO_REUSEPORT): each keeps its own exact timing on its own
+  // loop. A port some other program holds is refused first: SO_REUSEPORT would share it quietly.
+  if (s.threads > 1 && s.port != 0) {
+    if (std::string problem = loopback_port_problem(s.port); !problem.empty() && s.config.host == "127.0.0.1") {
+      std::fprintf(stderr, "runara serve-fake-llm: %s\n", problem.c_str());
+      return 1;
+    }
+  }
+  std::vector<std::unique_ptr<FakeLlmServer>> servers;
+  int port = s.port;
+  for (int i = 0; i < s.threads; ++i) {
+    FakeLlmConfig config = s.config;
+    config.reuse_port = s.threads > 1;
+    config.seed = s.config.seed + static_cast<std::uint64_t>(i);  // threads draw different failures
+    servers.push_back(std::make_unique<FakeLlmServer>(config));
+    const int bound = servers.back()->start(port);
+    if (bound < 0) {
+      std::fprintf(stderr, "runara serve-fake-llm: cannot listen on %s: %s\n",
+                   base_url(s.config.host, port).c_str(), uv_strerror(bound));
+      return 1;
+    }
+    port = bound;
   }
   print_banner(s.config, port);
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  server.stop();
-  print_summary(server.stats());
+  std::vector<FakeLlmStats> stats;
+  for (auto& server : servers) {
+    server->stop();
+    stats.push_back(server->stats());
+  }
+  print_summary(sum(stats));
+  if (servers.size() > 1) {
+    std::printf("requests served per thread:");
+    for (const auto& st : stats) std::printf(" %llu", static_cast<unsigned long long>(st.requests_served));
+    std::printf("\n");
+    std::fflush(stdout);
+  }
   return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <string>
 
 #include "cli_options.hpp"
 #include "repl.hpp"
@@ -15,14 +16,18 @@
 
 namespace {
 
-int report(const runara::Outcome& outcome) {
-  runara::cli::end_progress_line();
-  if (outcome.exit != runara::Exit::ok) {
-    std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
-    if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
+int report(const runara::Outcome& outcome) { return runara::cli::report_outcome(outcome); }
+
+// `runara -`: the script from standard input (a pipe, a heredoc), bounded like a script file.
+bool read_stdin_script(std::string& code) {
+  constexpr std::size_t kMaxScriptBytes = 64u << 20;
+  char buffer[65536];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) {
+    code.append(buffer, n);
+    if (code.size() > kMaxScriptBytes) return false;
   }
-  if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
-  return static_cast<int>(outcome.exit);
+  return true;
 }
 
 // The guardian is this very executable, started as `runara __guardian`.
@@ -58,18 +63,30 @@ int main(int argc, char** argv) {
   runara::Runtime runtime(command.options, runara::cli::terminal_events());
   runara::cli::install_signal_handlers(runtime);
   switch (command.mode) {
-    case CommandLine::Mode::script: return report(runtime.run_file(command.script));
+    case CommandLine::Mode::script: {
+      if (command.script != "-") return report(runtime.run_file(command.script));
+      std::string code;
+      if (!read_stdin_script(code)) {
+        std::fprintf(stderr, "runara: the script on standard input is larger than 64 MiB\n");
+        return static_cast<int>(runara::Exit::usage);
+      }
+      if (code.rfind("#", 0) == 0) code.erase(0, code.find('\n') == std::string::npos ? code.size() : code.find('\n'));
+      return report(runtime.run_string(code, "=stdin"));
+    }
     case CommandLine::Mode::eval: return report(runtime.run_string(command.code));
     case CommandLine::Mode::interactive_script: {
       runara::Outcome first = runtime.exec_file(command.script);
       if (first.exit == runara::Exit::usage) return report(first);
       if (first.exit != runara::Exit::ok) report(first);
-      runara::cli::run_repl(runtime);
+      const bool input_failed = runara::cli::run_repl(runtime);
       const int status = report(runtime.finish());
-      return status != 0 ? status : static_cast<int>(first.exit);  // the script's failure still counts
+      if (status != 0) return status;
+      return first.exit != runara::Exit::ok ? static_cast<int>(first.exit) : input_failed ? 1 : 0;  // the script's failure still counts
     }
-    default:
-      runara::cli::run_repl(runtime);
-      return report(runtime.finish());
+    default: {
+      const bool input_failed = runara::cli::run_repl(runtime);
+      const int status = report(runtime.finish());
+      return status != 0 ? status : input_failed ? 1 : 0;
+    }
   }
 }

@@ -2,6 +2,7 @@
 
 #include <editline/readline.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,7 @@ char* match_generator(const char* text, int state) {
 
 char** complete(const char* text, int, int) {
   rl_attempted_completion_over = 1;  // no filename completion
+  rl_completion_append_character = '\0';  // "runara" then '.' or ':': no space in between
   return rl_completion_matches(text, match_generator);
 }
 
@@ -62,7 +64,11 @@ bool read_line(const char* prompt, std::string& line, bool& interrupted) {
 
 }  // namespace
 
-void run_repl(Runtime& runtime) {
+bool run_repl(Runtime& runtime) {
+  // Input from a pipe or file is a script fed line by line: an error in it is a failure of the
+  // whole session (exit status 1), as it would be for `runara script.lua`.
+  const bool piped = !isatty(STDIN_FILENO);
+  bool failed = false;
   g_repl_runtime = &runtime;
   const std::string history = history_path();
   using_history();
@@ -98,13 +104,19 @@ void run_repl(Runtime& runtime) {
       std::printf("%s\n", result.text.c_str());
     } else if (result.kind == EvalResult::Kind::error) {
       std::fprintf(stderr, "error: %s\n", result.text.c_str());
+      failed = failed || piped;
     } else if (result.kind == EvalResult::Kind::stopped) {
       std::fprintf(stderr, "%s\n", result.text.c_str());
       break;
     }
     std::fflush(stdout);
   }
+  if (!buffer.empty()) {  // the input ended inside a statement
+    std::fprintf(stderr, "error: the input ended in the middle of a statement: %s\n", buffer.c_str());
+    failed = failed || piped;
+  }
   std::printf("\n");
+  return failed;
 }
 
 }  // namespace runara::cli

@@ -6,7 +6,8 @@
 
 namespace runara::cli {
 
-// Reads and evaluates input until Ctrl-D (or the run is stopped). Does not tear down.
-void run_repl(Runtime& runtime);
+// Reads and evaluates input until Ctrl-D (or the run is stopped). Does not tear down. Returns
+// true when input that is not a terminal (a pipe, a file) had an error: the caller exits 1.
+bool run_repl(Runtime& runtime);
 
 }  // namespace runara::cli

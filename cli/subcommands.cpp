@@ -9,6 +9,7 @@
 #include "cloud/guardian.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/reaper.hpp"
+#include "bench_command.hpp"
 #include "fake_do_command.hpp"
 #include "fake_llm_command.hpp"
 
@@ -17,8 +18,8 @@ namespace runara::cli {
 namespace {
 
 const char* const kReapUsage =
-    "usage: runara ls [--json]\n"
-    "       runara reap [--run ID] [--older-than DURATION] [--yes]\n"
+    "usage: runara ls [--json] [--context NAME]\n"
+    "       runara reap [--run ID] [--older-than DURATION] [--yes] [--context NAME]\n"
     "  DURATION: seconds, or a number with s, m, h or d (e.g. 90m, 2h)\n"
     "  The ledger is in $RUNARA_STATE_DIR (default ~/.local/state/runara); the account is searched\n"
     "  with DIGITALOCEAN_TOKEN at $RUNARA_DO_API_URL (default https://api.digitalocean.com).\n"
@@ -29,9 +30,14 @@ const char* const kReapUsage =
 
 int reap_command(int argc, char** argv, bool reap) {
   ReapOptions options;
+  std::string context;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (reap && a == "--run" && i + 1 < argc) {
+    if (a == "--context" && i + 1 < argc) {
+      context = argv[++i];
+    } else if (a.rfind("--context=", 0) == 0) {
+      context = a.substr(10);
+    } else if (reap && a == "--run" && i + 1 < argc) {
       options.run_id = argv[++i];
     } else if (reap && a == "--older-than" && i + 1 < argc) {
       options.older_than_s = parse_duration(argv[++i]);
@@ -54,7 +60,7 @@ int reap_command(int argc, char** argv, bool reap) {
   options.state_dir = default_state_dir();
   const char* api = std::getenv("RUNARA_DO_API_URL");
   options.api_base = normalized_api_base(api && *api ? api : DoClient::kDefaultApiBase);
-  options.token = load_do_token().value_or("");
+  options.token = load_do_token(nullptr, context).value_or("");
   try {
     return reap ? reap_leftovers(options) : list_leftovers(options);
   } catch (const std::exception& e) {
@@ -73,6 +79,7 @@ int run_subcommand(int argc, char** argv) {
   if (command == "__guardian") return guardian_main(argc, argv);
   if (command == "serve-fake-do") return serve_fake_do(argc, argv);
   if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
+  if (command == "bench") return bench_command(argc, argv);
   return -1;
 }
 

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include "progress_throttle.hpp"
+#include "watchdog.hpp"
+
 namespace runara::cli {
 
 namespace {
@@ -22,6 +25,16 @@ void clear_progress() {
 
 void end_progress_line() { clear_progress(); }
 
+int report_outcome(const Outcome& outcome) {
+  end_progress_line();
+  if (outcome.exit != Exit::ok) {
+    std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
+    if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
+  }
+  if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
+  return static_cast<int>(outcome.exit);
+}
+
 Events terminal_events() {
   const bool tty = isatty(STDERR_FILENO);
   Events events;
@@ -34,8 +47,12 @@ Events terminal_events() {
     clear_progress();
     std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
   };
-  events.progress = [tty](std::string_view line) {
-    if (!tty) return;
+  events.progress = [tty, throttle = ProgressThrottle()](std::string_view line) mutable {
+    // Not a terminal (CI, nohup, a pipe): a plain line every few seconds, so the run is not silent.
+    if (!tty) {
+      if (throttle.due(monotonic_seconds())) std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+      return;
+    }
     std::fprintf(stderr, "\r\033[K%.*s", static_cast<int>(line.size()), line.data());
     progress_shown = true;
   };

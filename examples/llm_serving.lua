@@ -12,7 +12,9 @@ watchdog.limit(120)
 -- A simulated vLLM: first token after 80 ms, then one token every 10 ms.
 local server = http_load.fake_server{ ttft_ms = 80, itl_ms = 10, output_tokens = 32 }
 
--- Single stream, then concurrency 8 and 32: one result per point of the sweep.
+-- Single stream, then concurrency 8 and 32: one result per point of the sweep. http_load prints
+-- a row per point as it finishes and writes llama-sim/sweep.csv and sweep.json by itself; a point
+-- whose concurrency the requests cannot reach (32 streams, 16 requests) says so in its row.
 local points = http_load.run{
   name = "llama-sim", url = server.url, model = server.model,
   prompts = { input_tokens = 512, range_ratio = 0.1 }, max_tokens = 32, ignore_eos = true,
@@ -20,11 +22,7 @@ local points = http_load.run{
   slo = { ttft_ms = 200, tpot_ms = 20 },
 }
 
-print(("%-11s %9s %12s %12s %12s %10s"):format("concurrency", "req/s", "output tok/s", "TTFT p50 ms",
-                                                "TPOT p50 ms", "goodput"))
 for _, r in ipairs(points) do
-  print(("%-11d %9.1f %12.0f %12.1f %12.2f %10.1f"):format(r.max_concurrency, r.request_throughput,
-    r.output_throughput, r.median_ttft_ms, r.median_tpot_ms, r.request_goodput))
   runara.result("concurrency_" .. r.max_concurrency, {
     output_throughput = r.output_throughput, median_ttft_ms = r.median_ttft_ms,
     p99_ttft_ms = r.p99_ttft_ms, median_tpot_ms = r.median_tpot_ms, failed = r.failed,

@@ -1,7 +1,10 @@
 #include "lua_args.hpp"
 
+#include "did_you_mean.hpp"
+
 #include <cstdarg>
 #include <cstdlib>
+#include <cstring>
 
 #include "run_state.hpp"
 
@@ -44,6 +47,8 @@ void raise(lua_State* L, const char* format, ...) {
 }
 
 void fail(lua_State* L, const char* fn, int index, const char* name, const char* expected) {
+  // A number of the wrong value is shown as itself ("got -1"): its type was not the problem.
+  if (lua_type(L, index) == LUA_TNUMBER && std::strncmp(expected, "a number", 8) == 0) raise(L, "%s: argument #%d (%s) must be %s, got %g", fn, index, name, expected, lua_tonumber(L, index));
   raise(L, "%s: argument #%d (%s) must be %s, got %s", fn, index, name, expected, type_with_article(L, index));
 }
 
@@ -116,7 +121,8 @@ void only_fields(lua_State* L, int index, const char* fn, std::initializer_list<
       std::string list;
       for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
       const char* shown = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1);
-      raise(L, "%s: unknown option '%s' (known options: %s)", fn, shown, list.c_str());
+      const std::string hint = lua_type(L, -1) == LUA_TSTRING ? did_you_mean(shown, std::vector<std::string>(known.begin(), known.end())) : "";
+      raise(L, "%s: unknown option '%s'%s (known options: %s)", fn, shown, hint.c_str(), list.c_str());
     }
   }
 }

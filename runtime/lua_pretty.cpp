@@ -12,6 +12,8 @@ namespace runara {
 
 namespace {
 
+char kDisplayableKey = 0;  // registry key of the set of metatables mark_displayable() made
+
 constexpr int kStopCheckEvery = 64;            // entries between two looks at the stop flag
 
 bool is_identifier(std::string_view s) {
@@ -36,13 +38,16 @@ class Printer {
     index = index < 0 ? lua_gettop(L_) + index + 1 : index;
     switch (lua_type(L_, index)) {
       case LUA_TSTRING: return quoted(index);
-      case LUA_TTABLE: return table(index, depth);
+      case LUA_TTABLE:
+        if (own_display(index)) return;
+        return table(index, depth);
       case LUA_TFUNCTION: case LUA_TTHREAD: case LUA_TLIGHTUSERDATA: {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%s: %p", luaL_typename(L_, index), lua_topointer(L_, index));
         return append(buf);
       }
       case LUA_TUSERDATA: {
+        if (own_display(index)) return;
         const char* name = Secrets::handle_name(L_, index);
         return append(name ? "<secret " + std::string(name) + ">" : std::string("userdata"));
       }
@@ -51,6 +56,33 @@ class Printer {
   }
 
  private:
+  // A value of a runtime type (mark_displayable) shown by its own C __tostring.
+  bool own_display(int index) {
+    const int top = lua_gettop(L_);
+    bool shown = false;
+    if (lua_getmetatable(L_, index)) {
+      lua_pushlightuserdata(L_, &kDisplayableKey);
+      lua_rawget(L_, LUA_REGISTRYINDEX);
+      if (lua_istable(L_, -1)) {
+        lua_pushvalue(L_, -2);
+        lua_rawget(L_, -2);
+        const bool marked = lua_toboolean(L_, -1);
+        lua_pop(L_, 1);
+        lua_pushliteral(L_, "__tostring");
+        lua_rawget(L_, -3);
+        if (marked && lua_iscfunction(L_, -1)) {
+          lua_pushvalue(L_, index);
+          if (lua_pcall(L_, 1, 1, 0) == 0 && lua_type(L_, -1) == LUA_TSTRING) {
+            append(options_.redact ? options_.redact(lua_tostring(L_, -1)) : std::string(lua_tostring(L_, -1)));
+            shown = true;
+          }
+        }
+      }
+    }
+    lua_settop(L_, top);
+    return shown;
+  }
+
   // Appends up to the output budget; past it the rest is dropped and the walk ends.
   void append(std::string_view text) {
     if (cut_) return;
@@ -148,6 +180,23 @@ class Printer {
 };
 
 }  // namespace
+
+void mark_displayable(lua_State* L, int metatable_index) {
+  metatable_index = metatable_index < 0 ? lua_gettop(L) + metatable_index + 1 : metatable_index;
+  lua_pushlightuserdata(L, &kDisplayableKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushlightuserdata(L, &kDisplayableKey);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_pushvalue(L, metatable_index);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
 
 std::string pretty_value(lua_State* L, int index, const PrettyOptions& options) {
   Printer printer(L, options);

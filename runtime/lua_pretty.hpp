@@ -33,4 +33,9 @@ struct PrettyOptions {
 
 std::string pretty_value(lua_State* L, int index, const PrettyOptions& options = {});
 
+// Lets the REPL show values whose metatable is the one at `index` (a runtime-made one: tasks,
+// droplets) through its C __tostring ("task 3 (running)") instead of "userdata" or their raw
+// fields. Only metatables marked here count: a script cannot make the printer call anything.
+void mark_displayable(lua_State* L, int metatable_index);
+
 }  // namespace runara

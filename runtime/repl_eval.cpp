@@ -23,11 +23,14 @@ EvalResult Runtime::Impl::eval(std::string_view code) {
   if (stopping()) return {EvalResult::Kind::stopped, stop_message()};
   const std::string as_expression = "return " + std::string(code);
   if (luaL_loadbufferx(L_, as_expression.data(), as_expression.size(), "=stdin", "t") != 0) {
+    // "1 +" is an unfinished expression (its error is at <eof>), though as a statement it is
+    // merely wrong: either one being unfinished asks for another line.
+    const bool expression_incomplete = is_incomplete(describe_value(L_, -1));
     lua_pop(L_, 1);
     if (luaL_loadbufferx(L_, code.data(), code.size(), "=stdin", "t") != 0) {
       std::string message = describe_value(L_, -1);
       lua_pop(L_, 1);
-      if (is_incomplete(message)) return {EvalResult::Kind::incomplete, {}};
+      if (is_incomplete(message) || expression_incomplete) return {EvalResult::Kind::incomplete, {}};
       return {EvalResult::Kind::error, redact(message)};
     }
   }

@@ -45,8 +45,14 @@ void Runtime::Impl::log(std::string_view line) {
   }
 }
 
+// run.log gets a plain copy every few seconds, so a log read later (or tailed in CI) shows how
+// a long load or boot went; only into a folder that exists already (progress creates none).
 void Runtime::Impl::progress(std::string_view line) {
-  if (events_.progress) events_.progress(redact(line));
+  const std::string clean = redact(line);
+  if (output_.created() && log_progress_.due(monotonic_seconds())) {
+    output_.append_log(elapsed_stamp(monotonic_seconds() - started_at_) + clean);
+  }
+  if (events_.progress) events_.progress(clean);
 }
 
 int Runtime::Impl::open_out_dir(std::string& error) {

@@ -17,7 +17,9 @@
 #include "lua_heap.hpp"
 #include "memory_budget.hpp"
 #include "permissions.hpp"
+#include "progress_throttle.hpp"
 #include "run_output.hpp"
+#include "run_record.hpp"
 #include "runara/primitive.hpp"
 #include "runara/runtime.hpp"
 #include "scheduler.hpp"
@@ -78,8 +80,10 @@ struct Runtime::Impl final : Context {
 
   // --- the end (teardown.cpp) ---
   void report_leftover_tasks(Outcome& out);
+  void log_unjoined_failure(Task& task);  // when it fails, not only when the run ends
   void teardown(Outcome& out);
   void write_results();
+  void record_ending(const Outcome& end);  // the `run` section and run.log's last lines
   std::string cleanup_command() const;
 
   // --- stopping (stop.cpp); all of these are safe from any thread or a signal handler ---
@@ -96,6 +100,7 @@ struct Runtime::Impl final : Context {
   bool deadline_passed(lua_State* L, Task* task) const;
 
   void print(std::string_view text) override;
+  void report_threshold_crossed(std::string_view what) override;
   void emit_result(lua_State* L, const std::string& name, const nlohmann::json& value);
   void clear_deadlines(Task& task);
   // What the memory cap still allows: results and JSON built outside the Lua heap count too.
@@ -122,6 +127,10 @@ struct Runtime::Impl final : Context {
   Watchdog watchdog_;
   Secrets secrets_;
   RunOutput output_;
+  RunRecorder record_;
+  ProgressThrottle log_progress_;  // progress lines copied into run.log
+  std::vector<std::string> thresholds_crossed_;  // Context::report_threshold_crossed
+  Outcome script_outcome_;  // how the script itself ended (run_file, run_string, exec_file)
   std::vector<std::unique_ptr<Primitive>> primitives_;
   nlohmann::json results_ = nlohmann::json::object();  // runara.result
   std::vector<std::pair<std::string, int>> reachable_;  // Context::add_reachable

@@ -106,6 +106,7 @@ void Runtime::Impl::start(const std::string& script_path) {
   script_dir_ = canonical_path(dir, "");
   if (script_dir_.empty()) script_dir_ = dir;
   output_.configure(options_.out_dir, script_path.empty() ? "repl" : stem_of(script_path));
+  record_.begin(script_path, options_);
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g s (--max-runtime)", options_.max_runtime_s);
   set_run_deadline(started_at_ + options_.max_runtime_s, seconds);
@@ -115,7 +116,10 @@ void Runtime::Impl::start(const std::string& script_path) {
   // orchestrate, the heavy lifting is in C++.
   luaJIT_setmode(L_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
   scheduler_ = std::make_unique<Scheduler>(L_);
-  scheduler_->on_finished = [this](Task& task) { clear_deadlines(task); };
+  scheduler_->on_finished = [this](Task& task) {
+    clear_deadlines(task);
+    log_unjoined_failure(task);
+  };
   open_sandbox(L_, *this);
   open_require(L_, *this);
   open_runara_binding(L_, *this);
@@ -145,18 +149,6 @@ void Runtime::add_primitive(std::unique_ptr<Primitive> primitive) {
 }
 
 namespace {
-Outcome merge(Outcome run, Outcome end) {
-  if (run.exit == Exit::ok) {
-    end.out_dir = end.out_dir.empty() ? run.out_dir : end.out_dir;
-    return end;
-  }
-  if (!end.message.empty() && end.message != run.message) run.message += "\n" + end.message;
-  run.out_dir = end.out_dir;
-  return run;
-}
-}  // namespace
-
-namespace {
 Outcome already_used() {
   return Outcome{Exit::usage, "this Runtime has already run and finished; create a new Runtime for each run", {}, {}};
 }
@@ -165,21 +157,22 @@ Outcome already_used() {
 Outcome Runtime::run_file(const std::string& path) {
   if (impl_->finished_) return already_used();
   impl_->start(path);
-  Outcome run = impl_->exec_path(path);
-  return merge(std::move(run), impl_->finish());
+  impl_->script_outcome_ = impl_->exec_path(path);
+  return merge_outcomes(impl_->script_outcome_, impl_->finish());
 }
 
 Outcome Runtime::run_string(std::string_view code, std::string_view chunk_name) {
   if (impl_->finished_) return already_used();
   impl_->start("");
-  Outcome run = impl_->exec_chunk(std::string(code), std::string(chunk_name));
-  return merge(std::move(run), impl_->finish());
+  impl_->script_outcome_ = impl_->exec_chunk(std::string(code), std::string(chunk_name));
+  return merge_outcomes(impl_->script_outcome_, impl_->finish());
 }
 
 Outcome Runtime::exec_file(const std::string& path) {
   if (impl_->finished_) return already_used();
   impl_->start(path);
-  return impl_->exec_path(path);
+  impl_->script_outcome_ = impl_->exec_path(path);
+  return impl_->script_outcome_;
 }
 
 EvalResult Runtime::eval(std::string_view code) {

@@ -1,5 +1,8 @@
 #include "scheduler.hpp"
 
+#include "run_record.hpp"
+#include "script_traceback.hpp"
+
 #include <algorithm>
 
 #include "lua_args.hpp"
@@ -165,8 +168,13 @@ void Scheduler::collect_results(Task* task, int nresults) {
 void Scheduler::record_error(Task* task) {
   lua_State* co = task->co;
   task->error = describe_value(co, -1);
+  // A C function spawned directly (runara.spawn(droplet.create, ...)) fails with no file:line of
+  // the script's in its message: the spawn's line is where the script asked for it.
+  if (!task->is_main && task->origin != "?" && error_location(task->error).empty()) {
+    task->error = task->origin + ": " + task->error;
+  }
   luaL_traceback(L_, co, nullptr, 0);
-  task->traceback = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "";
+  task->traceback = script_traceback(lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "");
   lua_pop(L_, 1);
 }
 

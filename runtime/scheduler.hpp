@@ -37,6 +37,7 @@ struct Task {
   std::string error;            // failed: message (describe_value of the error object)
   std::string traceback;
   bool error_observed = false;  // joined (or reported) so it will not be reported again
+  bool failure_logged = false;  // its failure is in run.log already (nobody joined it in time)
 
   std::vector<WaitId> joiners;  // waits of tasks blocked in join() on this one
   struct Deadline {

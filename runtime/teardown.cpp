@@ -17,13 +17,22 @@ void Runtime::Impl::report_leftover_tasks(Outcome& out) {
   halt();
   for (Task* task : scheduler_->failed_unobserved()) {
     task->error_observed = true;
-    log("task " + std::to_string(task->id) + " (spawned at " + task->origin + ") failed: " +
-        task->error + "\n" + task->traceback);
+    log_unjoined_failure(*task);
     if (out.exit == Exit::ok) {
       out.exit = Exit::script_error;
       out.message = "task " + std::to_string(task->id) + " failed and was never joined: " + task->error;
     }
   }
+}
+
+// A task nobody joins may fail long before the main chunk ends (a soak of hours): the failure
+// goes into run.log as it happens, so a user watching the log, or a run killed later, has it.
+void Runtime::Impl::log_unjoined_failure(Task& task) {
+  if (task.state != Task::State::failed || task.is_main || task.failure_logged) return;
+  if (task.error_observed && !finished_) return;  // a joiner took the error
+  task.failure_logged = true;
+  log("task " + std::to_string(task.id) + " (spawned at " + task.origin + ") failed" +
+      (finished_ ? "" : " (not joined yet)") + ": " + task.error + "\n" + task.traceback);
 }
 
 // Primitives are torn down in reverse order of registration, one after another, as C++ destroys
@@ -103,6 +112,30 @@ void Runtime::Impl::write_results() {
   if (!error.empty()) log("could not write results.json: " + error);
 }
 
+void Runtime::Impl::report_threshold_crossed(std::string_view what) {
+  log("threshold crossed: " + std::string(what));
+  if (thresholds_crossed_.size() < 1000) thresholds_crossed_.push_back(redact(what));
+}
+
+// Every run that ran a script, or wrote anything, leaves its record: a failed run's says why.
+// A script that could not even be loaded (usage error) and a bare REPL leave no folder behind.
+void Runtime::Impl::record_ending(const Outcome& end) {
+  const Outcome whole = merge_outcomes(script_outcome_, end);
+  const bool ran_script = !script_path_.empty() && script_outcome_.exit != Exit::usage;
+  if (!ran_script && !output_.created() && results_.empty()) return;
+  results_["run"] = redact_json(record_.finish(whole));
+  if (events_.result) events_.result("run", results_["run"].dump());  // hosts get the record too
+  write_results();
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "[%8.3f] ", monotonic_seconds() - started_at_);
+  if (whole.exit != Exit::ok) {
+    output_.append_log(stamp + redact("error: " + whole.message));
+    if (!whole.traceback.empty()) output_.append_log(redact(whole.traceback));
+  }
+  output_.append_log(std::string(stamp) + "exit status " + std::to_string(static_cast<int>(whole.exit)) + " (" +
+                     run_status(whole.exit) + ")");
+}
+
 std::string Runtime::Impl::cleanup_command() const { return "runara reap --run " + run_id_; }
 
 Outcome Runtime::Impl::finish() {
@@ -113,7 +146,12 @@ Outcome Runtime::Impl::finish() {
   if (stopping()) out = stopped_outcome();
   report_leftover_tasks(out);
   teardown(out);
-  write_results();
+  if (!thresholds_crossed_.empty() && out.exit == Exit::ok && script_outcome_.exit == Exit::ok) {
+    out.exit = Exit::thresholds;
+    out.message = "thresholds crossed: " + thresholds_crossed_.front() +
+                  (thresholds_crossed_.size() > 1 ? " (and " + std::to_string(thresholds_crossed_.size() - 1) + " more in run.log)" : "");
+  }
+  record_ending(out);
   // Something had to be written and the folder could not be made (a symlink in its place...).
   if (!output_.error().empty() && out.exit == Exit::ok) out = Outcome{Exit::script_error, output_.error(), {}, {}};
   lua_close(L_);

@@ -65,6 +65,10 @@ class Context {
 
   virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
   virtual void progress(std::string_view line) = 0;  // transient status line
+  virtual void print(std::string_view text) = 0;     // the run's standard output, as print(); redacted
+  // A pass/fail check the script set failed (an http_load threshold): the run goes on, and ends
+  // with Exit::thresholds unless it fails otherwise. `what` is logged and recorded.
+  virtual void report_threshold_crossed(std::string_view what) = 0;
   virtual std::string redact(std::string_view text) const = 0;
   // From now on `value` is redacted (shown as [name]) wherever the run writes text. For values a
   // primitive learns at run time (a token it read, a key it generated). Scripts get no handle.
@@ -80,8 +84,6 @@ class Context {
   // The script's `path` resolved for reading exactly as runara.read_file would allow it (its
   // own folder, --allow-read; never an output folder), or "" with `error` for the script.
   virtual std::string readable_path(const std::string& path, std::string& error) = 0;
-  // Text for the terminal as the script's print() would show it (redacted; not in run.log).
-  virtual void print(std::string_view text) = 0;
   // Addresses the run itself brought up — its droplets, tunnels, simulated servers — which
   // primitives that send traffic may reach without an --allow-host grant. port 0: any port.
   virtual void add_reachable(const std::string& address, int port) = 0;

@@ -20,6 +20,7 @@ enum class Exit : int {
   script_error = 1,
   usage = 2,
   watchdog = 3,
+  thresholds = 4,     // the run finished, but an http_load threshold was crossed
   hangup = 129,       // SIGHUP
   interrupted = 130,  // SIGINT
   terminated = 143,   // SIGTERM, or a host's cancel()
@@ -39,6 +40,7 @@ struct Permissions {
 struct CloudOptions {
   std::string api_base;   // "": $RUNARA_DO_API_URL, else https://api.digitalocean.com
   std::string token;      // "": $DIGITALOCEAN_TOKEN, $DIGITALOCEAN_ACCESS_TOKEN, doctl's config
+  std::string context;    // doctl auth context for that config ("": $DIGITALOCEAN_CONTEXT, the file's)
   std::string state_dir;  // the ledger's folder; "": $RUNARA_STATE_DIR, else ~/.local/state/runara
   double budget_usd = 20;                        // worst case a run may cost
   int max_droplets = 4;                          // machines alive at once
@@ -66,6 +68,7 @@ struct Options {
   std::map<std::string, std::string> secrets;  // name -> value; scripts only get opaque handles
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
   double teardown_budget_s = 300;              // how long teardown may take before giving up
+  bool quiet = false;                          // no http_load summaries unless a load asks (--quiet)
   CloudOptions cloud;
   SshOptions ssh;
 };

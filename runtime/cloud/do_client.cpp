@@ -1,5 +1,7 @@
 // DigitalOcean API client; see do_client.hpp for the contract.
 #include "cloud/do_client.hpp"
+
+#include "cloud/doctl_config.hpp"
 #include "cloud/token_names.hpp"
 
 #include <curl/curl.h>
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <random>
 #include <set>
@@ -556,7 +559,7 @@ const std::string& DoClient::api_base() const { return impl_->api_base; }
 
 std::string DoClient::redact(std::string_view text) const { return impl_->redact(text); }
 
-std::optional<std::string> load_do_token(std::string* source) {
+std::optional<std::string> load_do_token(std::string* source, const std::string& context) {
   for (const char* name : kCloudTokenEnvNames) {
     if (const char* v = std::getenv(name)) {
       const std::string value(trim(v));
@@ -566,6 +569,8 @@ std::optional<std::string> load_do_token(std::string* source) {
       }
     }
   }
+  std::string chosen = context;  // as doctl: --context, then $DIGITALOCEAN_CONTEXT, then the file's
+  if (const char* env = std::getenv("DIGITALOCEAN_CONTEXT"); chosen.empty() && env && *env) chosen = env;
   std::vector<std::string> candidates;
   if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
     candidates.push_back(std::string(xdg) + "/doctl/config.yaml");
@@ -577,23 +582,12 @@ std::optional<std::string> load_do_token(std::string* source) {
   }
   for (const auto& path : candidates) {
     std::ifstream in(path);
-    std::string line;
-    while (in && std::getline(in, line)) {
-      // Only the top-level key: nested `access-token`s (auth contexts) are indented.
-      static constexpr std::string_view key = "access-token:";
-      if (line.rfind(key, 0) != 0) continue;
-      std::string_view v = trim(std::string_view(line).substr(key.size()));
-      if (!v.empty() && (v.front() == '"' || v.front() == '\'')) {
-        const char q = v.front();
-        const auto close = v.find(q, 1);
-        v = close == std::string_view::npos ? v.substr(1) : v.substr(1, close - 1);
-      } else if (auto hash = v.find(" #"); hash != std::string_view::npos) {
-        v = trim(v.substr(0, hash));
-      }
-      if (!v.empty()) {
-        if (source) *source = path;
-        return std::string(v);
-      }
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto token = doctl_config_token(text.str(), chosen)) {
+      if (source) *source = path + (chosen.empty() ? "" : " (context " + chosen + ")");
+      return token;
     }
   }
   return std::nullopt;

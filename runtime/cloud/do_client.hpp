@@ -55,9 +55,10 @@ struct DoClientOptions {
 };
 
 // The token from DIGITALOCEAN_TOKEN, else DIGITALOCEAN_ACCESS_TOKEN, else doctl's config
-// ($XDG_CONFIG_HOME or ~/.config, /doctl/config.yaml, top-level `access-token:` line).
+// ($XDG_CONFIG_HOME or ~/.config, /doctl/config.yaml) for the doctl context `context` (""
+// means $DIGITALOCEAN_CONTEXT, else the file's `context:`; see cloud/doctl_config.hpp).
 // `source` (optional) receives the variable name or file path it came from.
-std::optional<std::string> load_do_token(std::string* source = nullptr);
+std::optional<std::string> load_do_token(std::string* source = nullptr, const std::string& context = "");
 
 class DoClient {
  public:

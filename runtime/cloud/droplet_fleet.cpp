@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "cloud/cost_report.hpp"
 #include "cloud/droplet_names.hpp"
 #include "run_output.hpp"
 #include "watchdog.hpp"
@@ -68,7 +69,7 @@ DropletFleet::DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions opt
   api_base_ = !options_.api_base.empty() ? options_.api_base
                                          : env_or("RUNARA_DO_API_URL", DoClient::kDefaultApiBase);
   token_ = options_.token;
-  if (token_.empty()) token_ = load_do_token(&token_source_).value_or("");
+  if (token_.empty()) token_ = load_do_token(&token_source_, options_.context).value_or("");
   state_dir_ = !options_.state_dir.empty() ? options_.state_dir : default_state_dir();
   // Polling faster than the real API allows is only for the fake one (tests, simulations).
   if (const char* poll = std::getenv("RUNARA_POLL_S"); poll && std::atof(poll) > 0) options_.poll_s = std::atof(poll);
@@ -84,6 +85,10 @@ DropletFleet::~DropletFleet() {
 
 std::string DropletFleet::check_ready() {
   if (token_.empty()) {
+    if (!options_.context.empty()) {
+      return "no DigitalOcean token for doctl context '" + options_.context +
+             "' (--context): its config.yaml has no such auth context (`doctl auth list` shows them)";
+    }
     return "no DigitalOcean token: set DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or log in with "
            "`doctl auth init`)";
   }
@@ -408,7 +413,7 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
           m.status = "gone";
           ledger_->mark_destroyed(api_base_, id);
           log_("droplet " + m.name + " destroyed after " + duration_text(m.destroyed_at - m.created_at) + ", " +
-               format_dollars(m.cost()));
+               format_cost(m.cost()));
           auto self = std::move(*poll);  // break the cycle
           return done({}, &m);
         }
@@ -439,14 +444,13 @@ void DropletFleet::settle_check() {
 }
 
 void DropletFleet::report_costs() {
-  double total = 0;
+  std::vector<std::pair<std::string, double>> parts;
   for (auto& [id, m] : machines_) {
     if (m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
-    total += m.cost();
-    log_("droplet " + m.name + " (" + std::to_string(id) + ", " + m.size + "): lived " +
-         duration_text(m.destroyed_at - m.created_at) + ", cost " + format_dollars(m.cost()));
+    parts.emplace_back("droplet " + m.name + " (" + std::to_string(id) + ", " + m.size + "): lived " +
+                           duration_text(m.destroyed_at - m.created_at), m.cost());
   }
-  if (!machines_.empty()) log_("machines of this run cost " + format_dollars(total) + " in all");
+  for (const auto& line : cost_report(parts)) log_(line);
 }
 
 void DropletFleet::teardown(std::function<void(std::string)> done) {

@@ -12,6 +12,7 @@
 #include "load/load_engine.hpp"
 #include "load/load_report.hpp"
 #include "load/prompt_pool.hpp"
+#include "load/sweep_files.hpp"
 #include "checked_read.hpp"
 #include "run_output.hpp"
 
@@ -95,6 +96,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   std::shared_ptr<LoadSpec> spec;
   std::unique_ptr<LoadEngine> engine;
   bool aborted = false;
+  nlohmann::json sweep_rows = nlohmann::json::array();  // a sweep's table so far (redacted)
   bool writing = false;  // between point_done and point_written: the thread pool owns the files
   std::atomic<bool> stop_preparing{false};  // abort(): the thread pool's work ends early
   MemoryReservation held;  // the prompt pool and its request bodies
@@ -242,6 +244,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   nlohmann::json summary(const LoadOutcome& outcome) const {
     nlohmann::json r = load_result_json(*spec, outcome, vllm_date());
     r["files"] = {{"results", point_dir() + "/results.json"}, {"requests", point_dir() + "/requests.jsonl"}};
+    if (spec->thresholds) apply_thresholds(*spec->thresholds, r);
     if (hooks.redact) r["error_samples"] = hooks.redact(r["error_samples"]);
     return r;
   }
@@ -277,8 +280,13 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     auto write_error = std::make_shared<std::string>();
     const std::string dir = point_dir();
     auto self = shared_from_this();
+    std::shared_ptr<const nlohmann::json> sweep;
+    if (!plan.sweep_dir.empty()) sweep_rows.push_back(sweep_row(*file)), sweep = std::make_shared<const nlohmann::json>(sweep_rows);
     off_loop(
-        loop, [dir, file, outcome, write_error] { *write_error = write_files(dir, *file, *outcome); },
+        loop, [dir, file, outcome, write_error, sweep, sweep_dir = plan.sweep_dir] {
+          *write_error = write_files(dir, *file, *outcome);
+          if (sweep && write_error->empty()) *write_error = write_sweep_files(sweep_dir, *sweep);
+        },
         [self, outcome, result, write_error, dir] { self->point_written(*outcome, *result, *write_error, dir); });
   }
 
@@ -291,6 +299,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       if (!write_error.empty()) error = write_error;
       else if (!outcome.error.empty()) error = stopped_early(outcome, dir);
       else if (outcome.stats.completed == 0 && outcome.stats.failed > 0) error = nothing_succeeded(outcome.stats, redacted(first_sample(outcome.stats)), dir);
+      if (hooks.point_finished) hooks.point_finished(result);
       results.push_back(std::move(result));
     } catch (const std::exception& e) {
       if (error.empty()) error = e.what();

@@ -35,6 +35,7 @@ struct LoadPlan {
   PromptSource prompts;
   OpenAiParams openai;
   std::string out_dir;           // the run's output folder; each point writes <out>/<name>/
+  std::string sweep_dir;         // a sweep's folder for sweep.json / sweep.csv; "" when not a sweep
   std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
 };
 
@@ -48,6 +49,8 @@ class LoadJob {
     // each point's result to add its own fields to before the result is written. Optional.
     std::function<void(const std::string& point)> point_started;
     std::function<void(const std::string& point, nlohmann::json& result)> point_ended;
+    // On the loop, as each point's files are written: its result (what the script gets).
+    std::function<void(const nlohmann::json& result)> point_finished;
   };
   // results: one JSON object per finished point; error: why the job stopped early ("" if not).
   using Done = std::function<void(std::vector<nlohmann::json> results, std::string error)>;

@@ -1,6 +1,8 @@
 #include "load/load_report.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -39,21 +41,48 @@ std::string tokens_source(const LoadStats& s) {
 }
 
 // Sends per second over the measured requests' actual send times, and over their intended ones.
-void add_rates(json& out, const LoadOutcome& o) {
-  std::int64_t first_sent = -1, last_sent = -1, first_due = -1, last_due = -1;
-  std::uint64_t n = 0;
+// Only an open loop has a schedule to keep: a closed loop sends whenever a reply comes back, so
+// both are null there (its rate is request_throughput).
+void add_rates(json& out, const LoadSpec& spec, const LoadStats& s) {
+  const std::uint64_t n = s.completed + s.failed;
+  const auto rate = [n](std::int64_t a, std::int64_t b) { return n > 1 && b > a ? static_cast<double>(n - 1) / ms(b - a) * 1e3 : 0.0; };
+  out["achieved_send_rate"] = spec.open_loop() ? json(rate(s.first_sent_ns, s.last_sent_ns)) : json(nullptr);
+  out["scheduled_send_rate"] = spec.open_loop() ? json(rate(s.first_due_ns, s.last_due_ns)) : json(nullptr);
+}
+
+// vLLM's per-request arrays, over the requests kept for requests.jsonl (all of them unless
+// `record` or max_request_lines chose fewer); a failed request's output length is 0, as vLLM's.
+// Past kMaxLengths requests they are null: a long soak would otherwise put megabytes of them in
+// results.json and in the table the script gets (requests.jsonl has every request's counts).
+constexpr std::size_t kMaxLengths = 100000;
+
+void add_lengths(json& out, const LoadOutcome& o) {
+  if (o.records.size() > kMaxLengths) {
+    out["input_lens"] = nullptr;
+    out["output_lens"] = nullptr;
+    return;
+  }
+  json inputs = json::array(), outputs = json::array();
   for (const auto& r : o.records) {
     if (r.warmup) continue;
-    if (first_sent < 0) first_sent = r.sent_ns, first_due = r.intended_ns;
-    first_sent = std::min(first_sent, r.sent_ns);
-    last_sent = std::max(last_sent, r.sent_ns);
-    first_due = std::min(first_due, r.intended_ns);
-    last_due = std::max(last_due, r.intended_ns);
-    ++n;
+    inputs.push_back(std::max(r.input_tokens, 0));
+    outputs.push_back(r.ok() ? r.output_tokens : 0);
   }
-  const auto rate = [n](std::int64_t a, std::int64_t b) { return n > 1 && b > a ? static_cast<double>(n - 1) / ms(b - a) * 1e3 : 0.0; };
-  out["achieved_send_rate"] = rate(first_sent, last_sent);
-  out["scheduled_send_rate"] = rate(first_due, last_due);
+  out["input_lens"] = std::move(inputs);
+  out["output_lens"] = std::move(outputs);
+}
+
+// Both counts of input tokens, and which one total_input_tokens (and so the throughputs) used:
+// the server's usage.prompt_tokens for each request that reported it, else the client's.
+void add_input_counts(json& out, const LoadStats& s) {
+  out["input_tokens_client"] = s.client_input_tokens;
+  out["input_tokens_server"] = s.server_input_counted ? json(s.server_input_tokens) : json(nullptr);
+  const char* source = s.server_input_counted == 0 ? "client" : s.server_input_counted == s.completed ? "server" : "mixed";
+  out["input_tokens_source"] = s.completed ? source : "none";
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 json errors_json(const LoadStats& s) {
@@ -98,7 +127,16 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   add_metric(out, "itl", s.itl);
   add_metric(out, "e2el", s.e2el);
   add_metric(out, "queue", s.queue);
-  add_rates(out, o);
+  add_rates(out, spec, s);
+  add_lengths(out, o);
+  add_input_counts(out, s);
+  // vLLM's keys that runara has no use for but readers of its files may expect.
+  out["best_of"] = 1;
+  out["request_goodput:"] = out["request_goodput"];  // vLLM 0.6's spelling, colon included
+  // The report is made as the load ends: its start is that instant less the load's wall time.
+  const double end_unix = unix_now_s();
+  out["benchmark_start_time_unix"] = end_unix - o.wall_s;
+  out["benchmark_end_time_unix"] = end_unix;
   out["mode"] = spec.mode == LoadMode::kHttp ? "http" : "openai";
   out["url"] = spec.url;
   out["load_model"] = spec.open_loop() ? "open" : "closed";
@@ -112,7 +150,8 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   out["request_lines_left_out"] = o.left_out;  // finished, but beyond max_request_lines or the memory limit
   out["output_tokens_source"] = tokens_source(s);
   out["good_requests"] = s.good;
-  if (s.slo.any()) out["slo"] = {{"ttft_ms", s.slo.ttft_ms}, {"tpot_ms", s.slo.tpot_ms}, {"e2el_ms", s.slo.e2el_ms}};
+  const auto objective = [](double v) { return v > 0 ? json(v) : json(nullptr); };  // not set: null
+  if (s.slo.any()) out["slo"] = {{"ttft_ms", objective(s.slo.ttft_ms)}, {"tpot_ms", objective(s.slo.tpot_ms)}, {"e2el_ms", objective(s.slo.e2el_ms)}};
   out["errors_by_kind"] = errors_json(s);
   json statuses = json::object();
   for (const auto& [status, n] : s.statuses) statuses[std::to_string(status)] = n;

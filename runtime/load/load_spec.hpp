@@ -14,6 +14,7 @@
 #include "load/load_stats.hpp"
 #include "load/prompt_pool.hpp"
 #include "load/target_policy.hpp"
+#include "load/thresholds.hpp"
 #include "memory_budget.hpp"
 
 namespace runara {
@@ -62,14 +63,25 @@ struct LoadSpec {
   double timeout_s = 600;       // per request
   long buffer_bytes = 0;        // libcurl receive buffer; 0 = libcurl's default
   Slo slo;
+  std::shared_ptr<const Thresholds> thresholds;  // null: none (load/thresholds.hpp)
   std::shared_ptr<const TargetPolicy> policy;
 
   // Bounds, so a dead target or a huge load cannot take the machine (docs/http_load.md):
   double give_up_s = 30;                   // stop with an error after this long of only failures
   std::uint64_t max_request_lines = 1000000;  // requests kept for requests.jsonl; the rest are counted
+  // Which requests requests.jsonl gets (the `record` option): all, failed ones only, none, or a
+  // deterministic sample of `record_sample` of them (by request number, so reruns agree).
+  enum class Record { kAll, kErrors, kNone } record = Record::kAll;
+  double record_sample = 1;
   std::shared_ptr<MemoryBudget> memory;    // the run's --max-memory; null: unbounded (tests)
 
   bool open_loop() const { return rate > 0; }
+  bool wants_record(const RequestRecord& r) const {
+    if (record == Record::kNone || (record == Record::kErrors && r.ok())) return false;
+    if (record_sample >= 1) return true;
+    const std::uint64_t mixed = (r.index + 1) * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing
+    return static_cast<double>(mixed >> 11) * 0x1.0p-53 < record_sample;
+  }
   const std::vector<std::string>& header_lines() const {
     static const std::vector<std::string> none;
     return headers ? *headers : none;

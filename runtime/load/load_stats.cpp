@@ -21,6 +21,9 @@ void LoadStats::add(const RequestRecord& r, const std::vector<std::int64_t>& itl
     return;
   }
   if (first_sent_ns < 0 || r.sent_ns < first_sent_ns) first_sent_ns = r.sent_ns;
+  last_sent_ns = std::max(last_sent_ns, r.sent_ns);
+  if (first_due_ns < 0 || r.intended_ns < first_due_ns) first_due_ns = r.intended_ns;
+  last_due_ns = std::max(last_due_ns, r.intended_ns);
   const std::int64_t end = r.done_ns >= 0 ? r.done_ns : r.sent_ns;
   last_done_ns = std::max(last_done_ns, end);
   if (!r.ok()) {
@@ -57,6 +60,9 @@ void LoadStats::merge(const LoadStats& o) {
   input_tokens += o.input_tokens;
   output_tokens += o.output_tokens;
   usage_counted += o.usage_counted;
+  client_input_tokens += o.client_input_tokens;
+  server_input_tokens += o.server_input_tokens;
+  server_input_counted += o.server_input_counted;
   chunk_counted += o.chunk_counted;
   ttft.merge(o.ttft);
   tpot.merge(o.tpot);
@@ -73,6 +79,9 @@ void LoadStats::merge(const LoadStats& o) {
   }
   if (o.first_sent_ns >= 0 && (first_sent_ns < 0 || o.first_sent_ns < first_sent_ns)) first_sent_ns = o.first_sent_ns;
   last_done_ns = std::max(last_done_ns, o.last_done_ns);
+  last_sent_ns = std::max(last_sent_ns, o.last_sent_ns);
+  if (o.first_due_ns >= 0 && (first_due_ns < 0 || o.first_due_ns < first_due_ns)) first_due_ns = o.first_due_ns;
+  last_due_ns = std::max(last_due_ns, o.last_due_ns);
   if (o.tokens_per_second.size() > tokens_per_second.size()) tokens_per_second.resize(o.tokens_per_second.size(), 0);
   for (std::size_t i = 0; i < o.tokens_per_second.size(); ++i) tokens_per_second[i] += o.tokens_per_second[i];
 }

@@ -35,13 +35,19 @@ class LoadStats {
 
   Slo slo;
   std::uint64_t completed = 0, failed = 0, warmup = 0, good = 0;
-  std::int64_t input_tokens = 0, output_tokens = 0;
+  std::int64_t input_tokens = 0, output_tokens = 0;  // what the throughputs use (server's when it said)
+  // Input tokens both ways: the client's own count (the prompt pool's lengths) and what the
+  // server reported in usage.prompt_tokens (for server_input_counted requests). Added by the
+  // worker, which knows the prompt; they disagree when the server's tokenizer is not the pool's.
+  std::int64_t client_input_tokens = 0, server_input_tokens = 0;
+  std::uint64_t server_input_counted = 0;
   std::uint64_t usage_counted = 0, chunk_counted = 0;  // where successful requests' token counts came from
   LatencyHistogram ttft, tpot, itl, e2el, queue;       // nanoseconds
   std::array<std::uint64_t, kErrorKinds> errors{};
   std::map<int, std::uint64_t> statuses;               // HTTP status -> requests (all, failed or not)
   std::map<std::string, std::vector<std::string>> error_samples;  // kind -> first messages
   std::int64_t first_sent_ns = -1;  // the measured window: first measured send ...
+  std::int64_t last_sent_ns = -1, first_due_ns = -1, last_due_ns = -1;  // for the send rates
   std::int64_t last_done_ns = -1;   // ... to the last measured response
   std::vector<std::uint32_t> tokens_per_second;  // token events per whole second since the start
 

@@ -634,8 +634,14 @@ struct LoadWorker::Impl {
 
   void record(Stream& s, const std::string& message) {
     stats.add(s.rec, s.gaps, message);
-    if (keep_record()) records.push_back(s.rec);
-    else ++left_out;
+    count_input_both_ways(s);
+    if (!spec.wants_record(s.rec)) {
+      // chosen out by `record`: neither kept nor counted as left out
+    } else if (keep_record()) {
+      records.push_back(s.rec);
+    } else {
+      ++left_out;
+    }
     if (s.rec.ok()) shared.succeeded_one();
     else shared.failed_one(s.rec.done_ns);
     if (s.rec.warmup) return;
@@ -647,6 +653,17 @@ struct LoadWorker::Impl {
     ++progress.completed;
     if (s.rec.first_token_ns >= 0) progress.ttft.record(s.rec.first_token_ns - s.rec.intended_ns);
     for (std::int64_t gap : s.gaps) progress.itl.record(gap);
+  }
+
+  void count_input_both_ways(const Stream& s) {
+    if (!s.rec.ok() || s.rec.warmup) return;
+    if (spec.body_tokens && s.rec.prompt < spec.body_tokens->size()) {
+      stats.client_input_tokens += std::max((*spec.body_tokens)[s.rec.prompt], 0);
+    }
+    if (s.usage_prompt >= 0) {
+      stats.server_input_tokens += s.usage_prompt;
+      ++stats.server_input_counted;
+    }
   }
 
   // Whether requests.jsonl gets this request: up to max_request_lines in the load, while the

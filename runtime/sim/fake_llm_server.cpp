@@ -2,10 +2,12 @@
 
 #include <http_parser.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -810,17 +812,24 @@ int FakeLlmServer::start(int port) {
   s->started_at = static_cast<int64_t>(std::time(nullptr));
   int r = uv_loop_init(&s->loop);
   if (r != 0) return r;
-  uv_tcp_init(&s->loop, &s->listener);
+  const bool v6 = s->cfg.host.find(':') != std::string::npos;
+  uv_tcp_init_ex(&s->loop, &s->listener, v6 ? AF_INET6 : AF_INET);  // the socket exists now
   s->listener.data = s;
+  if (s->cfg.reuse_port) {
+    uv_os_fd_t fd = -1;
+    const int one = 1;
+    r = uv_fileno(reinterpret_cast<uv_handle_t*>(&s->listener), &fd);
+    if (r == 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) r = uv_translate_sys_error(errno);
+  }
   union {
     sockaddr_in v4;
     sockaddr_in6 v6;
     sockaddr_storage any;
   } addr;
   std::memset(&addr, 0, sizeof addr);
-  if (s->cfg.host.find(':') != std::string::npos) {
+  if (r == 0 && v6) {
     r = uv_ip6_addr(s->cfg.host.c_str(), port, &addr.v6);
-  } else {
+  } else if (r == 0) {
     r = uv_ip4_addr(s->cfg.host.c_str(), port, &addr.v4);
   }
   if (r == 0) r = uv_tcp_bind(&s->listener, reinterpret_cast<const sockaddr*>(&addr), 0);

@@ -80,6 +80,10 @@ struct FakeLlmConfig {
   // Keep every TTFT and inter-chunk gap as sent (see FakeLlmServer::sent_timings); off by
   // default because the lists grow with every request.
   bool record_timings = false;
+
+  // Bind with SO_REUSEPORT, so that several servers (one event-loop thread each) can share one
+  // port and the kernel spreads the connections over them: `serve-fake-llm --threads N`.
+  bool reuse_port = false;
 };
 
 // What the server actually did, measured at its own write() calls with the same monotonic clock

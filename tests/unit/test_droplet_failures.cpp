@@ -26,6 +26,8 @@
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
 
+#include <nlohmann/json.hpp>
+
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
 
@@ -795,3 +797,36 @@ TEST_CASE("droplet: the droplet API (list, sizes, account, refresh, destroy, cos
 }
 
 
+
+TEST_CASE("droplet: the run record lists each machine with its size, lifetime and unrounded cost", "[droplet][record]") {
+  Cloud cloud;
+  const ChildResult r = cloud.run({"--assume-price", "s-1vcpu-1gb=0.5"}, "fleet.lua", {"n=2", "ending=error"}, {}, 60);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 1);
+  const auto results = nlohmann::json::parse(cloud.run_file(1, "results.json"), nullptr, false);
+  REQUIRE(results.is_object());
+  const auto& run = results["run"];
+  CHECK(run["status"] == "failed");
+  CHECK(run["error_location"].get<std::string>().find("fleet.lua:") != std::string::npos);
+  REQUIRE(run["machines"].size() == 2);
+  double sum = 0;
+  for (const auto& m : run["machines"]) {
+    CHECK(m["size"] == "s-1vcpu-1gb");
+    CHECK(m["lifetime_s"].get<double>() > 0);
+    CHECK(m["cost_usd"].get<double>() > 0);
+    CHECK(m["cost_usd"].get<double>() == Approx(m["price_hourly"].get<double>() * m["lifetime_s"].get<double>() / 3600));
+    sum += m["cost_usd"].get<double>();
+  }
+  CHECK(run["total_cost_usd"].get<double>() == Approx(sum));
+  // What run.log prints adds up: the total is the sum of the printed parts.
+  const std::string log = cloud.run_file(1, "run.log");
+  INFO(log);
+  double printed = 0;
+  for (std::size_t at = log.find(", cost $"); at != std::string::npos; at = log.find(", cost $", at + 1)) {
+    printed += std::stod(log.substr(at + 8));
+  }
+  const std::size_t total_at = log.find("machines of this run cost $");
+  REQUIRE(total_at != std::string::npos);
+  CHECK(std::stod(log.substr(total_at + 27)) == Approx(printed).margin(1e-9));
+  check_clean_end(cloud, 2);
+}

@@ -1,6 +1,8 @@
 // The library as a host sees it: events, results, cancel(), and two runtimes side by side.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <thread>
 
 #include "runara/runtime.hpp"
@@ -34,9 +36,15 @@ TEST_CASE("a host receives print, log and result events", "[embed]") {
   CHECK(out.exit == Exit::ok);
   CHECK(c.printed == "a\t1\n");
   CHECK(c.logged.find("hello") != std::string::npos);
-  REQUIRE(c.results.size() == 1);
+  REQUIRE(c.results.size() == 2);
   CHECK(c.results[0].first == "x");
   CHECK(c.results[0].second == "[1,2]");
+  // The run record comes last, once the run has ended.
+  CHECK(c.results[1].first == "run");
+  const auto record = nlohmann::json::parse(c.results[1].second, nullptr, false);
+  REQUIRE(record.is_object());
+  CHECK(record["status"] == "ok");
+  CHECK(record["exit_code"] == 0);
 }
 
 TEST_CASE("cancel() from another thread stops a busy script and a waiting one", "[embed]") {

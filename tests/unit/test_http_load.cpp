@@ -576,7 +576,7 @@ TEST_CASE("http_load: a prompt file, a secret API key that never shows, and Ctrl
     runara::test::write_temp_file(dir, "p.jsonl", "{\"prompt\": \"one two three\"}\n{\"prompt\": \"four\"}\n");
     const auto run = run_script("local r = http_load.run{ name = 'load', url = '" + url(port) +
                                     "', model = 'fake-model', max_tokens = 2, requests = 6, prompts = { file = '" + dir +
-                                    "/p.jsonl' }, api_key = runara.secret('TEST_KEY') }\nprint(r.completed)",
+                                    "/p.jsonl' }, api_key = runara.secret('TEST_KEY'), quiet = true }\nprint(r.completed)",
                                 {"--allow-host", allow(port), "--allow-read", dir, "--secret", "TEST_KEY@" + allow(port)},
                                 {{"TEST_KEY", "sk-test-secret"}});
     INFO(run.child.err);
@@ -610,7 +610,7 @@ TEST_CASE("http_load may aim at the run's own droplet without a grant", "[http_l
   // as far as the network (whatever answers or not there), not be refused by the target policy.
   const auto run = run_script(
       "local d = droplet.create{ size = 's-1vcpu-1gb', image = 'ubuntu-24-04-x64', region = 'nyc3' }\n"
-      "local ok, err = pcall(http_load.run, { name = 'load', url = 'http://' .. d.ip .. ':8000/', requests = 1, timeout = 1 })\n"
+      "local ok, err = pcall(http_load.run, { name = 'load', url = 'http://' .. d.ip .. ':8000/', requests = 1, timeout = 1, quiet = true })\n"
       "print(ok, err)\n"
       "local ok2, err2 = pcall(http_load.run, { url = 'http://203.0.113.250:8000/', requests = 1, timeout = 1 })\n"
       "print(ok2, err2)",
@@ -676,7 +676,7 @@ TEST_CASE("http_load: a secret goes only where it is bound, and never to an echo
   }
   SECTION("bound with --secret K@127.0.0.1:PORT, it is sent") {
     const auto run = run_script("local r = http_load.run{ name = 'load', url = 'http://127.0.0.1:" + p +
-                                    "/echo', requests = 2, api_key = runara.secret('K') }\nprint(r.completed)",
+                                    "/echo', requests = 2, api_key = runara.secret('K'), quiet = true }\nprint(r.completed)",
                                 {"--allow-host", allow(echo.port), "--secret", "K@127.0.0.1:" + p}, env);
     INFO(run.child.err);
     CHECK(run.child.exit_code == 0);
@@ -686,7 +686,7 @@ TEST_CASE("http_load: a secret goes only where it is bound, and never to an echo
   SECTION("the run's own simulated server gets it without any binding") {
     const auto run = run_script("local s = http_load.fake_server{ ttft_ms = 1, itl_ms = 1 }\n"
                                 "local r = http_load.run{ name = 'load', url = s.url, model = s.model, requests = 2, "
-                                "max_tokens = 2, api_key = runara.secret('K') }\nprint(r.completed)",
+                                "max_tokens = 2, api_key = runara.secret('K'), quiet = true }\nprint(r.completed)",
                                 {"--secret", "K"}, env);
     INFO(run.child.err);
     CHECK(run.child.exit_code == 0);

@@ -25,6 +25,7 @@
 
 #include "child_process.hpp"
 #include "exec_image.hpp"
+#include "runara/runtime.hpp"
 
 namespace {
 
@@ -312,4 +313,31 @@ TEST_CASE("the REPL prints a shared-table DAG once and stops at --max-runtime", 
   CHECK(now_s() - typed < 1 + 5);
   CHECK(repl.output().find("stuck") == std::string::npos);
   CHECK(repl.output().size() < 80 * 1024);
+}
+
+TEST_CASE("the REPL: completing a table name adds no space before '.', '1 +' continues, tasks show as tasks", "[repl]") {
+  Session s;
+  PtyChild repl({"--max-runtime", "60", "--out", s.dir + "/out"}, s.home, s.dir);
+  REQUIRE(repl.expect("runara> "));
+  repl.send("runar\t");  // completes to "runara" (the line editor redraws: escapes between)
+  repl.send(".version\r");  // typed right after the completion: "runara .version" would be an error
+  CHECK(repl.expect("a.version\r\n"));
+  CHECK(repl.expect("\"" + runara::version() + "\"\r\n"));
+  REQUIRE(repl.expect("runara> "));
+  CHECK(repl.output().find("error:") == std::string::npos);
+
+  repl.type_line("1 +");
+  CHECK(repl.expect(">> "));
+  repl.type_line("2");
+  CHECK(repl.expect("3\r\n"));
+  REQUIRE(repl.expect("runara> "));
+
+  repl.type_line("t = runara.spawn(function() runara.sleep(30) end)");
+  REQUIRE(repl.expect("runara> "));
+  repl.type_line("t");
+  CHECK(repl.expect("task "));
+  CHECK(repl.expect("runara> "));
+  INFO(repl.output());
+  CHECK(repl.output().find("userdata") == std::string::npos);
+  CHECK(repl.leave() == 0);
 }

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -216,4 +217,33 @@ TEST_CASE("serve-fake-llm --help and runara --help document it", "[serve_fake_ll
   CHECK(contains(own.out, "--stall FRACTION:MS"));
   ChildResult top = run_runara({"--help"});
   CHECK(contains(top.out, "runara serve-fake-llm"));
+}
+
+TEST_CASE("serve-fake-llm --threads N: N loops share the port, each serving its connections", "[serve_fake_llm]") {
+  Server server({"--threads=2", "--ttft-ms", "1", "--itl-ms", "1", "--output-tokens", "4"});
+  // 16 connections, each hashed by the kernel to one of the 2 listeners: both get some (all on
+  // one has a chance of 2^-15).
+  const ChildResult load = run_runara(
+      {"--quiet", "--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", runara::test::temp_dir("threads") + "/out",
+       "-e", "local r = http_load.run{ url = 'http://127.0.0.1:" + std::to_string(server.port) +
+                 "', model = 'fake-model', concurrency = 16, requests = 160, max_tokens = 4 } print(r.completed)"},
+      60);
+  INFO(load.out << load.err);
+  CHECK(load.out == "160\n");
+  // Another server on the same port is refused, though SO_REUSEPORT would have let it share.
+  const ChildResult second = run_runara({"serve-fake-llm", "--threads", "2", "--port", std::to_string(server.port)}, 10);
+  CHECK(second.exit_code == 1);
+  CHECK(contains(second.err, "already in use"));
+  server.child.signal(SIGINT);
+  const ChildResult done = server.child.wait(10);
+  INFO(done.out);
+  CHECK(contains(done.out, "fake LLM server stopped: 160 requests served"));
+  const std::size_t at = done.out.find("requests served per thread: ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream per(done.out.substr(at + 28));
+  long a = 0, b = 0;
+  per >> a >> b;
+  CHECK(a > 0);
+  CHECK(b > 0);
+  CHECK(a + b == 160);
 }

@@ -1,0 +1,22 @@
+#include "http_load_summary.hpp"
+
+#include <memory>
+
+#include "load/load_summary.hpp"
+
+namespace runara {
+
+std::function<void(const nlohmann::json& result)> point_reporter(Context& ctx, bool quiet, bool sweep) {
+  auto rows = std::make_shared<int>(0);
+  return [&ctx, quiet, sweep, rows](const nlohmann::json& r) {
+    const std::string label = r.value("label", std::string());
+    if (const auto it = r.find("thresholds_crossed"); it != r.end() && it->is_array()) {
+      for (const auto& crossed : *it) ctx.report_threshold_crossed("http_load " + label + ": " + crossed.get<std::string>());
+    }
+    if (quiet) return;
+    if (!sweep) return ctx.print(load_summary_text(r));
+    ctx.print(((*rows)++ == 0 ? sweep_header_text() : std::string()) + sweep_row_text(r));
+  };
+}
+
+}  // namespace runara

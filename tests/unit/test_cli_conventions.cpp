@@ -1,0 +1,114 @@
+// The command-line conventions people expect (issue 14): --flag=value, `runara -` for a script
+// on stdin, errors piped into the REPL exit non-zero, tracebacks of the script's own frames,
+// "did you mean" for flags, a value shown when a number is out of range, and serve-fake-do
+// checking its options like serve-fake-llm (and refusing a port in use).
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "child_process.hpp"
+
+using runara::test::ChildProcess;
+using runara::test::ChildResult;
+using runara::test::run_runara;
+using runara::test::temp_dir;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A loopback listener holding a port, as another server would.
+struct Listener {
+  int fd = -1, port = 0;
+  Listener() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);  // as the fakes' HTTP library binds
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(fd, 4);
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~Listener() { close(fd); }
+};
+
+}  // namespace
+
+TEST_CASE("cli: --flag=value, an unknown flag with a suggestion, a flag that takes no value", "[cli][conventions]") {
+  const std::string out = temp_dir("conv");
+  const ChildResult ok = run_runara({"--max-runtime=20", "--out=" + out + "/a", "-e", "print(runara.remaining and 1 or 2)"});
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  const ChildResult typo = run_runara({"--max-runtim", "20", "-e", "print(1)"});
+  CHECK(typo.exit_code == 2);
+  CHECK(contains(typo.err, "unknown option '--max-runtim' (did you mean '--max-runtime'?)"));
+  const ChildResult bad = run_runara({"--quiet=yes", "-e", "print(1)"});
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "--quiet takes no value"));
+}
+
+TEST_CASE("cli: runara - reads the script from standard input", "[cli][conventions]") {
+  const std::string out = temp_dir("conv");
+  const ChildResult r = run_runara({"--out", out + "/a", "-", "k=v"}, 30, {}, "#!/usr/bin/env runara\nprint('stdin ' .. runara.params.k)\n");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "stdin v\n");
+  const ChildResult failing = run_runara({"--out", out + "/b", "-"}, 30, {}, "\nerror('from stdin')\n");
+  CHECK(failing.exit_code == 1);
+  CHECK(contains(failing.err, "stdin:2: from stdin"));
+}
+
+TEST_CASE("cli: errors piped into the REPL make it exit 1; an unfinished statement too", "[cli][conventions]") {
+  const std::string out = temp_dir("conv");
+  const ChildResult clean = run_runara({"--out", out + "/a"}, 30, {}, "x = 1 +\n2\nprint(x)\n");
+  INFO(clean.err);
+  CHECK(clean.exit_code == 0);
+  CHECK(contains(clean.out, "3\n"));
+  const ChildResult failed = run_runara({"--out", out + "/b"}, 30, {}, "error('piped')\nprint('after')\n");
+  CHECK(failed.exit_code == 1);
+  CHECK(contains(failed.out, "after"));  // the session went on, as a REPL does
+  const ChildResult cut = run_runara({"--out", out + "/c"}, 30, {}, "for i = 1, 2 do\n");
+  CHECK(cut.exit_code == 1);
+  CHECK(contains(cut.err, "ended in the middle of a statement"));
+}
+
+TEST_CASE("cli: tracebacks show the script's frames only; a bad number is shown", "[cli][conventions]") {
+  const ChildResult r = run_runara({"--out", temp_dir("conv") + "/a", "-e", "local function f() runara.sleep(-1) end\nf()"});
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "stack traceback:"));
+  CHECK(contains(r.err, "(command line):1: in function 'f'"));
+  CHECK_FALSE(contains(r.err, "[C]:"));
+  CHECK_FALSE(contains(r.err, "\trunara:"));
+  const ChildResult limit = run_runara({"--out", temp_dir("conv") + "/b", "-e", "watchdog.limit(-1)"});
+  CHECK(limit.exit_code == 1);
+  CHECK(contains(limit.err, "must be a number > 0, got -1"));
+}
+
+TEST_CASE("serve-fake-do checks its options, exits 0 on --help and refuses a port in use", "[cli][conventions]") {
+  const ChildResult help = run_runara({"serve-fake-do", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(contains(help.out, "usage: runara serve-fake-do"));
+  const ChildResult range = run_runara({"serve-fake-do", "--port", "70000"});
+  CHECK(range.exit_code == 2);
+  CHECK(contains(range.err, "--port expects a port number from 0 to 65535, got '70000'"));
+  const ChildResult word = run_runara({"serve-fake-do", "--latency=fast"});
+  CHECK(word.exit_code == 2);
+  CHECK(contains(word.err, "--latency expects a number of seconds >= 0, got 'fast'"));
+  const ChildResult typo = run_runara({"serve-fake-do", "--tokn", "x"});
+  CHECK(typo.exit_code == 2);
+  CHECK(contains(typo.err, "unknown option '--tokn' (did you mean '--token'?)"));
+  Listener busy;
+  const ChildResult taken = run_runara({"serve-fake-do", "--port", std::to_string(busy.port)}, 10);
+  CHECK(taken.exit_code == 1);
+  CHECK(contains(taken.err, "already in use"));
+}
