@@ -170,7 +170,7 @@ TEST_CASE("http_load.run{gpu = sampler}: marks each load and adds energy to its 
     local s = gpu_metrics.start(gpu_metrics.localhost(), { interval = 0.05 })
     runara.sleep(0.1)
     local r = http_load.run{ url = server.url, model = server.model, max_tokens = 16, concurrency = { 2, 4 },
-                             requests = 24, gpu = s }
+                             requests = 24, gpu = s, quiet = true }
     local g = s:stop()
     for i, p in ipairs(r) do
       assert(p.energy_j > 0, "energy")

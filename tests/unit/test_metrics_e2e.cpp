@@ -22,7 +22,7 @@ runara::test::ChildResult run_script(const std::string& script, std::vector<std:
 TEST_CASE("metrics.scrape reads the simulated server's vLLM /metrics", "[metrics]") {
   auto r = run_script(R"lua(
     local srv = http_load.fake_server{ ttft_ms = 2, itl_ms = 1, output_tokens = 16 }
-    http_load.run{ url = srv.url, model = srv.model, max_tokens = 16, concurrency = 2, requests = 8 }
+    http_load.run{ url = srv.url, model = srv.model, max_tokens = 16, concurrency = 2, requests = 8, quiet = true }
     local m = metrics.scrape(srv.url .. "/metrics")
     local f = m.families["vllm:time_to_first_token_seconds"]
     print(m.values["vllm:generation_tokens_total"], m.values["vllm:num_requests_running"],
@@ -40,7 +40,7 @@ TEST_CASE("metrics.start samples through a load with phase marks", "[metrics]") 
     local s = metrics.start(srv.url .. "/metrics", { interval = 0.05, prefix = "vllm:" })
     runara.sleep(0.2)
     s:mark("load")
-    http_load.run{ url = srv.url, model = srv.model, max_tokens = 16, concurrency = 2, requests = 8 }
+    http_load.run{ url = srv.url, model = srv.model, max_tokens = 16, concurrency = 2, requests = 8, quiet = true }
     runara.sleep(0.3)
     s:mark("after")
     runara.sleep(0.2)

@@ -411,7 +411,15 @@ TEST_CASE("ssh teardown ends before the droplets are destroyed", "[ssh][ssh_lua]
   CHECK(fake.live_droplets() == 0);
 }
 
-TEST_CASE("ssh into the run's own droplet: trust on first use, a changed key later in the run is refused", "[ssh][ssh_lua]") {
+// The droplet's authorized_keys as cloud-init would write it on a real machine: the public keys
+// the create named, here read back from the fake API once the run registered its own.
+void authorize_api_keys(const SshdFixture& sshd, const runara::sim::FakeDigitalOcean& fake) {
+  std::ofstream keys(sshd.dir() + "/authorized_keys", std::ios::trunc);
+  for (const auto& k : fake.keys()) keys << k.value("public_key", "") << "\n";
+}
+
+TEST_CASE("ssh into the run's own droplet: the run's key lets it in, trust on first use, a changed key is refused",
+          "[ssh][ssh_lua]") {
   SshRun t;
   fs::remove(t.home + "/.ssh/known_hosts");  // droplets never need known_hosts
   runara::sim::FakeDoConfig config;
@@ -425,7 +433,9 @@ TEST_CASE("ssh into the run's own droplet: trust on first use, a changed key lat
   std::map<std::string, std::string> cloud{{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
                                            {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}};
   const std::string body = R"(
-    local d = droplet.create{ name = "tofu", size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3" }
+    local d = droplet.create{ name = "tofu", size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3" KEYS }
+    print("CREATED")
+    while not pcall(runara.read_file, "keys.txt") do runara.sleep(0.1) end
     local opts = { port = PORT, user = "USER", timeout = 10 }
     local s = ssh.connect(d, opts)
     print("FIRST", s.name, s:exec("echo in", { quiet = true }).stdout)
@@ -433,21 +443,32 @@ TEST_CASE("ssh into the run's own droplet: trust on first use, a changed key lat
     local ok, err = pcall(ssh.connect, d, opts)
     print("SECOND", ok, err)
   )";
-  const std::string script = replace_all(replace_all(body, "PORT", std::to_string(t.sshd.port())), "USER", t.sshd.user());
+  auto script_for = [&](const std::string& keys) {
+    return replace_all(replace_all(replace_all(body, "PORT", std::to_string(t.sshd.port())), "USER", t.sshd.user()),
+                       "KEYS", keys);
+  };
 
-  SECTION("without --ssh-key there is no key for a droplet made with the user's own keys") {
-    auto args = t.args(script, {"--no-grant"});
+  SECTION("a droplet made with the user's own keys needs --ssh-key") {
+    fake.add_key("mine", slurp(t.sshd.user_key_path() + ".pub"));
+    const std::string fingerprint = fake.keys().at(0).value("fingerprint", "");
+    std::ofstream(t.script_dir + "/keys.txt") << "ready";
+    auto args = t.args(script_for(", ssh_keys = { \"" + fingerprint + "\" }"), {"--no-grant"});
     const auto r = run_runara(args, 60, t.env(cloud));
     INFO(all(r));
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("pass --ssh-key PATH") != std::string::npos);
     CHECK(fake.live_droplets() == 0);
+    CHECK(fake.keys().size() == 1);  // the user's key is not the run's: teardown left it alone
   }
-  SECTION("pinned on first use, refused when it changed") {
-    auto args = t.args(script, {"--no-grant"});
-    args.insert(args.begin(), {RUNARA_BINARY, "--ssh-key", t.sshd.user_key_path()});
+  SECTION("the run's own key, pinned on first use, refused when the host key changed") {
+    auto args = t.args(script_for(""), {"--no-grant"});  // no --ssh-key, no grant
+    args.insert(args.begin(), RUNARA_BINARY);
     ChildProcess child(args, t.env(cloud));
     child.close_stdin();
+    REQUIRE(child.wait_for_output("CREATED", 30));
+    REQUIRE(fake.keys().size() == 1);
+    authorize_api_keys(t.sshd, fake);
+    std::ofstream(t.script_dir + "/keys.txt") << "ready";
     REQUIRE(child.wait_for_output("FIRST", 30));
     t.sshd.replace_host_key();
     std::ofstream(t.script_dir + "/go.txt") << "go";
@@ -459,6 +480,7 @@ TEST_CASE("ssh into the run's own droplet: trust on first use, a changed key lat
     CHECK(r.out.find("SECOND\tfalse") != std::string::npos);
     CHECK(r.out.find("CHANGED during this run") != std::string::npos);
     CHECK(fake.live_droplets() == 0);
+    CHECK(fake.keys().empty());  // the run's key went with the droplet
   }
 }
 
