@@ -2,6 +2,7 @@
 // OpenSSH sshd on loopback (tests/support/sshd_fixture.*) as a host granted with --allow-host,
 // with --ssh-key and a known_hosts file in a throwaway HOME.
 #include "child_process.hpp"
+#include "gpu_shims.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sshd_fixture.hpp"
 
@@ -524,4 +525,28 @@ TEST_CASE("ssh: Ctrl-C during a remote command kills it and closes the session",
   CHECK(r.err.find("ssh: closed 127.0.0.1") != std::string::npos);
   CHECK(processes_with("sleep 5151") == 0);
   CHECK(processes_with("sleep 5152") == 0);
+}
+
+// gpu_metrics on an ssh session from Lua: the session is a command target (Context), the GPU
+// tool is a shim first on the remote PATH (sshd's SetEnv), replaying an H100's nvidia-smi line.
+TEST_CASE("gpu_metrics reads and samples through an ssh session", "[ssh][ssh_lua][gpu_metrics]") {
+  SshRun t(false);
+  gpu_test::ShimDir shims;
+  shims.nvidia(2);
+  std::ofstream(t.sshd.dir() + "/sshd_config", std::ios::app) << "SetEnv PATH=" << shims.path() << "\n";
+  t.sshd.start();
+  t.trust();
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    local snap = gpu_metrics.read(s)
+    print("READ", #snap.gpus, snap.gpus[2].power_w)
+    local sampler = gpu_metrics.start(s, { interval = 0.05 })
+    runara.sleep(0.5)
+    local res = sampler:stop()
+    print("SAMPLED", #res.samples >= 3, res.summary ~= nil)
+  )");
+  INFO(all(r));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("READ\t2\t631.95") != std::string::npos);
+  CHECK(r.out.find("SAMPLED\ttrue\ttrue") != std::string::npos);
 }
