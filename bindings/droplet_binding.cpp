@@ -104,6 +104,16 @@ void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
     ctx.add_secret("SSH_PRIVATE_KEY", machine.ssh_private_key);
   }
   machine.pin_host_key = [&fleet, name = m.name](const std::string& fingerprint) { fleet.pin_host_key(name, fingerprint); };
+  // The simulated cloud's machines are sshds on loopback: only while the run talks to that very
+  // simulated API (never the real one) does it say which port and user reach them.
+  const auto& cloud = ctx.options().cloud;
+  if (cloud.simulated && cloud.api_base == cloud.simulated->api_base()) {
+    if (auto host = cloud.simulated->host(m.ip)) {
+      machine.ssh_port = host->ssh_port;
+      machine.ssh_user = host->ssh_user;
+      machine.forward_host = host->forward_host;
+    }
+  }
   ctx.add_machine(std::move(machine));
 }
 

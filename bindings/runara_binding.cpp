@@ -109,6 +109,9 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "run_id");
   lua_pushstring(L, RUNARA_VERSION);
   lua_setfield(L, -2, "version");
+  // true under `runara --sim`: scenarios label what they report as simulated.
+  lua_pushboolean(L, rt.options().cloud.simulated != nullptr);
+  lua_setfield(L, -2, "simulated");
   push_arguments(L, rt);
   open_task_api(L, rt);
   open_file_api(L, rt);

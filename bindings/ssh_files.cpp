@@ -145,9 +145,14 @@ int session_forward(lua_State* L) {
   const double port = args::number(L, 2, fn, "remote_port");
   if (port < 1 || port > 65535 || port != static_cast<int>(port))
     args::raise(L, "%s: 'remote_port' must be a whole number from 1 to 65535", fn);
-  const std::string host = lua_isnoneornil(L, 3) ? "127.0.0.1" : args::string(L, 3, fn, "remote_host");
+  std::string host = lua_isnoneornil(L, 3) ? "127.0.0.1" : args::string(L, 3, fn, "remote_host");
   if (host.empty() || host.find_first_of(" \t\n\r\0") != std::string::npos)
     args::raise(L, "%s: 'remote_host' must be a host name or address as the remote machine sees it", fn);
+  // A simulated droplet shares this computer's loopback with the others: its "own loopback" is
+  // the address it was given.
+  const RunMachine* machine = box->run_machine ? box->ctx->machine(box->host) : nullptr;
+  if (machine && !machine->forward_host.empty() && (host == "127.0.0.1" || host == "localhost"))
+    host = machine->forward_host;
   try {
     auto forward = std::make_unique<ssh::PortForward>(box->ctx->loop(), *box->session, host, static_cast<int>(port));
     const int local = forward->port();

@@ -163,6 +163,11 @@ LoginPlan plan_login(lua_State* L, Context& ctx) {
     args::raise(L, "%s: host %s is not granted: a script may log only into the run's own droplets and hosts named "
                 "with --allow-host (run with --allow-host %s)", kFn, hp.c_str(), hp.c_str());
   }
+  if (plan.machine && plan.machine->ssh_port > 0) {
+    // A simulated droplet (runara --sim): its sshd listens elsewhere and logs in the local user.
+    plan.port = plan.machine->ssh_port;
+    plan.user = plan.machine->ssh_user;
+  }
   plan.options.address = plan.host;
   plan.options.port = plan.port;
   plan.options.user = plan.user;

@@ -66,6 +66,11 @@ SSH (the ssh primitive):
 Limits:
   --max-runtime SECONDS   hard deadline for the whole run (default 7200)
   --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
+Rehearsal:
+  --sim                   run against the simulated cloud: a fake DigitalOcean API on loopback
+                          whose droplets are local sshds with GPU, docker and vLLM shims (no
+                          account, no money; every number is simulated; RUNARA_SIM_FAULTS=
+                          vllm_never_ready,... injects failures)
 Money (enforced by runara, scripts can only tighten):
   --budget USD            worst-case spend a run may reach (default 20); checked before each create
   --max-droplets N        machines alive at once (default 4)
@@ -120,7 +125,7 @@ namespace {
 
 const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
                                       "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
-                                      "--out", "--quiet", "--context"};
+                                      "--out", "--quiet", "--context", "--sim"};
 const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
                                            "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
                                            "--context"};
@@ -209,6 +214,8 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
     } else if (a == "--context") {
       if (!(error = value(a, out.options.cloud.context)).empty()) return error;
       if (out.options.cloud.context.empty()) return "--context needs a doctl auth context name";
+    } else if (a == "--sim") {
+      out.sim = true;
     } else if (a == "--quiet" || a == "-q") {
       out.options.quiet = true;
     } else if (a == "--") {

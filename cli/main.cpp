@@ -11,6 +11,7 @@
 #include "cloud/droplet_fleet.hpp"
 #include "cloud/reaper.hpp"
 #include "signals.hpp"
+#include "sim_mode.hpp"
 #include "subcommands.hpp"
 #include "terminal_events.hpp"
 
@@ -57,6 +58,15 @@ int main(int argc, char** argv) {
   }
 
   command.options.cloud.guardian_executable = own_executable();
+  std::shared_ptr<const runara::SimulatedCloud> sim;  // outlives the runtime: destroyed after teardown
+  if (command.sim) {
+    std::string error;
+    sim = runara::cli::start_simulated_cloud(command.options, own_executable(), error);
+    if (!sim) {
+      std::fprintf(stderr, "runara: %s\n", error.c_str());
+      return static_cast<int>(runara::Exit::usage);
+    }
+  }
   if (std::string warning = runara::leftover_warning(runara::default_state_dir()); !warning.empty()) {
     std::fprintf(stderr, "runara: warning: %s\n", warning.c_str());
   }

@@ -44,6 +44,11 @@ struct RunMachine {
   // Records the machine's SSH host key fingerprint for trust on first use (e.g. in the ledger).
   // May be empty.
   std::function<void(const std::string& fingerprint)> pin_host_key;
+  // Simulated cloud only (runara --sim; see simulated_cloud.hpp): the sshd's port, the local user
+  // it logs in, and the address that stands for the machine's own loopback. 0 / "" otherwise.
+  int ssh_port = 0;
+  std::string ssh_user;
+  std::string forward_host;
 };
 
 class Context {

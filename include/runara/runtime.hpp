@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runara/simulated_cloud.hpp"
+
 namespace runara {
 
 class Primitive;
@@ -49,6 +51,8 @@ struct CloudOptions {
   // means the one this library was built with. Without a guardian no machine is created.
   std::string guardian_executable;
   double poll_s = 3;  // how often to look at a machine while waiting for it
+  // `runara --sim`: the simulated cloud behind api_base (see simulated_cloud.hpp); null otherwise.
+  std::shared_ptr<const SimulatedCloud> simulated;
 };
 
 // How the `ssh` primitive logs in (issue 10). The run's own droplets use the run's key; these

@@ -41,6 +41,8 @@ fakedo::StoreConfig store_config(const FakeDoConfig& c) {
   s.account_uuid = c.account_uuid;
   s.reject_delete_while_new = c.reject_delete_while_new;
   s.public_ipv4 = c.public_ipv4;
+  s.on_created = c.on_created;
+  s.on_deleted = c.on_deleted;
   return s;
 }
 

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/simulated_droplet.hpp"
+
 namespace runara::sim {
 
 struct FakeDoConfig {
@@ -40,6 +42,11 @@ struct FakeDoConfig {
   // Public IPv4 for a Droplet id (e.g. 127.0.0.x for a simulated cloud). Empty: TEST-NET addresses.
   // Called with the fake's lock held: it must not call back into the fake.
   std::function<std::string(std::int64_t droplet_id)> public_ipv4;
+  // The simulated cloud (runara --sim): told when a Droplet is created and when it is DELETEd
+  // (or vanished), so a real machine (an sshd) can stand behind it. Called with the fake's lock
+  // held, on the server's thread: must not call back into the fake, and should be quick.
+  std::function<void(const SimulatedDroplet&)> on_created;
+  std::function<void(std::int64_t droplet_id)> on_deleted;
 };
 
 class FakeDigitalOcean {

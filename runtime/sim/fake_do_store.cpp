@@ -92,6 +92,7 @@ void Store::refresh() {
     const Droplet& d = it->second;
     const bool vanished = d.vanish_at && now >= *d.vanish_at;
     const bool destroyed = d.deleted && now >= *d.deleted + secs(cfg_.delete_after_s);
+    if (vanished && !d.deleted && cfg_.on_deleted) cfg_.on_deleted(d.id);
     it = (vanished || destroyed) ? droplets_.erase(it) : std::next(it);
   }
 }
@@ -369,6 +370,7 @@ Reply Store::create_droplets(const json& body) {
     const std::int64_t action = add_action("create", d);
     out_actions.push_back({{"id", action}, {"rel", "create"}, {"href", base_url_ + "/v2/actions/" + std::to_string(action)}});
     out_droplets.push_back(droplet_json(d));
+    if (cfg_.on_created) cfg_.on_created(simulated(d, body));
     droplets_[d.id] = std::move(d);
   }
   json body_out = json::object();
@@ -407,6 +409,17 @@ Reply Store::list_droplets(const DropletFilter& filter, const PageRequest& page)
   return {200, paginate("droplets", all, page)};
 }
 
+SimulatedDroplet Store::simulated(const Droplet& d, const json& body) {
+  SimulatedDroplet out{d.id, d.name, d.size->slug, d.region->slug, d.public_ip, {}};
+  if (body.contains("ssh_keys") && body["ssh_keys"].is_array()) {
+    for (const auto& k : body["ssh_keys"]) {
+      const auto key = find_key(k.is_string() ? k.get<std::string>() : k.dump());
+      if (key != keys_.end()) out.public_keys.push_back(key->public_key);
+    }
+  }
+  return out;
+}
+
 Reply Store::get_droplet(std::int64_t id) {
   refresh();
   const auto it = droplets_.find(id);
@@ -423,6 +436,7 @@ Reply Store::delete_droplet(std::int64_t id) {
   if (cfg_.reject_delete_while_new && status_of(d) == "new") return unprocessable(kPendingEvent);
   d.deleted = SteadyClock::now();
   add_action("destroy", d);
+  if (cfg_.on_deleted) cfg_.on_deleted(d.id);
   return {204, nullptr};
 }
 
@@ -438,6 +452,7 @@ Reply Store::delete_droplets_by_tag(const std::string& tag) {
     if (cfg_.reject_delete_while_new && status_of(d) == "new") continue;
     d.deleted = SteadyClock::now();
     add_action("destroy", d);
+    if (cfg_.on_deleted) cfg_.on_deleted(d.id);
   }
   return {204, nullptr};
 }

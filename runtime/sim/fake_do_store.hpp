@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/fake_do_catalogue.hpp"
+#include "sim/simulated_droplet.hpp"
 
 namespace runara::sim::fakedo {
 
@@ -40,6 +41,8 @@ struct StoreConfig {
   bool reject_delete_while_new = false;
   // Public IPv4 for a Droplet id; empty: TEST-NET addresses (203.0.113.0/24, 198.51.100.0/24, ...).
   std::function<std::string(std::int64_t)> public_ipv4;
+  std::function<void(const SimulatedDroplet&)> on_created;  // see FakeDoConfig
+  std::function<void(std::int64_t)> on_deleted;
 };
 
 // One page of a collection: where it is (for absolute links) and which slice is asked for.
@@ -161,6 +164,7 @@ class Store {
   std::vector<SshKey>::iterator find_key(const std::string& ident);
   std::int64_t add_action(const std::string& type, const Droplet& d);
   std::string public_ipv4_for(const Droplet& d) const;
+  SimulatedDroplet simulated(const Droplet& d, const nlohmann::json& create_body);
 
   StoreConfig cfg_;
   std::string base_url_;

@@ -45,7 +45,9 @@ std::string shell_quote(std::string_view text) {
 }
 
 std::string preamble(const std::string& command, const EnvList& env) {
-  std::string script;
+  // Commands start in $HOME: where sshd starts them anyway, except on the simulated cloud, whose
+  // machines have a HOME of their own (sshd's SetEnv) but the real user's passwd entry.
+  std::string script = "cd \"$HOME\" 2>/dev/null\n";
   for (const auto& [name, value] : env) {
     if (!is_identifier(name))
       throw std::invalid_argument("env name '" + name + "' is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)");

@@ -1,0 +1,48 @@
+#include "sim_mode.hpp"
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "sim/sim_cloud.hpp"
+
+namespace runara::cli {
+
+std::shared_ptr<const SimulatedCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
+                                                            std::string& error) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/runara-sim-XXXXXX";
+  if (!::mkdtemp(root.data())) {
+    error = "--sim: cannot create a folder for the simulated cloud under " + root.substr(0, root.rfind('/'));
+    return nullptr;
+  }
+  // Every process runara starts from now on (the guardian included) carries the cloud's marker,
+  // so the sweeper finds all of it if runara is killed.
+  const std::string entry = sim::SimCloud::cloud_entry(root);
+  ::setenv("RUNARA_SIM_DIR", root.c_str(), 1);
+  sim::SimCloudConfig config;
+  config.root_dir = root;
+  config.runara_executable = runara_executable;
+  config.shims_dir = sim::default_shims_dir();
+  const char* faults = std::getenv("RUNARA_SIM_FAULTS");
+  config.faults = faults ? faults : "";
+  try {
+    auto cloud = std::make_shared<sim::SimCloud>(config);
+    options.cloud.api_base = cloud->api_base();
+    options.cloud.token = cloud->token();
+    options.cloud.context.clear();
+    options.cloud.state_dir = cloud->state_dir();
+    options.cloud.poll_s = 0.5;
+    options.cloud.simulated = cloud;
+    std::fprintf(stderr,
+                 "runara: simulated cloud (--sim): no account, no money; machines are local sshds and every number "
+                 "is simulated\n");
+    return cloud;
+  } catch (const std::exception& e) {
+    error = std::string("--sim: ") + e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace runara::cli

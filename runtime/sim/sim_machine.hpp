@@ -1,0 +1,60 @@
+// One simulated Droplet: a real OpenSSH sshd (Debian's /usr/sbin/sshd) listening on a loopback
+// address of its own, with a folder of its own (home, state, host key, authorized_keys), whose
+// sessions run this machine's commands with the shim folder first on PATH (sim/machine/bin: GPU
+// tools, docker, vllm behaving like the real machine's) and the environment the shims read
+// (sim/machine/README.md). Logged into as the user running runara.
+//
+// Contract: start() and the destructor may run on any one thread at a time (the fake API's).
+// The destructor SIGKILLs sshd and every process the machine started (see sim_sweeper.hpp) and
+// waits for sshd; the folder stays until the simulated cloud removes its root.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace runara::sim {
+
+struct SimMachineSpec {
+  std::string dir;                // created here; must not exist yet
+  std::string address;            // 127.x.y.z
+  std::string size_slug;          // decides the GPU the shims pretend to have
+  std::vector<std::string> public_keys;
+  std::string runara_executable;  // shims start `runara serve-fake-llm`
+  std::string shims_dir;          // sim/machine (bin/ and data/)
+  std::string cloud_entry;        // "RUNARA_SIM_DIR=<root>": the whole cloud's process marker
+  double time_scale = 1;          // simulated delays are multiplied by this
+  std::string faults;             // RUNARA_SIM_FAULTS for the shims ("" none)
+};
+
+class SimMachine {
+ public:
+  // Throws std::runtime_error (with sshd's log when it exits at once).
+  explicit SimMachine(SimMachineSpec spec);
+  ~SimMachine();
+  SimMachine(const SimMachine&) = delete;
+  SimMachine& operator=(const SimMachine&) = delete;
+
+  int ssh_port() const { return port_; }
+  const std::string& address() const { return spec_.address; }
+
+ private:
+  void write_config();
+  std::vector<std::string> environment() const;
+  void spawn_sshd();
+
+  SimMachineSpec spec_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// GPU model and count the shims simulate for a size slug: {"mi300x", 8} for gpu-mi300x8-1536gb,
+// {"h100", 1} for gpu-h100x1-80gb, {"none", 0} for anything else.
+std::pair<std::string, int> simulated_gpu(const std::string& size_slug);
+
+// A port free on `address` now (bound and released).
+int free_port_on(const std::string& address);
+
+}  // namespace runara::sim
