@@ -7,6 +7,8 @@
 //
 // URLs obey http_load's target policy (the run's droplets, tunnels and simulated servers, and
 // --allow-host grants), judged on each connection. The work is runtime/metrics/'s.
+#include <uv.h>
+
 #include <map>
 
 #include "lua_args.hpp"
@@ -23,6 +25,7 @@ namespace {
 
 const char* const kScrape = "metrics.scrape";
 const char* const kStart = "metrics.start";
+const char* const kGet = "metrics.get";
 char kSamplerMeta;
 
 class MetricsPrimitive;
@@ -164,6 +167,9 @@ class MetricsPrimitive final : public Primitive {
     lua_pushlightuserdata(L, this);
     lua_pushcclosure(L, &MetricsPrimitive::start, 1);
     lua_setfield(L, -2, "start");
+    lua_pushlightuserdata(L, this);
+    ctx.push_async(L, &MetricsPrimitive::get, 1);
+    lua_setfield(L, -2, "get");
   }
 
   void teardown(Context&, std::function<void(std::string)> done) override {
@@ -192,6 +198,46 @@ class MetricsPrimitive final : public Primitive {
       if (!p.error.empty()) return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(p.error));
       ctx.resume(wait, [p = std::move(p)](lua_State* L) {
         push_json(L, scrape_json(p));
+        return 1;
+      });
+    });
+    return ctx.yield(L);
+  }
+
+  // One GET of a small endpoint (a readiness probe, /v1/models, /version): {status, body, seconds}.
+  // Any HTTP status is an answer; no connection (refused, timeout) raises.
+  static int get(lua_State* L) {
+    auto& self = primitive_of(L);
+    Context& ctx = *self.ctx_;
+    auto [url, allow] = target(L, ctx, kGet);
+    double timeout = 10;
+    if (!lua_isnoneornil(L, 2)) {
+      args::table(L, 2, kGet, "options");
+      args::only_fields(L, 2, kGet, {"timeout"});
+      timeout = args::opt_number(L, 2, kGet, "timeout").value_or(timeout);
+      if (!(timeout >= 0.1 && timeout <= 600)) args::raise(L, "%s: option 'timeout' must be 0.1 to 600 seconds", kGet);
+    }
+    if (ctx.stopping()) args::raise(L, "%s: the run is ending", kGet);
+    HttpRequest req;
+    req.url = url;
+    req.timeout_s = timeout;
+    req.max_body_bytes = std::size_t{1} << 20;  // what a probe needs; a hostile server gets no more
+    req.allow_connect = allow;
+    auto id = std::make_shared<HttpClient::Id>(0);
+    HttpClient* http = self.http_.get();
+    const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
+    const uint64_t started = uv_hrtime();
+    *id = http->send(std::move(req), [&ctx, wait, url, started](HttpResponse r) {
+      if (!r.error.empty()) return ctx.fail(wait, std::string(kGet) + ": " + url + ": " + ctx.redact(r.error));
+      const double seconds = static_cast<double>(uv_hrtime() - started) / 1e9;
+      ctx.resume(wait, [r = std::move(r), seconds](lua_State* L) {
+        lua_createtable(L, 0, 3);
+        lua_pushinteger(L, static_cast<lua_Integer>(r.status));
+        lua_setfield(L, -2, "status");
+        lua_pushlstring(L, r.body.data(), r.body.size());
+        lua_setfield(L, -2, "body");
+        lua_pushnumber(L, seconds);
+        lua_setfield(L, -2, "seconds");
         return 1;
       });
     });

@@ -41,12 +41,13 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 std::pair<std::string, int> simulated_gpu(const std::string& slug) {
-  // gpu-<model>x<count>-<memory>
+  // gpu-<model>x<count>-<memory>, e.g. gpu-h100x8-640gb, gpu-mi300x1-192gb
   if (slug.rfind("gpu-", 0) != 0) return {"none", 0};
   const size_t dash = slug.find('-', 4);
   const size_t x = dash == std::string::npos ? dash : slug.rfind('x', dash);
   if (x == std::string::npos || x < 4) return {"none", 0};
-  const std::string model = slug.substr(4, x - 4);
+  std::string model = slug.substr(4, x - 4);
+  if (model == "mi300") model = "mi300x";  // "gpu-mi300x8-…": MI300X, times 8
   const int count = std::atoi(slug.substr(x + 1, dash - x - 1).c_str());
   if ((model != "mi300x" && model != "h100") || count < 1) return {"none", 0};
   return {model, count};

@@ -1,0 +1,40 @@
+-- runara.machine: what a machine the run reached with ssh is — GPU model, count and memory,
+-- driver, ROCm or CUDA version, OS — for a report's metadata.
+--
+--   local info = require("runara.machine").describe(s)
+--   print(info.gpu, info.gpu_count, info.gpu_vram_gb, info.rocm_version or info.cuda_version)
+--
+-- GPU facts come from gpu_metrics.read (runara's own fixed tool command lines); the versions from
+-- `amd-smi version` / `nvidia-smi`'s header and /etc/os-release. A fact that cannot be read is
+-- nil, never a guess.
+local M = {}
+
+local function first_line(text) return (text or ""):match("^%s*([^\n]-)%s*$") end
+
+function M.describe(s)
+  if type(s) ~= "table" and type(s) ~= "userdata" then
+    error("machine.describe: argument 'session' must be an ssh session (ssh.connect)", 2)
+  end
+  local info = {}
+  local ok, snap = pcall(gpu_metrics.read, s)
+  if ok then
+    local st = snap.static or {}
+    info.gpu_backend = snap.backend
+    info.gpu = st.model
+    info.gpu_count = st.gpu_count or #snap.gpus
+    info.gpu_vram_gb = st.vram_total_bytes and math.floor(st.vram_total_bytes / 2^30 + 0.5) or nil
+    info.driver_version = st.driver_version
+  else
+    info.gpu_error = tostring(snap)
+  end
+  local v = s:exec("(amd-smi version 2>/dev/null || true); (nvidia-smi 2>/dev/null | head -5 || true); " ..
+                   "(. /etc/os-release 2>/dev/null && echo \"OS: $PRETTY_NAME\") || true", { quiet = true, check = false })
+  local out = v.stdout or ""
+  info.rocm_version = out:match("ROCm version:%s*([%d%.]+)")
+  info.cuda_version = out:match("CUDA Version:%s*([%d%.]+)")
+  info.amdsmi_version = out:match("AMDSMI Tool:%s*([%w%.%+%-]+)")
+  info.os = first_line(out:match("OS: ([^\n]+)"))
+  return info
+end
+
+return M

@@ -1,0 +1,152 @@
+-- runara.vllm: a vLLM OpenAI-compatible server on a machine the run reached with ssh.
+--
+--   local vllm = require("runara.vllm")
+--   local server = vllm.start(s, { model = "meta-llama/Llama-3.3-70B-Instruct", quantization = "fp8",
+--                                  hf_token = runara.secret("HF_TOKEN") })
+--   http_load.run{ url = server.url, model = server.model, ... }
+--   server:stop()
+--
+-- The server runs in the foreground of an ssh process (docker or pip), so the run's teardown
+-- kills it with the session; readiness is `GET /v1/models` through an ssh tunnel, polled, never
+-- a fixed sleep; nothing needs a public port. See docs/vllm.md.
+local M = {}
+
+local IMAGES = { amd = "rocm/vllm:latest", nvidia = "vllm/vllm-openai:latest" }
+local CONTAINER = "runara-vllm"
+local KNOWN = { model = true, mode = true, image = true, gpu = true, port = true, quantization = true,
+  dtype = true, max_model_len = true, gpu_memory_utilization = true, tensor_parallel_size = true,
+  extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true }
+
+local function fail(fmt, ...) error("vllm.start: " .. string.format(fmt, ...), 3) end
+
+local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+
+local function check(opts)
+  if type(opts) ~= "table" then fail("options must be a table, got %s", type(opts)) end
+  for k in pairs(opts) do
+    if not KNOWN[k] then fail("unknown option '%s'", tostring(k)) end
+  end
+  if type(opts.model) ~= "string" or opts.model == "" then
+    fail("option 'model' is required (e.g. model = \"meta-llama/Llama-3.3-70B-Instruct\")")
+  end
+  if opts.mode ~= nil and opts.mode ~= "docker" and opts.mode ~= "pip" then
+    fail("option 'mode' must be \"docker\" or \"pip\", got %s", tostring(opts.mode))
+  end
+  if opts.gpu ~= nil and not IMAGES[opts.gpu] then fail("option 'gpu' must be \"amd\" or \"nvidia\", got %s", tostring(opts.gpu)) end
+  local port = opts.port or 8000
+  if type(port) ~= "number" or port < 1 or port > 65535 or port % 1 ~= 0 then
+    fail("option 'port' must be a whole number from 1 to 65535, got %s", tostring(port))
+  end
+  if opts.extra_args ~= nil and type(opts.extra_args) ~= "table" then
+    fail("option 'extra_args' must be a list of strings")
+  end
+end
+
+-- What kind of GPU the machine has, by the tool it carries.
+local function detect_gpu(s)
+  local r = s:exec("if command -v amd-smi >/dev/null || command -v rocm-smi >/dev/null; then echo amd; " ..
+                   "elif command -v nvidia-smi >/dev/null; then echo nvidia; else echo none; fi", { quiet = true })
+  local kind = r.stdout:match("(%a+)")
+  if kind ~= "amd" and kind ~= "nvidia" then
+    error("vllm.start: no GPU tool (amd-smi, rocm-smi or nvidia-smi) on " .. s.name .. "; pass gpu = \"amd\" or \"nvidia\"", 3)
+  end
+  return kind
+end
+
+local function serve_args(opts, port)
+  local a = { "vllm", "serve", quote(opts.model), "--host", "0.0.0.0", "--port", tostring(port) }
+  local function add(flag, value)
+    if value ~= nil then a[#a + 1] = flag; a[#a + 1] = quote(value) end
+  end
+  add("--quantization", opts.quantization)
+  add("--dtype", opts.dtype)
+  add("--max-model-len", opts.max_model_len)
+  add("--gpu-memory-utilization", opts.gpu_memory_utilization)
+  add("--tensor-parallel-size", opts.tensor_parallel_size)
+  for _, extra in ipairs(opts.extra_args or {}) do a[#a + 1] = quote(extra) end
+  return table.concat(a, " ")
+end
+
+local function docker_command(opts, gpu, serve)
+  local devices = gpu == "amd"
+      and "--device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined"
+      or "--gpus all"
+  return table.concat({ "docker run --rm --name " .. CONTAINER, "--ipc=host --network=host", devices,
+    opts.hf_token and "-e HF_TOKEN" or "", "-v \"$HOME/.cache/huggingface:/root/.cache/huggingface\"",
+    quote(opts.image or IMAGES[gpu]), serve }, " ")
+end
+
+local Server = {}
+Server.__index = Server
+
+-- The last `n` lines of what the server printed.
+function Server:log_tail(n)
+  local out = self.process:output().stdout or ""
+  local lines = {}
+  for line in out:gmatch("[^\n]+") do lines[#lines + 1] = line end
+  return table.concat(lines, "\n", math.max(1, #lines - (n or 20) + 1))
+end
+
+-- Copies the server's whole log (kept on the machine) into the output folder.
+function Server:download_log(local_path)
+  return self.session:download(self.log, local_path or "logs/vllm.log")
+end
+
+function Server:stop()
+  if self.stopped then return end
+  self.stopped = true
+  self.process:kill("TERM")
+  self.process:wait()
+  if self.mode == "docker" then self.session:exec("docker rm -f " .. CONTAINER .. " >/dev/null 2>&1; true", { quiet = true }) end
+end
+
+local function wait_ready(server, timeout, poll)
+  local started = runara.now()
+  local last_note = started
+  while true do
+    local ok, r = pcall(metrics.get, server.url .. "/v1/models", { timeout = 5 })
+    if ok and r.status == 200 then return runara.now() - started end
+    if not server.process:running() then
+      error(string.format("vllm.start: the server on %s exited before it was ready; its last lines:\n%s",
+        server.session.name, server:log_tail(20)), 3)
+    end
+    local waited = runara.now() - started
+    if waited > timeout then
+      server.process:kill("TERM")
+      error(string.format("vllm.start: the server on %s was not ready after %d s (GET /v1/models: %s); its last lines:\n%s",
+        server.session.name, math.floor(waited), ok and ("HTTP " .. r.status) or tostring(r):match("[^\n]*"),
+        server:log_tail(20)), 3)
+    end
+    if runara.now() - last_note >= 15 then
+      last_note = runara.now()
+      local tail = server:log_tail(1)
+      runara.log(string.format("vllm: waiting for %s on %s (%d s; last line: %s)", server.model,
+        server.session.name, math.floor(waited), tail ~= "" and tail or "nothing yet"))
+    end
+    runara.sleep(poll)
+  end
+end
+
+-- Starts the server and waits until it answers. Returns a server: url, model, version, ready_s.
+function M.start(s, opts)
+  check(opts)
+  local gpu = opts.gpu or detect_gpu(s)
+  local mode = opts.mode or "docker"
+  local port = opts.port or 8000
+  local log = opts.log or "vllm.log"
+  local serve = serve_args(opts, port)
+  local command = (mode == "docker" and docker_command(opts, gpu, serve) or serve) ..
+      " 2>&1 | tee " .. quote(log)
+  runara.log(string.format("vllm: starting %s on %s (%s, %s)", opts.model, s.name, mode,
+    mode == "docker" and (opts.image or IMAGES[gpu]) or "pip"))
+  local process = s:spawn("set -o pipefail 2>/dev/null; " .. command,
+    { env = opts.hf_token and { HF_TOKEN = opts.hf_token } or nil, quiet = opts.quiet ~= false })
+  local server = setmetatable({ session = s, process = process, model = opts.model, mode = mode, gpu = gpu,
+    port = port, log = log, url = s:forward(port) }, Server)
+  server.ready_s = wait_ready(server, opts.ready_timeout or 1800, opts.poll or (runara.simulated and 0.5 or 2))
+  server.version = server:log_tail(400):match("[Vv][Ll][Ll][Mm] API server version ([%w%.%+%-]+)") or "unknown"
+  runara.log(string.format("vllm: %s ready on %s after %.1f s (vLLM %s)", opts.model, s.name, server.ready_s, server.version))
+  return server
+end
+
+return M
