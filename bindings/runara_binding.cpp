@@ -36,6 +36,7 @@ int secret(lua_State* L) {
   const std::string name = args::string(L, 1, "runara.secret", "name");
   if (is_cloud_token_name(name)) args::raise(L, "runara.secret: %s %s", name.c_str(), kCloudTokenRefusal);
   if (!impl_of(L).secrets_.grantable(name)) {
+    impl_of(L).denied("--secret " + name);
     args::raise(L, "runara.secret: secret '%s' was not granted; run with --secret %s "
                          "(its value is read from the environment variable %s)",
                       name.c_str(), name.c_str(), name.c_str());

@@ -145,6 +145,7 @@ std::string script_readable_path(Runtime::Impl& rt, const std::string& path, std
     if (!real.empty()) roots.push_back(real);
   }
   const std::string real = check_readable(path, rt.script_dir_, roots, error);
+  if (real.empty() && error.find("--allow-read") != std::string::npos) rt.denied("--allow-read " + path);
   const bool this_run = rt.output_.created() && path_within(real, rt.output_.real_path());
   if (!real.empty() && (this_run || inside_output_folder(real))) {
     error = "'" + path + "' is in " + std::string(this_run ? "the run's" : "an earlier run's") +

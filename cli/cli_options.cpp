@@ -86,6 +86,11 @@ Other:
   -h, --help              this text
   --version               print the version
 
+Before running a shared script:
+  runara plan SCRIPT [key=value ...]
+                          rehearse it on the simulated cloud (compressed time) and print the
+                          machines it creates, its worst-case cost and the grants it asks for
+
 Cleaning up:
   runara ls [--json]      machines earlier runs left at this API, as the API sees them
                           (exit 1 when it could not check)

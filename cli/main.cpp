@@ -31,13 +31,6 @@ bool read_stdin_script(std::string& code) {
   return true;
 }
 
-// The guardian is this very executable, started as `runara __guardian`.
-std::string own_executable() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,11 +50,11 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  command.options.cloud.guardian_executable = own_executable();
-  std::shared_ptr<const runara::SimulatedCloud> sim;  // outlives the runtime: destroyed after teardown
+  command.options.cloud.guardian_executable = runara::cli::own_executable();
+  std::shared_ptr<runara::sim::SimCloud> sim;  // outlives the runtime: destroyed after teardown
   if (command.sim) {
     std::string error;
-    sim = runara::cli::start_simulated_cloud(command.options, own_executable(), error);
+    sim = runara::cli::start_simulated_cloud(command.options, runara::cli::own_executable(), error);
     if (!sim) {
       std::fprintf(stderr, "runara: %s\n", error.c_str());
       return static_cast<int>(runara::Exit::usage);

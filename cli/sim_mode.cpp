@@ -1,16 +1,24 @@
 #include "sim_mode.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include <cstdio>
 #include <stdexcept>
 
-#include "sim/sim_cloud.hpp"
 
 namespace runara::cli {
 
-std::shared_ptr<const SimulatedCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
-                                                            std::string& error) {
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
+
+std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
+                                                     std::string& error, double time_scale) {
   const char* tmp = std::getenv("TMPDIR");
   std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/runara-sim-XXXXXX";
   if (!::mkdtemp(root.data())) {
@@ -25,6 +33,7 @@ std::shared_ptr<const SimulatedCloud> start_simulated_cloud(Options& options, co
   config.root_dir = root;
   config.runara_executable = runara_executable;
   config.shims_dir = sim::default_shims_dir();
+  config.time_scale = time_scale;
   const char* faults = std::getenv("RUNARA_SIM_FAULTS");
   config.faults = faults ? faults : "";
   try {
@@ -35,9 +44,10 @@ std::shared_ptr<const SimulatedCloud> start_simulated_cloud(Options& options, co
     options.cloud.state_dir = cloud->state_dir();
     options.cloud.poll_s = 0.5;
     options.cloud.simulated = cloud;
-    std::fprintf(stderr,
-                 "runara: simulated cloud (--sim): no account, no money; machines are local sshds and every number "
-                 "is simulated\n");
+    if (time_scale == 1)
+      std::fprintf(stderr,
+                   "runara: simulated cloud (--sim): no account, no money; machines are local sshds and every number "
+                   "is simulated\n");
     return cloud;
   } catch (const std::exception& e) {
     error = std::string("--sim: ") + e.what();

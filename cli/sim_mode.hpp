@@ -8,12 +8,17 @@
 #include <string>
 
 #include "runara/runtime.hpp"
+#include "sim/sim_cloud.hpp"
 
 namespace runara::cli {
 
+// This very executable (the guardian, the sweeper and the shims' `runara serve-fake-llm` run it).
+std::string own_executable();
+
 // nullptr and `error` set when it cannot start. Call before the Runtime is made (it sets an
-// environment variable every process runara starts afterwards inherits).
-std::shared_ptr<const SimulatedCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
-                                                            std::string& error);
+// environment variable every process runara starts afterwards inherits). `time_scale` < 1
+// compresses the simulated delays (runara plan).
+std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
+                                                     std::string& error, double time_scale = 1);
 
 }  // namespace runara::cli

@@ -11,6 +11,7 @@
 #include "cloud/reaper.hpp"
 #include "bench_command.hpp"
 #include "fake_do_command.hpp"
+#include "plan_command.hpp"
 #include "sim/sim_sweeper.hpp"
 #include "fake_llm_command.hpp"
 
@@ -82,6 +83,7 @@ int run_subcommand(int argc, char** argv) {
   if (command == "serve-fake-do") return serve_fake_do(argc, argv);
   if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
   if (command == "bench") return bench_command(argc, argv);
+  if (command == "plan") return plan_command(argc, argv);
   return -1;
 }
 

@@ -45,6 +45,9 @@ struct Runtime::Impl final : Context {
   std::string reserve_memory(std::size_t bytes, std::string_view what) override;
   void release_memory(std::size_t bytes) override { memory_->release(bytes); }
   void log(std::string_view line) override;
+  void denied(const std::string& grant) {
+    if (events_.denied) events_.denied(grant);
+  }
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
   std::string secret_value(lua_State* L, int index) override;

@@ -32,6 +32,7 @@ int os_getenv(lua_State* L) {
     return luaL_error(L, "os.getenv: %s is a secret; use runara.secret(\"%s\")", name, name);
   }
   if (!env_allowed(rt.permissions(), name)) {
+    rt.denied(std::string("--allow-env ") + name);
     return luaL_error(L, "os.getenv: reading environment variable %s is not allowed; "
                          "grant it with --allow-env %s", name, name);
   }

@@ -83,6 +83,9 @@ struct Events {
   std::function<void(std::string_view line)> log;    // runara.log, warnings, runtime reports
   std::function<void(std::string_view line)> progress;  // transient status ("waiting for ...")
   std::function<void(std::string_view name, std::string_view json)> result;  // runara.result
+  // The script asked for something not granted: `grant` is the flag that would allow it
+  // ("--secret HF_TOKEN", "--allow-env HOME", "--allow-read /data"). `runara plan` lists these.
+  std::function<void(std::string_view grant)> denied;
   // Called on the watchdog's thread (not the run's) when a stopped script has not unwound
   // within a few seconds: it is stuck in one long C call. The CLI exits with `exit_code`;
   // a host may do the same (its guardian then cleans up the cloud) or keep waiting.

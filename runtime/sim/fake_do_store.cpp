@@ -410,7 +410,14 @@ Reply Store::list_droplets(const DropletFilter& filter, const PageRequest& page)
 }
 
 SimulatedDroplet Store::simulated(const Droplet& d, const json& body) {
-  SimulatedDroplet out{d.id, d.name, d.size->slug, d.region->slug, d.public_ip, {}};
+  SimulatedDroplet out;
+  out.id = d.id;
+  out.name = d.name;
+  out.size_slug = d.size->slug;
+  out.region_slug = d.region->slug;
+  out.image_slug = d.image ? d.image->slug : "";
+  out.public_ipv4 = d.public_ip;
+  out.price_hourly = d.size->price_hourly;
   if (body.contains("ssh_keys") && body["ssh_keys"].is_array()) {
     for (const auto& k : body["ssh_keys"]) {
       const auto key = find_key(k.is_string() ? k.get<std::string>() : k.dump());

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
@@ -50,8 +51,8 @@ SimCloud::SimCloud(SimCloudConfig config)
   api.active_after_s = 2 * config_.time_scale;
   api.delete_after_s = 1 * config_.time_scale;
   api.public_ipv4 = [this](std::int64_t id) { return allocate_address(id); };
-  api.on_created = [this](const SimulatedDroplet& d) { created(d); };
-  api.on_deleted = [this](std::int64_t id) { deleted(id); };
+  api.on_created = [this](const SimulatedDroplet& d) { on_created(d); };
+  api.on_deleted = [this](std::int64_t id) { on_deleted(id); };
   api_ = std::make_unique<FakeDigitalOcean>(api);
   api_->start(0);
 }
@@ -92,8 +93,20 @@ std::string SimCloud::allocate_address(std::int64_t droplet_id) {
   return addresses_[droplet_id] = "127.0.0.1";
 }
 
-void SimCloud::created(const SimulatedDroplet& d) {
+std::vector<SimulatedDroplet> SimCloud::created() const {
   std::lock_guard lock(mu_);
+  return created_;
+}
+
+int SimCloud::peak_machines() const {
+  std::lock_guard lock(mu_);
+  return peak_;
+}
+
+void SimCloud::on_created(const SimulatedDroplet& d) {
+  std::lock_guard lock(mu_);
+  created_.push_back(d);
+  created_.back().public_keys.clear();
   SimMachineSpec spec;
   spec.dir = config_.root_dir + "/droplet-" + std::to_string(d.id);
   spec.address = d.public_ipv4;
@@ -108,13 +121,14 @@ void SimCloud::created(const SimulatedDroplet& d) {
     auto machine = std::make_unique<SimMachine>(spec);
     ports_[d.public_ipv4] = machine->ssh_port();
     machines_[d.id] = std::move(machine);
+    peak_ = std::max(peak_, static_cast<int>(machines_.size()));
   } catch (const std::exception& e) {
     // The script's ssh.connect then fails with its own timeout; say why here.
     std::fprintf(stderr, "runara: simulated cloud: droplet %s: %s\n", d.name.c_str(), e.what());
   }
 }
 
-void SimCloud::deleted(std::int64_t id) {
+void SimCloud::on_deleted(std::int64_t id) {
   std::unique_ptr<SimMachine> gone;
   {
     std::lock_guard lock(mu_);

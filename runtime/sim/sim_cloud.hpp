@@ -14,6 +14,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "sim/simulated_droplet.hpp"
 
 #include "runara/simulated_cloud.hpp"
 
@@ -22,7 +25,6 @@ namespace runara::sim {
 class FakeDigitalOcean;
 class SimMachine;
 class SimSweeper;
-struct SimulatedDroplet;
 
 struct SimCloudConfig {
   std::string root_dir;           // an empty folder this cloud owns (removed at the end)
@@ -46,12 +48,15 @@ class SimCloud : public SimulatedCloud {
   const std::string& token() const { return token_; }
   std::string state_dir() const { return config_.root_dir + "/state"; }  // the simulated run's ledger
   int live_machines() const;
+  // Every Droplet the API created, in order, and the most that were alive at once (runara plan).
+  std::vector<SimulatedDroplet> created() const;
+  int peak_machines() const;
   static std::string cloud_entry(const std::string& root_dir) { return "RUNARA_SIM_DIR=" + root_dir; }
 
  private:
   std::string allocate_address(std::int64_t droplet_id);
-  void created(const SimulatedDroplet& droplet);
-  void deleted(std::int64_t droplet_id);
+  void on_created(const SimulatedDroplet& droplet);
+  void on_deleted(std::int64_t droplet_id);
 
   SimCloudConfig config_;
   std::string token_, user_;
@@ -60,6 +65,8 @@ class SimCloud : public SimulatedCloud {
   std::map<std::int64_t, std::string> addresses_;  // droplet id -> 127.x.y.z
   std::map<std::int64_t, std::unique_ptr<SimMachine>> machines_;
   std::map<std::string, int> ports_;  // address -> its sshd's port
+  std::vector<SimulatedDroplet> created_;
+  int peak_ = 0;
   std::unique_ptr<FakeDigitalOcean> api_;
 };
 

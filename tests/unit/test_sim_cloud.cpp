@@ -146,3 +146,24 @@ TEST_CASE("the simulator's port and user are not honoured when the run talks to 
   CHECK(printed.find(":22") != std::string::npos);
   CHECK(printed.find("nobody-here") == std::string::npos);
 }
+
+TEST_CASE("runara plan: machines, worst case and the grants a script asked for, with nothing left", "[sim]") {
+  const std::string dir = temp_dir("sim-plan");
+  const std::string script = write_temp_file(dir, "two.lua", R"(
+local a = droplet.create{ name = "a", size = "gpu-mi300x1-192gb", image = "gpu-amd-base", region = "atl1" }
+local b = droplet.create{ name = "b", size = "gpu-h100x1-80gb", image = "gpu-h100x1-base", region = "nyc2" }
+pcall(runara.secret, "HF_TOKEN")
+pcall(os.getenv, "HOME")
+runara.write_file("x.txt", "not kept")
+)");
+  const auto r = run_runara({"plan", "--max-runtime", "3600", script}, 60);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("It creates 2 machines (at most 2 at once)") != std::string::npos);
+  CHECK(r.out.find("gpu-mi300x1-192gb      atl1   image gpu-amd-base       $1.99/h") != std::string::npos);
+  CHECK(r.out.find("gpu-h100x1-80gb        nyc2   image gpu-h100x1-base    $3.39/h") != std::string::npos);
+  CHECK(r.out.find("Worst case: $5.38 (every machine alive until the 1.0 h deadline") != std::string::npos);
+  CHECK(r.out.find("only --secret HF_TOKEN allows") != std::string::npos);
+  CHECK(r.out.find("only --allow-env HOME allows") != std::string::npos);
+  CHECK(r.out.find("it ran to the end") != std::string::npos);
+}
