@@ -37,6 +37,8 @@ const char* const kHelp =
     "  --model NAME             model name in responses and /v1/models (default fake-model)\n"
     "  --ttft-ms MS             time to the first token (default 0)\n"
     "  --itl-ms MS              time between tokens (default 0)\n"
+    "  --itl-per-stream-ms MS   ITL grows this much per stream running when a request arrives (default 0)\n"
+    "  --prefill-ms-per-token MS  TTFT grows this much per prompt token (default 0)\n"
     "  --output-tokens N        tokens per response (default 16); a request's max_tokens caps it,\n"
     "                           and /v1/completions without max_tokens stops at 16, as in vLLM\n"
     "  --output-tokens-range MIN:MAX\n"
@@ -132,6 +134,10 @@ const Flag kFlags[] = {
      [](const std::string& v, Settings& s) { return to_milliseconds(v, s.config.ttft_ms); }},
     {"--itl-ms", "a number of milliseconds >= 0",
      [](const std::string& v, Settings& s) { return to_milliseconds(v, s.config.itl_ms); }},
+    {"--itl-per-stream-ms", "a number of milliseconds >= 0",
+     [](const std::string& v, Settings& s) { return to_milliseconds(v, s.config.itl_per_stream_ms); }},
+    {"--prefill-ms-per-token", "a number of milliseconds >= 0",
+     [](const std::string& v, Settings& s) { return to_milliseconds(v, s.config.prefill_ms_per_token); }},
     {"--output-tokens", "a whole number of tokens from 1 to 16777216",
      [](const std::string& v, Settings& s) {
        s.config.output_tokens_max = 0;  // the last of the two length flags wins

@@ -528,8 +528,11 @@ void start_generation(Conn* c, const Request& r, bool chat) {
   g.finish = (max_tokens && length == *max_tokens) ? "length" : "stop";
   g.start_ns = r.arrival_ns;
   g.wire_start_ns = r.wire_arrival_ns;
-  g.ttft_ns = static_cast<uint64_t>(std::max(0.0, cfg.ttft_ms) * 1e6);
-  g.itl_ns = static_cast<uint64_t>(std::max(0.0, cfg.itl_ms) * 1e6);
+  const double running = static_cast<double>(s->active_streams.load(std::memory_order_relaxed));
+  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * g.prompt_tokens;
+  const double itl_ms = cfg.itl_ms + cfg.itl_per_stream_ms * running;
+  g.ttft_ns = static_cast<uint64_t>(std::max(0.0, ttft_ms) * 1e6);
+  g.itl_ns = static_cast<uint64_t>(std::max(0.0, itl_ms) * 1e6);
   if (u_stall < cfg.stall_fraction && cfg.stall_ms > 0) {
     g.stall_at = g.total > 1 ? s->uniform_int(1, g.total - 1) : 0;
     g.stall_ns = static_cast<uint64_t>(cfg.stall_ms * 1e6);

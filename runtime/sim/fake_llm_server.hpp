@@ -44,6 +44,11 @@ struct FakeLlmConfig {
 
   double ttft_ms = 0;              // time to the first token
   double itl_ms = 0;               // time between tokens
+  // A batching GPU's behaviour, for the simulated cloud: a request's ITL is itl_ms plus this
+  // much per stream already running when it arrives, and its TTFT grows by prefill_ms_per_token
+  // per prompt token. 0 (the default) keeps every request's timing fixed.
+  double itl_per_stream_ms = 0;
+  double prefill_ms_per_token = 0;
   int output_tokens = 16;          // fixed output length...
   int output_tokens_min = 0;       // ...or uniform in [min, max] when
   int output_tokens_max = 0;       //    output_tokens_max > 0

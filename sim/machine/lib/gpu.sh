@@ -1,0 +1,61 @@
+# Shared by the GPU shims (sourced): the simulated GPU's state now.
+# Load is read off the machine itself: whether the simulated vLLM server runs (its pid file)
+# and how many connections it holds (established sockets to its port in /proc/net/tcp), so
+# the GPU readings follow what the scenario does to the server. All figures are simulated.
+state=${RUNARA_SIM_STATE:-/tmp}
+gpu=${RUNARA_SIM_GPU:-none}
+count=${RUNARA_SIM_GPU_COUNT:-0}
+
+unsupported() {
+  echo "$tool (runara simulated): unsupported arguments: $*" >&2
+  exit 2
+}
+
+no_gpu() {
+  echo "$tool (runara simulated): this simulated machine ($RUNARA_SIM_SIZE) has no $1 GPU" >&2
+  exit 2
+}
+
+serving() {
+  [ -f "$state/vllm.pid" ] && kill -0 "$(cat "$state/vllm.pid")" 2>/dev/null
+}
+
+streams() {
+  port=$(cat "$state/vllm.port" 2>/dev/null) || { echo 0; return; }
+  awk -v ip="${RUNARA_SIM_IP:-127.0.0.1}" -v port="$port" '
+    BEGIN { split(ip, o, "."); want = sprintf("%02X%02X%02X%02X:%04X", o[4], o[3], o[2], o[1], port) }
+    $2 == want && $4 == "01" { n++ }
+    END { print n + 0 }' /proc/net/tcp 2>/dev/null || echo 0
+}
+
+# One line per GPU: index power_w gfx_pct mem_pct vram_used_mib vram_total_mib temp_edge temp_hot
+# temp_mem sm_mhz mem_mhz energy_j. Energy accumulates in $state/gpu-energy between calls.
+readings() {
+  if serving; then up=1; vram_fraction=$(cat "$state/vllm.vram_fraction" 2>/dev/null || echo 0.9); else up=0; vram_fraction=0; fi
+  n=$(streams)
+  now=$(date +%s.%N)
+  awk -v gpu="$gpu" -v count="$count" -v up="$up" -v n="$n" -v frac="$vram_fraction" -v now="$now" \
+      -v efile="$state/gpu-energy" '
+    BEGIN {
+      if (gpu == "mi300x") { idle = 140; ready = 190; cap = 750; total = 196592; tidle = 38; tmax = 76; clk0 = 132; clk1 = 2100; m0 = 900; m1 = 1300 }
+      else { idle = 69; ready = 115; cap = 700; total = 81559; tidle = 33; tmax = 66; clk0 = 345; clk1 = 1980; m0 = 1593; m1 = 2619 }
+      load = up ? n / (n + 8) : 0
+      srand(int(now * 1000) % 100000)
+      last = now; getline line < efile; split(line, e, " "); if (e[1] > 0) last = e[1]
+      dt = now - last; if (dt < 0 || dt > 60) dt = 0
+      out = now
+      for (i = 0; i < count; i++) {
+        j = 1 + (rand() - 0.5) * 0.04
+        p = (up ? ready + (cap * 0.93 - ready) * load : idle) * j
+        g = up ? (n > 0 ? 100 * (0.6 + 0.4 * load) : 1) : 0
+        mu = up ? (n > 0 ? 35 + 40 * load : 0) : 0
+        used = up ? int(total * frac) : 12
+        te = tidle + (tmax - tidle) * load * j; th = te + 8; tm = te + 4
+        sm = up && n > 0 ? clk1 : clk0; mm = up ? m1 : m0
+        en = (e[i + 2] + 0) + p * dt
+        out = out " " en
+        printf "%d %.2f %d %d %d %d %d %d %d %d %d %.1f\n", i, p, g, mu, used, total, te, th, tm, sm, mm, en
+      }
+      print out > efile
+    }'
+}
