@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <set>
 #include <cctype>
 #include <cmath>
 #include <thread>
@@ -519,6 +520,17 @@ class HttpLoadPrimitive final : public Primitive {
     auto& self = primitive_of(L);
     auto& rt = impl_of(L);
     LoadPlan plan = parse_plan(L, rt, ++self.loads_);
+    // Each load writes the folder it is named after: a second load of the same name (two tasks
+    // running the same suite) would overwrite the first one's results.
+    std::vector<std::string> folders;
+    for (const auto& p : plan.points) folders.push_back(p.name);
+    if (!plan.sweep_dir.empty()) folders.push_back(plan.sweep_dir.substr(plan.sweep_dir.rfind('/') + 1));
+    for (const auto& folder : folders) {
+      if (self.names_.count(folder))
+        args::raise(L, "%s: option 'name': a load named \"%s\" already ran in this run and its folder holds its "
+                    "results; give each load its own name", kRun, folder.c_str());
+    }
+    self.names_.insert(folders.begin(), folders.end());
     GpuLoadHooks gpu = gpu_load_hooks(L, 1, kRun);  // option gpu = a gpu_metrics sampler
     const bool sweep = plan.points.size() > 1;
     int threads = 0;
@@ -608,6 +620,7 @@ class HttpLoadPrimitive final : public Primitive {
   }
 
   int loads_ = 0;
+  std::set<std::string> names_;  // loads of this run, by name (= their output folder)
   std::shared_ptr<int> threads_ = std::make_shared<int>(0);  // of the loads running now (Lua thread only)
   std::vector<std::unique_ptr<FakeLlmServer>> fakes_;
 };

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   std::shared_ptr<runara::sim::SimCloud> sim;  // outlives the runtime: destroyed after teardown
   if (command.sim) {
     std::string error;
-    sim = runara::cli::start_simulated_cloud(command.options, runara::cli::own_executable(), error);
+    sim = runara::cli::start_simulated_cloud(command.options, runara::cli::own_executable(), error,
+                                             runara::cli::time_scale_from_environment());
     if (!sim) {
       std::fprintf(stderr, "runara: %s\n", error.c_str());
       return static_cast<int>(runara::Exit::usage);

@@ -4,12 +4,21 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 
 #include <cstdio>
 #include <stdexcept>
 
 
 namespace runara::cli {
+
+double time_scale_from_environment() {
+  const char* text = std::getenv("RUNARA_SIM_TIME_SCALE");
+  if (!text || !*text) return 1;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  return end && *end == '\0' && v > 0 && v <= 1 ? v : 1;
+}
 
 std::string own_executable() {
   char path[PATH_MAX];

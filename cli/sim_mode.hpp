@@ -12,6 +12,10 @@
 
 namespace runara::cli {
 
+// RUNARA_SIM_TIME_SCALE (a number > 0 and <= 1: the simulated machines' delays and token timings
+// are multiplied by it; for tests), else 1.
+double time_scale_from_environment();
+
 // This very executable (the guardian, the sweeper and the shims' `runara serve-fake-llm` run it).
 std::string own_executable();
 

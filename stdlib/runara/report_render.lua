@@ -102,10 +102,12 @@ function M.markdown(v)
   out[#out + 1] = ""
   local cost = cost_line(v.meta)
   if cost then out[#out + 1] = cost out[#out + 1] = "" end
-  out[#out + 1] = "## Comparison"
-  out[#out + 1] = ""
-  out[#out + 1] = md_table({ "Metric", "This run" .. (v.simulated and " (simulated)" or ""), v.reference and v.reference.label or "Reference", "Notes" }, comparison_rows(v))
-  if v.reference then out[#out + 1] = "\nReference: " .. cell(v.reference.source) end
+  if v.reference or #v.loads > 0 or #v.sweeps > 0 then
+    out[#out + 1] = "## Comparison"
+    out[#out + 1] = ""
+    out[#out + 1] = md_table({ "Metric", "This run" .. (v.simulated and " (simulated)" or ""), v.reference and v.reference.label or "Reference", "Notes" }, comparison_rows(v))
+    if v.reference then out[#out + 1] = "\nReference: " .. cell(v.reference.source) end
+  end
   if #v.loads > 0 then
     local rows = {}
     for _, l in ipairs(v.loads) do rows[#rows + 1] = load_row(l.name, l.concurrency, l.m) end
@@ -240,6 +242,8 @@ function M.html(v, svg)
   local cost = cost_line(v.meta)
   if cost then out[#out + 1] = '<p class="cost">' .. esc(cost) .. "</p>" end
   out[#out + 1] = cards(v)
+  local serving = v.reference ~= nil or #v.loads > 0 or #v.sweeps > 0
+  if serving then
   out[#out + 1] = "<h2>Comparison</h2>"
   out[#out + 1] = html_table({ "Metric", "This run" .. (v.simulated and " (simulated)" or ""), v.reference and v.reference.label or "Reference", "Notes" }, comparison_rows(v))
   if v.reference then out[#out + 1] = '<p class="note">Reference: ' .. esc(v.reference.source) .. "</p>" end
@@ -251,12 +255,15 @@ function M.html(v, svg)
   out[#out + 1] = svg.chart{ title = "TTFT and TPOT vs concurrency", x_label = "concurrent requests", y_label = "milliseconds", xlog = sweep,
     series = { { name = "TTFT p50", points = by_concurrency(v, "median_ttft_ms") }, { name = "TTFT p99", points = by_concurrency(v, "p99_ttft_ms") },
                { name = "TPOT p50", points = by_concurrency(v, "median_tpot_ms") }, { name = "TPOT p99", points = by_concurrency(v, "p99_tpot_ms") } } }
-  out[#out + 1] = "<h2>GPU over time</h2>"
-  local marks = gpu_marks(v.gpu)
-  out[#out + 1] = svg.chart{ title = "GPU power", x_label = "seconds since sampling started", y_label = "watts",
-                             series = over_time(v.gpu, "power_w", 1, "power"), marks = marks }
-  out[#out + 1] = svg.chart{ title = "VRAM used", x_label = "seconds since sampling started", y_label = "GB",
-                             series = over_time(v.gpu, "vram_used_bytes", 1e-9, "VRAM"), marks = marks }
+  end
+  if v.gpu or serving then
+    out[#out + 1] = "<h2>GPU over time</h2>"
+    local marks = gpu_marks(v.gpu)
+    out[#out + 1] = svg.chart{ title = "GPU power", x_label = "seconds since sampling started", y_label = "watts",
+                               series = over_time(v.gpu, "power_w", 1, "power"), marks = marks }
+    out[#out + 1] = svg.chart{ title = "VRAM used", x_label = "seconds since sampling started", y_label = "GB",
+                               series = over_time(v.gpu, "vram_used_bytes", 1e-9, "VRAM"), marks = marks }
+  end
   if #v.loads > 0 then
     local rows = {}
     for _, l in ipairs(v.loads) do rows[#rows + 1] = load_row(l.name, l.concurrency, l.m) end

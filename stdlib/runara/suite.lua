@@ -41,7 +41,7 @@ end
 
 local function load(server, name, t, opts)
   local result = http_load.run{
-    name = name, url = server.url, model = server.model, concurrency = t.concurrency, requests = t.requests,
+    name = (opts.name_prefix or "") .. name, url = server.url, model = server.model, concurrency = t.concurrency, requests = t.requests,
     max_tokens = t.max_tokens, ignore_eos = true, prompts = { input_tokens = t.input_tokens, range_ratio = t.range_ratio },
     warmup = t.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
   }
@@ -53,7 +53,8 @@ local function phase(opts, name)
 end
 
 -- Seed 000's suite. Options: profile ("full", or "quick" by default on the simulated cloud),
--- report, gpu (a gpu_metrics sampler), quiet, seed, tests (a subset of
+-- report, gpu (a gpu_metrics sampler), quiet, seed, name_prefix (put before each load's name:
+-- two suites in one run need different ones), tests (a subset of
 -- {"throughput", "latency", "concurrent"}). Returns { throughput =, latency =, concurrent = {…} }.
 function M.run(server, opts)
   local fn = "suite.run"
