@@ -1,0 +1,247 @@
+// Every scenario in scripts/ and examples/ rehearsed on the simulated cloud (runara --sim): it
+// runs to the end, writes its reports with the fields and simulated ranges the scenario promises,
+// leaks no secret into any file, and leaves its machines destroyed. A failure halfway still
+// writes a partial report. report.html is rendered in headless Chromium where it is installed.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+
+using namespace runara::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string kScripts = std::string(RUNARA_SOURCE_DIR) + "/scripts/";
+const std::string kSecret = "hf_TEST_SECRET_5f0c1e7d9a";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json results(const std::string& out) { return json::parse(slurp(out + "/results.json")); }
+
+// Runs a scenario under --sim with HF_TOKEN granted (so it could leak), in `out`.
+ChildResult rehearse(const std::string& script, const std::string& out, std::vector<std::string> params = {},
+                     std::map<std::string, std::string> env = {}) {
+  std::vector<std::string> args{"--sim", "--secret", "HF_TOKEN", "--out", out, kScripts + script};
+  args.insert(args.end(), params.begin(), params.end());
+  env["HF_TOKEN"] = kSecret;
+  return run_runara(args, 240, env);
+}
+
+void check_no_secret_anywhere(const std::string& out) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(out)) {
+    if (!entry.is_regular_file()) continue;
+    INFO(entry.path());
+    CHECK(slurp(entry.path()).find(kSecret) == std::string::npos);
+  }
+}
+
+void check_torn_down(const ChildResult& r) {
+  CHECK(r.err.find("is gone") != std::string::npos);
+  CHECK(r.err.find("ssh key runara-") != std::string::npos);
+  CHECK(r.err.find(" deleted") != std::string::npos);
+}
+
+// Circles a chart series holds in report.html.
+int points_of(const std::string& html, const std::string& series) {
+  const auto at = html.find("data-series=\"" + series + "\"");
+  if (at == std::string::npos) return -1;
+  const auto end = html.find("</g>", at);
+  int n = 0;
+  for (auto p = html.find("<circle", at); p != std::string::npos && p < end; p = html.find("<circle", p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean teardown", "[scenario]") {
+  const std::string out = temp_dir("flagship") + "/out";
+  const auto r = rehearse("llama70b_fp8.lua", out);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = results(out);
+  CHECK(j["metadata"]["gpu"] == "AMD Instinct MI300X");
+  CHECK(j["metadata"]["simulated"] == true);
+  CHECK(j["metadata"]["rocm_version"] == "6.2.0");
+  CHECK(j["metadata"]["framework"].get<std::string>().rfind("vLLM 0.6", 0) == 0);
+  const json& b = j["benchmarks"];
+  // The simulated MI300X's latency model: ~21.5 ms ITL single stream, ~95 ms + prefill TTFT.
+  CHECK(b["throughput"]["tokens_per_second"].get<double>() > 35);
+  CHECK(b["throughput"]["tokens_per_second"].get<double>() < 55);
+  CHECK(b["latency"]["time_to_first_token_ms"].get<double>() > 80);
+  CHECK(b["latency"]["time_to_first_token_ms"].get<double>() < 200);
+  CHECK(b["concurrent"]["32_requests_tokens_per_second"].get<double>() >
+        b["concurrent"]["10_requests_tokens_per_second"].get<double>());
+  CHECK(b["memory"]["vram_peak_gb"].get<double>() > 150);  // 0.9 of 192 GB, as vLLM reserves it
+  CHECK(b["power"]["peak_w"].get<double>() > 300);
+  CHECK(b["power"]["peak_w"].get<double>() <= 750);
+  CHECK(j["report"]["status"] == "complete");
+  CHECK(j["comparable"]["reference"] == "H100 (FP8)");
+  CHECK(j["run"]["status"] == "ok");
+  const std::string md = slurp(out + "/report.md");
+  CHECK(md.find("SIMULATED") != std::string::npos);
+  CHECK(md.find("| Throughput (tok/s) |") != std::string::npos);
+  CHECK(md.find("| concurrent_32 | 32 | 64 / 0 |") != std::string::npos);
+  const std::string html = slurp(out + "/report.html");
+  CHECK(points_of(html, "output tok/s") == 3);  // concurrency 1, 10, 32
+  CHECK(points_of(html, "TTFT p99") == 3);
+  CHECK(points_of(html, "power GPU 0") > 10);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(std::filesystem::exists(out + "/logs/vllm.log"));
+  check_no_secret_anywhere(out);
+  check_torn_down(r);
+}
+
+TEST_CASE("llama70b_fp8 under --sim with a server that never gets ready: partial report, droplet destroyed",
+          "[scenario]") {
+  const std::string out = temp_dir("flagship-fail") + "/out";
+  const auto r = rehearse("llama70b_fp8.lua", out, {"ready_timeout=3"},
+                          {{"RUNARA_SIM_FAULTS", "vllm_never_ready"}, {"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("was not ready after 3 s") != std::string::npos);
+  const json j = results(out);
+  CHECK(j["report"]["status"] == "partial");
+  CHECK(j["report"]["error"].get<std::string>().find("never answers") != std::string::npos);  // the log's tail
+  CHECK(j["metadata"]["gpu"] == "AMD Instinct MI300X");  // what was learnt before the failure
+  CHECK(j["run"]["status"] == "failed");
+  CHECK(slurp(out + "/report.md").find("PARTIAL") != std::string::npos);
+  CHECK(slurp(out + "/report.html").find("id=\"partial\"") != std::string::npos);
+  check_no_secret_anywhere(out);
+  check_torn_down(r);
+}
+
+TEST_CASE("llama70b_fp8 under --sim with a server that crashes while loading: partial report", "[scenario]") {
+  const std::string out = temp_dir("flagship-crash") + "/out";
+  const auto r = rehearse("llama70b_fp8.lua", out, {}, {{"RUNARA_SIM_FAULTS", "vllm_crash"}, {"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("exited before it was ready") != std::string::npos);
+  CHECK(r.err.find("HIP out of memory") != std::string::npos);
+  CHECK(results(out)["report"]["status"] == "partial");
+  check_torn_down(r);
+}
+
+TEST_CASE("serving_sweep under --sim: one row and one chart point per level", "[scenario]") {
+  const std::string out = temp_dir("sweep") + "/out";
+  const auto r = rehearse("serving_sweep.lua", out, {"levels=64,256"}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = results(out);
+  REQUIRE(j["benchmarks"]["sweep"].size() == 2);
+  CHECK(j["benchmarks"]["sweep"][1]["max_concurrency"] == 256);
+  CHECK(j["benchmarks"]["sweep"][1]["failed"] == 0);
+  CHECK(j["benchmarks"]["vllm_metrics"].is_object());
+  CHECK(points_of(slurp(out + "/report.html"), "output tok/s") == 2);
+  check_torn_down(r);
+}
+
+TEST_CASE("gemm under --sim: a TFLOPS row per shape and dtype", "[scenario]") {
+  const std::string out = temp_dir("gemm") + "/out";
+  const auto r = rehearse("gemm.lua", out, {}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json g = results(out)["benchmarks"]["gemm"];
+  REQUIRE(g["results"].size() == 14);  // 7 Llama-70B shapes × FP16, BF16
+  CHECK(g["peak_tflops"]["bf16"].get<double>() > 500);
+  CHECK(g["peak_tflops"]["bf16"].get<double>() < 800);
+  CHECK(slurp(out + "/report.md").find("| (16384, 8192, 1280) | Fused QKV Projection | bf16 |") != std::string::npos);
+  check_torn_down(r);
+}
+
+TEST_CASE("mlperf_llama2_70b under --sim: both scenarios' summaries parsed", "[scenario]") {
+  const std::string out = temp_dir("mlperf") + "/out";
+  const auto r = rehearse("mlperf_llama2_70b.lua", out, {}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json m = results(out)["benchmarks"]["mlperf"];
+  CHECK(m["Offline"]["valid"] == true);
+  CHECK(m["Offline"]["tokens_per_second"].get<double>() > 20000);  // 8 simulated GPUs, v4.1's figure
+  CHECK(m["Server"]["valid"] == true);
+  CHECK(m["Server"]["latencies_ns"].size() > 3);
+  CHECK(std::filesystem::exists(out + "/logs/mlperf/mlperf-results"));
+  check_torn_down(r);
+}
+
+TEST_CASE("compare_mi300x_h100 under --sim: two machines at once, one comparison", "[scenario]") {
+  const std::string out = temp_dir("compare") + "/out";
+  const auto r = rehearse("compare_mi300x_h100.lua", out, {}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = results(out);
+  CHECK(j["machines"]["mi300x"]["gpu"] == "AMD Instinct MI300X");
+  CHECK(j["machines"]["h100"]["gpu"] == "NVIDIA H100 80GB HBM3");
+  CHECK(j["machines"]["h100"]["cuda_version"] == "13.1");
+  const std::string md = slurp(out + "/report.md");
+  CHECK(md.find("| peak VRAM (GB) |") != std::string::npos);
+  CHECK(std::filesystem::exists(out + "/mi300x_throughput/results.json"));
+  CHECK(std::filesystem::exists(out + "/h100_throughput/results.json"));
+  check_no_secret_anywhere(out);
+}
+
+TEST_CASE("the examples run to completion under --sim too", "[scenario]") {
+  for (const char* example : {"hello.lua", "llm_serving.lua"}) {
+    const std::string out = temp_dir("example") + "/out";
+    const auto r = run_runara({"--sim", "--quiet", "--out", out, std::string(RUNARA_SOURCE_DIR) + "/examples/" + example}, 180);
+    INFO(example << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(std::filesystem::exists(out + "/results.json"));
+  }
+}
+
+TEST_CASE("runara.mlperf reads the real v4.1 summaries", "[scenario]") {
+  const std::string data = std::string(RUNARA_SOURCE_DIR) + "/sim/machine/data/";
+  const auto r = run_runara({"--allow-read", data, "-e",
+                             "local m = require('runara.mlperf')\n"
+                             "for _, f in ipairs{ 'v4.1-amd-8xmi300x-llama2-70b-99-offline', 'v4.1-amd-8xmi300x-llama2-70b-99-server',\n"
+                             "  'v4.1-nvidia-dgx-8xh100-llama2-70b-99-offline', 'v4.1-nvidia-dgx-8xh100-llama2-70b-99-server' } do\n"
+                             "  local s = m.parse(runara.read_file('" + data + "' .. f .. '-mlperf_log_summary.txt'))\n"
+                             "  print(s.scenario, s.valid, s.samples_per_second, s.tokens_per_second, s.latencies_ns['99.00 percentile latency (ns)'] ~= nil)\n"
+                             "end\n"
+                             "print(pcall(m.parse, 'not a summary'))"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("Offline\ttrue\t80.15\t23514.8\ttrue") != std::string::npos);
+  CHECK(r.out.find("Server\ttrue\t71.74\t21028.23\ttrue") != std::string::npos);
+  CHECK(r.out.find("Offline\ttrue") != std::string::npos);
+  CHECK(r.out.find("false\tmlperf.parse: not an mlperf_log_summary.txt") != std::string::npos);
+}
+
+#ifdef RUNARA_CHROMIUM
+TEST_CASE("report.html renders in headless Chromium with its charts", "[scenario]") {
+  const std::string dir = temp_dir("render");
+  const std::string out = dir + "/out";
+  const auto r = rehearse("llama70b_fp8.lua", out, {}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  REQUIRE(r.exit_code == 0);
+  const std::string url = "file://" + out + "/report.html";
+  ChildProcess dump({RUNARA_CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", url});
+  const ChildResult d = dump.wait(60);
+  INFO(d.err);
+  REQUIRE(d.exit_code == 0);
+  // The browser's own DOM, after parsing: the charts and their points are there.
+  CHECK(points_of(d.out, "output tok/s") == 3);
+  CHECK(points_of(d.out, "TPOT p50") == 3);
+  CHECK(points_of(d.out, "VRAM GPU 0") > 3);
+  CHECK(d.out.find("class=\"mark\"") != std::string::npos);
+  CHECK(d.out.find("Uncaught") == std::string::npos);
+  const std::string shot = std::string(RUNARA_BINARY_DIR) + "/report-screenshot.png";
+  ChildProcess png({RUNARA_CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1280,3400", "--screenshot=" + shot, url});
+  const ChildResult p = png.wait(60);
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(std::filesystem::file_size(shot) > 50000);  // a real picture, not a blank page
+  CHECK(p.err.find("Uncaught") == std::string::npos);
+}
+#endif
