@@ -80,6 +80,7 @@ Money (enforced by runara, scripts can only tighten):
 Output:
   --out DIR               results folder (default results/<UTC time>-<script name>/)
   -q, --quiet             no http_load summaries (a load's quiet = false still prints its own)
+  --json-log              log and progress lines on stderr as JSON objects, one per line (CI)
 Every option taking a value accepts --flag=value as well as --flag value. SCRIPT '-' reads the
 script from standard input.
 Other:
@@ -130,7 +131,7 @@ namespace {
 
 const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
                                       "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
-                                      "--out", "--quiet", "--context", "--sim"};
+                                      "--out", "--quiet", "--context", "--sim", "--json-log"};
 const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
                                            "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
                                            "--context"};
@@ -219,6 +220,8 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
     } else if (a == "--context") {
       if (!(error = value(a, out.options.cloud.context)).empty()) return error;
       if (out.options.cloud.context.empty()) return "--context needs a doctl auth context name";
+    } else if (a == "--json-log") {
+      out.json_log = true;
     } else if (a == "--sim") {
       out.sim = true;
     } else if (a == "--quiet" || a == "-q") {

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (command.json_log) runara::cli::use_json_log();
   command.options.cloud.guardian_executable = runara::cli::own_executable();
   std::shared_ptr<runara::sim::SimCloud> sim;  // outlives the runtime: destroyed after teardown
   if (command.sim) {

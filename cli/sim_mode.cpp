@@ -1,4 +1,5 @@
 #include "sim_mode.hpp"
+#include "terminal_events.hpp"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -54,9 +55,7 @@ std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std
     options.cloud.poll_s = 0.5;
     options.cloud.simulated = cloud;
     if (time_scale == 1)
-      std::fprintf(stderr,
-                   "runara: simulated cloud (--sim): no account, no money; machines are local sshds and every number "
-                   "is simulated\n");
+      say("simulated cloud (--sim): no account, no money; machines are local sshds and every number is simulated");
     return cloud;
   } catch (const std::exception& e) {
     error = std::string("--sim: ") + e.what();

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "progress_throttle.hpp"
 #include "watchdog.hpp"
@@ -15,6 +18,17 @@ namespace {
 // A progress line is transient on a terminal: the next line overwrites it. One terminal per
 // process, so the state is too.
 bool progress_shown = false;
+bool json_log = false;
+
+// One JSON object per line; bytes that are not UTF-8 are replaced, never a reason to fail.
+void json_line(const char* kind, std::string_view text, nlohmann::json extra = nlohmann::json::object()) {
+  extra["time"] = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch()).count()) / 1000;
+  extra["kind"] = kind;
+  extra["text"] = std::string(text);
+  const std::string line = extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
 
 void clear_progress() {
   if (progress_shown) std::fputs("\r\033[K", stderr);
@@ -25,8 +39,21 @@ void clear_progress() {
 
 void end_progress_line() { clear_progress(); }
 
+void use_json_log() { json_log = true; }
+
+void say(std::string_view line) {
+  if (json_log) return json_line("log", line);
+  clear_progress();
+  std::fprintf(stderr, "runara: %.*s\n", static_cast<int>(line.size()), line.data());
+}
+
 int report_outcome(const Outcome& outcome) {
   end_progress_line();
+  if (json_log) {
+    json_line("outcome", outcome.message, {{"exit", static_cast<int>(outcome.exit)}, {"traceback", outcome.traceback},
+                                           {"out_dir", outcome.out_dir}});
+    return static_cast<int>(outcome.exit);
+  }
   if (outcome.exit != Exit::ok) {
     std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
     if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
@@ -43,6 +70,20 @@ Events terminal_events() {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   };
+  if (json_log) {
+    events.log = [](std::string_view line) { json_line("log", line); };
+    events.progress = [throttle = ProgressThrottle()](std::string_view line) mutable {
+      if (throttle.due(monotonic_seconds())) json_line("progress", line);
+    };
+  }
+  if (json_log) {
+    events.stuck = [](int exit_code, std::string_view message) {
+      json_line("stuck", message);
+      std::fflush(stderr);
+      _exit(exit_code);
+    };
+    return events;
+  }
   events.log = [](std::string_view line) {
     clear_progress();
     std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());

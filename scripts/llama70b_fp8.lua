@@ -82,5 +82,5 @@ if not ok then
   rep:fail(tostring(err))
 end
 local paths = rep:write()
-print(string.format("\nreport: %s\n        %s\n        %s", paths.html, paths.md, paths.json))
+print("\n" .. rep:summary(paths))
 if not ok then error(err, 0) end

@@ -75,5 +75,5 @@ if not ok then
   rep:fail(tostring(err))
 end
 local paths = rep:write()
-print(string.format("\nreport: %s\n        %s", paths.html, paths.md))
+print("\n" .. rep:summary(paths))
 if not ok then error(err, 0) end

@@ -167,6 +167,23 @@ local function merge(into, from)
   end
 end
 
+-- A few lines for the terminal at the end of a run: the key figures and where the reports are.
+function Report:summary(paths)
+  local b, ref = self:benchmarks(), self.reference or {}
+  local lines = { self.title .. (self.simulated and " (SIMULATED)" or "") .. (self.error and " (PARTIAL)" or "") }
+  local function add(label, v, unit, r)
+    if not finite(v) then return end
+    lines[#lines + 1] = string.format("  %-22s %10.1f %-6s%s", label, v, unit, r and string.format("(%s ~%s)", ref.label, r) or "")
+  end
+  add("single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref.throughput_tps)
+  add("time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref.ttft_ms)
+  add("32 concurrent output", b.concurrent and b.concurrent["32_requests_tokens_per_second"], "tok/s", ref.concurrent_32_tps)
+  add("peak GPU power", b.power and b.power.peak_w, "W", ref.power_w)
+  add("peak VRAM", b.memory and b.memory.vram_peak_gb, "GB", ref.vram_gb)
+  if paths then lines[#lines + 1] = "  report: " .. paths.html .. "  (also report.md, results.json)" end
+  return table.concat(lines, "\n")
+end
+
 -- Writes results.json's sections, report.md and report.html; never raises on partial data.
 function Report:write()
   local b = self:benchmarks()

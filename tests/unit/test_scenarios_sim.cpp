@@ -133,6 +133,19 @@ TEST_CASE("llama70b_fp8 under --sim with a server that crashes while loading: pa
   check_torn_down(r);
 }
 
+TEST_CASE("llama70b_fp8 under --sim when the machine dies mid-benchmark: partial report, droplet destroyed",
+          "[scenario]") {
+  const std::string out = temp_dir("flagship-dies") + "/out";
+  const auto r = rehearse("llama70b_fp8.lua", out, {}, {{"RUNARA_SIM_FAULTS", "machine_dies"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  const json j = results(out);
+  CHECK(j["report"]["status"] == "partial");
+  CHECK(j["metadata"]["framework"].get<std::string>().rfind("vLLM", 0) == 0);  // it got that far
+  CHECK(slurp(out + "/report.md").find("PARTIAL") != std::string::npos);
+  check_torn_down(r);
+}
+
 TEST_CASE("serving_sweep under --sim: one row and one chart point per level", "[scenario]") {
   const std::string out = temp_dir("sweep") + "/out";
   const auto r = rehearse("serving_sweep.lua", out, {"levels=64,256"}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
