@@ -9,7 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
 
@@ -111,4 +115,26 @@ TEST_CASE("serve-fake-do checks its options, exits 0 on --help and refuses a por
   const ChildResult taken = run_runara({"serve-fake-do", "--port", std::to_string(busy.port)}, 10);
   CHECK(taken.exit_code == 1);
   CHECK(contains(taken.err, "already in use"));
+}
+
+TEST_CASE("json log (--json-log): every stderr line is a JSON object, the outcome last", "[cli]") {
+  const std::string dir = runara::test::temp_dir("json-log");
+  const auto r = runara::test::run_runara({"--json-log", "--out", dir + "/out", "-e",
+                                           "runara.log('first \\255 line'); print('to stdout'); error('the end')"});
+  REQUIRE(r.exit_code == 1);
+  CHECK(r.out == "to stdout\n");  // print() stays plain on stdout
+  std::istringstream lines(r.err);
+  std::string line;
+  std::vector<nlohmann::json> objects;
+  while (std::getline(lines, line)) {
+    INFO(line);
+    REQUIRE_NOTHROW(objects.push_back(nlohmann::json::parse(line)));
+  }
+  REQUIRE(objects.size() >= 2);
+  CHECK(objects.front()["kind"] == "log");
+  CHECK(objects.front()["text"].get<std::string>().find("first") != std::string::npos);  // bad UTF-8 replaced, kept
+  CHECK(objects.back()["kind"] == "outcome");
+  CHECK(objects.back()["exit"] == 1);
+  CHECK(objects.back()["text"] == "(command line):1: the end");
+  CHECK(objects.back()["out_dir"] == dir + "/out");
 }

@@ -78,7 +78,7 @@ if WAIT then print("READY") runara.sleep(WAIT) end
 
 }  // namespace
 
-TEST_CASE("--sim: a droplet is a real sshd with the machine's environment; nothing is left after the run", "[sim]") {
+TEST_CASE("sim: a droplet is a real sshd with the machine environment, and nothing is left after the run", "[sim]") {
   const std::string dir = temp_dir("sim-run");
   const auto r = run_runara({"--sim", "--out", dir + "/out", "-e", kScenario}, 90);
   INFO(r.out << r.err);
@@ -95,7 +95,7 @@ TEST_CASE("--sim: a droplet is a real sshd with the machine's environment; nothi
   CHECK(eventually([&] { return processes_mentioning(root) == 0 && !exists(root); }, 10));
 }
 
-TEST_CASE("--sim: after SIGKILL of runara the sweeper kills the machines and their servers", "[sim]") {
+TEST_CASE("sim: after SIGKILL of runara the sweeper kills the machines and their servers", "[sim]") {
   const std::string dir = temp_dir("sim-kill");
   ChildProcess child({RUNARA_BINARY, "--sim", "--out", dir + "/out", "-e", std::string("WAIT = 60\n") + kScenario});
   REQUIRE(child.wait_for_output("READY", 60));
