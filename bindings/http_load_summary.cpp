@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "load/load_summary.hpp"
+#include "runara/runtime.hpp"
 
 namespace runara {
 
@@ -14,8 +15,14 @@ std::function<void(const nlohmann::json& result)> point_reporter(Context& ctx, b
       for (const auto& crossed : *it) ctx.report_threshold_crossed("http_load " + label + ": " + crossed.get<std::string>());
     }
     if (quiet) return;
-    if (!sweep) return ctx.print(load_summary_text(r));
-    ctx.print(((*rows)++ == 0 ? sweep_header_text() : std::string()) + sweep_row_text(r));
+    // On the simulated cloud every figure printed says so: a rehearsal must never pass for a run.
+    const bool simulated = ctx.options().cloud.simulated != nullptr;
+    if (!sweep) {
+      const std::string text = load_summary_text(r);
+      return ctx.print(simulated ? "SIMULATED (runara --sim: no GPU ran; a latency model's numbers)\n" + text : text);
+    }
+    const bool first = (*rows)++ == 0;
+    ctx.print((first ? (simulated ? "SIMULATED (runara --sim)\n" : "") + sweep_header_text() : std::string()) + sweep_row_text(r));
   };
 }
 

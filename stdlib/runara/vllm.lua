@@ -15,7 +15,7 @@ local IMAGES = { amd = "rocm/vllm:latest", nvidia = "vllm/vllm-openai:latest" }
 local CONTAINER = "runara-vllm"
 local KNOWN = { model = true, mode = true, image = true, gpu = true, port = true, quantization = true,
   dtype = true, max_model_len = true, gpu_memory_utilization = true, tensor_parallel_size = true,
-  extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true }
+  extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true, install = true }
 
 local function fail(fmt, ...) error("vllm.start: " .. string.format(fmt, ...), 3) end
 
@@ -135,7 +135,9 @@ function M.start(s, opts)
   local port = opts.port or 8000
   local log = opts.log or "vllm.log"
   local serve = serve_args(opts, port)
-  local command = (mode == "docker" and docker_command(opts, gpu, serve) or serve) ..
+  -- pip mode installs vLLM first where the machine lacks it (the image's Python, no venv).
+  local install = opts.install ~= false and "command -v vllm >/dev/null || python3 -m pip install --quiet vllm || exit 1; " or ""
+  local command = (mode == "docker" and docker_command(opts, gpu, serve) or install .. serve) ..
       " 2>&1 | tee " .. quote(log)
   runara.log(string.format("vllm: starting %s on %s (%s, %s)", opts.model, s.name, mode,
     mode == "docker" and (opts.image or IMAGES[gpu]) or "pip"))

@@ -91,6 +91,8 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(j["run"]["status"] == "ok");
   const std::string md = slurp(out + "/report.md");
   CHECK(md.find("SIMULATED") != std::string::npos);
+  CHECK(r.out.find("SIMULATED (runara --sim: no GPU ran") != std::string::npos);  // each printed summary says so
+  CHECK(r.out.find("32 concurrent output") != std::string::npos);                 // the final summary
   CHECK(md.find("| Throughput (tok/s) |") != std::string::npos);
   CHECK(md.find("| concurrent_32 | 32 | 64 / 0 |") != std::string::npos);
   const std::string html = slurp(out + "/report.html");
@@ -124,7 +126,7 @@ TEST_CASE("llama70b_fp8 under --sim with a server that never gets ready: partial
 
 TEST_CASE("llama70b_fp8 under --sim with a server that crashes while loading: partial report", "[scenario]") {
   const std::string out = temp_dir("flagship-crash") + "/out";
-  const auto r = rehearse("llama70b_fp8.lua", out, {}, {{"RUNARA_SIM_FAULTS", "vllm_crash"}, {"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  const auto r = rehearse("llama70b_fp8.lua", out, {"mode=pip"}, {{"RUNARA_SIM_FAULTS", "vllm_crash"}, {"RUNARA_SIM_TIME_SCALE", "0.25"}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("exited before it was ready") != std::string::npos);
