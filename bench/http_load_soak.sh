@@ -10,13 +10,16 @@
 # row per sample (seconds since start, RSS in MB, requests.jsonl's lines so far) and the load's
 # own summary line; the output folder is removed afterwards.
 #
-# Environment: STREAMS (512), SECONDS_ (180), EVERY (10).
+# Environment: STREAMS (512), SECONDS_ (180), EVERY (10), LINES (max_request_lines; default
+# http_load's 1,000,000: set 1000000000 to keep every request's line, past where the records of
+# a version that held them in memory stopped growing).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STREAMS=${STREAMS:-512}
 SECONDS_=${SECONDS_:-180}
 EVERY=${EVERY:-10}
+LINES=${LINES:-}
 (($#)) || set -- "$root/build/runara"
 
 tmp=$(mktemp -d /tmp/runara-bench-soak-XXXXXX)
@@ -32,7 +35,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo "-"; }
 lines() { cat "$1"/*/requests.jsonl 2>/dev/null | wc -l; }
 
-echo "# http_load soak: $STREAMS streams, $SECONDS_ s, VmRSS every $EVERY s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# http_load soak: $STREAMS streams, $SECONDS_ s, max_request_lines ${LINES:-default}, VmRSS every $EVERY s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for runara in "$@"; do
   [[ -x $runara ]] || { echo "http_load_soak.sh: '$runara' is not an executable" >&2; exit 2; }
   port=$(free_port)
@@ -42,7 +45,7 @@ for runara in "$@"; do
   out="$tmp/out"
   rm -rf "$out"
   "$runara" --max-runtime $((SECONDS_ + 120)) --out "$out" --allow-host "127.0.0.1:$port" \
-    "$root/bench/http_load_soak.lua" "url=http://127.0.0.1:$port" "c=$STREAMS" "s=$SECONDS_" >"$tmp/client.log" 2>&1 &
+    "$root/bench/http_load_soak.lua" "url=http://127.0.0.1:$port" "c=$STREAMS" "s=$SECONDS_" ${LINES:+"lines=$LINES"} >"$tmp/client.log" 2>&1 &
   client_pid=$!
   echo "## $runara"
   printf '%8s %10s %12s\n' seconds rss_mb jsonl_lines

@@ -298,8 +298,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       if (std::string why = outcome.request_log->finish(); !why.empty()) return why;
     }
     const std::string json = result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (std::string why = write_beneath(out_fd, name + "/results.json", json); !why.empty()) return "cannot write the results of " + name + ": " + why;
-    return {};
+    return write_beneath(out_fd, name + "/results.json", json);  // "" or "cannot write '<name>/results.json': ..."
   } catch (const std::exception& e) {
     return "writing the results of " + name + " failed: " + e.what();
   }

@@ -146,3 +146,14 @@ TEST_CASE("request log: what it reserves is fixed when it is made; without room 
   CHECK(log.finish().empty());
   CHECK(lines_of(dir + "/c.jsonl").empty());
 }
+
+TEST_CASE("request log: a failed write is reported by finish(), naming the file and the reason", "[request_log]") {
+  const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  RequestLog log(fd, "out/load/requests.jsonl", RequestLog::kDefaultQueueBytes, 1, nullptr);
+  RequestLog::Batch batch = records(log.first_batch(), 0, 3);
+  REQUIRE(log.hand_over(batch) == 0);
+  CHECK(log.finish() == "cannot write out/load/requests.jsonl: No space left on device");
+  CHECK(log.lines_written() == 0);
+  CHECK(log.finish() == "cannot write out/load/requests.jsonl: No space left on device");  // once, then the same answer
+}

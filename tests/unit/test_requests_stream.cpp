@@ -109,3 +109,26 @@ TEST_CASE("http_load: SIGKILL mid-load leaves requests.jsonl with whole lines of
   CHECK(lines >= 200);
   if (text.back() != '\n') WARN("the kill cut the last line (inside a write)");
 }
+
+TEST_CASE("http_load: each point of a sweep writes its own requests.jsonl", "[http_load][requests_jsonl]") {
+  const std::string dir = runara::test::temp_dir("requests-sweep");
+  const std::string script = runara::test::write_temp_file(
+      dir, "sweep.lua",
+      "local s = http_load.fake_server{ ttft_ms = 1, itl_ms = 1, output_tokens = 8 }\n"
+      "http_load.run{ name = 'sw', url = s.url, model = s.model, max_tokens = 8, concurrency = { 1, 3 },"
+      " requests = 12, warmup = 2, quiet = true }\n");
+  const auto r = runara::test::run_runara({"--max-runtime", "60", "--out", dir + "/out", script}, 90);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* point : {"sw-c1", "sw-c3"}) {
+    INFO(point);
+    const std::string text = slurp(dir + "/out/" + point + "/requests.jsonl");
+    CHECK(complete_lines(text) == 14);  // 12 measured and 2 warm-up
+    std::istringstream in(text);
+    std::set<std::uint64_t> indexes;
+    for (std::string line; std::getline(in, line);) indexes.insert(nlohmann::json::parse(line)["index"].get<std::uint64_t>());
+    CHECK(indexes.size() == 14);
+    CHECK(*indexes.rbegin() == 13);
+    CHECK(exists(dir + "/out/" + point + "/results.json"));
+  }
+}
