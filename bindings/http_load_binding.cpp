@@ -473,6 +473,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.name = point_name(name, sweep, p);
   }
   plan.out_dir = output_dir_or_raise(L, rt, kRun);
+  plan.out_fd = make_out_fd(output_dir_fd(L, rt, kRun));  // the files are opened below it, never through a symlink
   if (sweep) plan.sweep_dir = plan.out_dir + "/" + name;
   return plan;
 }

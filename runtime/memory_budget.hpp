@@ -1,5 +1,5 @@
 // The per-run memory budget behind --max-memory: the Lua heap (LuaHeap) and every large C++
-// buffer a primitive holds on a script's behalf — load records, request bodies, prompt pools,
+// buffer a primitive holds on a script's behalf — requests.jsonl's queue, request bodies, prompt pools,
 // files read whole, worker threads — count against one limit.
 //
 // Threading: reserve() and release() are safe from any thread (an atomic counter); the Lua heap

@@ -21,6 +21,13 @@ std::size_t worker_bytes(const LoadSpec& spec) {
   return (512u << 10) + 3 * headers;
 }
 
+// input_lens / output_lens, kept for up to max_lengths measured requests (fewer when the load
+// has a smaller `requests`).
+std::size_t lengths_bytes(const LoadSpec& spec) {
+  const std::uint64_t n = spec.requests ? std::min<std::uint64_t>(spec.requests, spec.max_lengths) : spec.max_lengths;
+  return static_cast<std::size_t>(n) * RequestLengths::kBytesEach;
+}
+
 }  // namespace
 
 std::vector<int> split_slots(int total, int threads) {
@@ -40,14 +47,18 @@ struct LoadEngine::Impl {
   uv_async_t* finished_async = nullptr;  // workers -> loop: "one of us is done"
   uv_timer_t* progress_timer = nullptr;
   bool collected = false;
-  MemoryReservation held;  // the workers' fixed share of the run's memory budget
+  MemoryReservation held;  // the workers' fixed share of the run's memory budget, and the lengths
+  std::shared_ptr<RequestLog> request_log;
 
   void start() {
     shared = std::make_unique<LoadShared>(*spec);
+    shared->request_log = request_log.get();
     if (spec->memory) {
       held = MemoryReservation(spec->memory, 0);
       const std::size_t need = worker_bytes(*spec) * static_cast<std::size_t>(spec->threads);
       if (!held.grow(need)) shared->fail(spec->memory->refusal(need, std::to_string(spec->threads) + " worker thread(s) of " + spec->name));
+      // input_lens / output_lens: null, rather than a failed load, when the budget has no room.
+      if (!held.grow(lengths_bytes(*spec))) shared->lengths_taken = spec->max_lengths + 1;
     }
     const int total = spec->open_loop() ? spec->max_concurrency : spec->concurrency;
     const auto slots = split_slots(total, spec->threads);
@@ -105,20 +116,18 @@ struct LoadEngine::Impl {
     out.threads = static_cast<int>(workers.size());
     out.wall_s = static_cast<double>(shared->now()) / 1e9;
     out.held = std::move(held);
+    out.lengths = RequestLengths(spec->max_lengths);
+    if (shared->lengths_taken.load() > spec->max_lengths) out.lengths.overflow();  // no room reserved: null
     for (auto& w : workers) {
       w->join();
       out.stats.merge(w->stats());
-      auto& recs = w->records();
-      out.records.insert(out.records.end(), recs.begin(), recs.end());
-      recs.clear();
-      recs.shrink_to_fit();
+      out.lengths.merge(std::move(w->lengths()));
       out.abandoned += w->abandoned();
       out.left_out += w->left_out();
       out.held.absorb(std::move(w->held()));
     }
     out.error = shared->error();
-    std::sort(out.records.begin(), out.records.end(),
-              [](const RequestRecord& a, const RequestRecord& b) { return a.index < b.index; });
+    out.request_log = std::move(request_log);
     out.max_in_flight = shared->max_in_flight();
     close_handles();
     return out;
@@ -187,6 +196,8 @@ LoadEngine::LoadEngine(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, Pr
 LoadEngine::~LoadEngine() {
   if (impl_->shared && !impl_->collected) impl_->abort();
 }
+
+void LoadEngine::write_requests_to(std::shared_ptr<RequestLog> log) { impl_->request_log = std::move(log); }
 
 void LoadEngine::start(Done done) {
   impl_->done = std::move(done);

@@ -1,16 +1,22 @@
 #include "load/load_job.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "load/load_engine.hpp"
 #include "load/load_report.hpp"
+#include "load/request_log.hpp"
 #include "load/prompt_pool.hpp"
 #include "load/sweep_files.hpp"
 #include "checked_read.hpp"
@@ -72,6 +78,13 @@ std::string nothing_succeeded(const LoadStats& s, const std::string& sample, con
 
 }  // namespace
 
+std::shared_ptr<const int> make_out_fd(int fd) {
+  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    if (*p >= 0) ::close(*p);
+    delete p;
+  });
+}
+
 struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   ~Impl() { end(); }
 
@@ -103,6 +116,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   void prepare() {  // off the loop
     held = MemoryReservation(plan.points.front().memory, 0);
+    if (!plan.out_fd && !open_out_dir()) return;
     if (!take_echoes()) return;
     if (plan.points.front().mode == LoadMode::kHttp) return;
     try {
@@ -118,6 +132,15 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       tokens.reset();
       held.reset();
     }
+  }
+
+  // Without the run's descriptor (a job made by a test): out_dir, made if missing.
+  bool open_out_dir() {
+    error = make_dirs(plan.out_dir);
+    if (!error.empty()) return false;
+    plan.out_fd = make_out_fd(::open(plan.out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (*plan.out_fd < 0) error = "cannot open the output folder " + plan.out_dir + ": " + std::strerror(errno);
+    return *plan.out_fd >= 0;
   }
 
   // Every point's result carries the options echo (extra_body may be large): a sweep's results,
@@ -218,7 +241,10 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     }
     if (hooks.log) hooks.log("http_load " + spec->name + ": starting, " + describe(*spec));
     if (hooks.point_started) hooks.point_started(spec->name);
+    auto log = open_request_log();
+    if (!log) return finish();
     engine = std::make_unique<LoadEngine>(loop, spec, hooks.progress);
+    engine->write_requests_to(std::move(log));
     auto self = shared_from_this();
     engine->start([self](LoadOutcome& outcome) { self->point_done(std::make_shared<LoadOutcome>(std::move(outcome))); });
   }
@@ -238,6 +264,20 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   std::string point_dir() const { return plan.out_dir + "/" + spec->name; }
 
+  // The point's requests.jsonl, made empty now and written as its requests finish (a few
+  // syscalls on the loop: the folder and the file); null with `error` set when it cannot be.
+  std::shared_ptr<RequestLog> open_request_log() {
+    const std::string relative = spec->name + "/requests.jsonl";
+    std::string why;
+    const int fd = open_beneath(*plan.out_fd, relative, O_WRONLY | O_CREAT | O_TRUNC, why);
+    if (fd < 0) {
+      error = "cannot write the requests of " + spec->name + ": " + why;
+      return nullptr;
+    }
+    fchmod(fd, 0644);  // as results.json: open_beneath makes files private
+    return std::make_shared<RequestLog>(fd, point_dir() + "/requests.jsonl", spec->request_queue_bytes, spec->threads, spec->memory);
+  }
+
   // What the script gets back. Fields it chose itself (url, options, names) are not redacted:
   // a masked copy of its own text would tell it which text was a secret. Error samples come
   // from the server, which may echo a secret: those are.
@@ -252,14 +292,15 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   // What is written to results.json, which the script cannot read: redacted whole.
   nlohmann::json written(const nlohmann::json& summary) const { return hooks.redact ? hooks.redact(summary) : summary; }
 
-  static std::string write_files(const std::string& dir, const nlohmann::json& result, const LoadOutcome& outcome) try {
+  // requests.jsonl's last lines (at most its queue, RequestLog's cap), then results.json.
+  static std::string write_files(int out_fd, const std::string& name, const nlohmann::json& result, const LoadOutcome& outcome) try {
+    if (outcome.request_log) {
+      if (std::string why = outcome.request_log->finish(); !why.empty()) return why;
+    }
     const std::string json = result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (std::string why = write_file_atomic(dir + "/results.json", json); !why.empty()) return why;
-    std::string why;
-    if (!write_requests_jsonl(dir + "/requests.jsonl", outcome, why)) return why;
-    return {};
+    return write_beneath(out_fd, name + "/results.json", json);  // "" or "cannot write '<name>/results.json': ..."
   } catch (const std::exception& e) {
-    return "writing the results to " + dir + " failed: " + e.what();
+    return "writing the results of " + name + " failed: " + e.what();
   }
 
   void point_done(std::shared_ptr<LoadOutcome> outcome) noexcept {
@@ -283,8 +324,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     std::shared_ptr<const nlohmann::json> sweep;
     if (!plan.sweep_dir.empty()) sweep_rows.push_back(sweep_row(*file)), sweep = std::make_shared<const nlohmann::json>(sweep_rows);
     off_loop(
-        loop, [dir, file, outcome, write_error, sweep, sweep_dir = plan.sweep_dir] {
-          *write_error = write_files(dir, *file, *outcome);
+        loop, [out_fd = plan.out_fd, name = spec->name, file, outcome, write_error, sweep, sweep_dir = plan.sweep_dir] {
+          *write_error = write_files(*out_fd, name, *file, *outcome);
           if (sweep && write_error->empty()) *write_error = write_sweep_files(sweep_dir, *sweep);
         },
         [self, outcome, result, write_error, dir] { self->point_written(*outcome, *result, *write_error, dir); });
@@ -338,8 +379,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     LoadOutcome outcome = engine->abort();
     engine.reset();
     end();
-    if (outcome.records.empty() && outcome.stats.completed + outcome.stats.failed == 0) return;
-    const std::string why = write_files(point_dir(), written(summary(outcome)), outcome);
+    if (outcome.stats.completed + outcome.stats.failed + outcome.stats.warmup == 0) return;  // requests.jsonl stays empty
+    const std::string why = write_files(*plan.out_fd, spec->name, written(summary(outcome)), outcome);
     if (hooks.log) hooks.log("http_load " + spec->name + ": stopped; " + (why.empty() ? "partial results in " + point_dir() : why));
   }
 };

@@ -1,6 +1,8 @@
 // One http_load.run call from start to results, on the run's event loop: prepares the request
 // bodies (reading a prompt file off the loop), runs each point of the sweep in turn with a
-// LoadEngine, and writes each point's results.json and requests.jsonl (off the loop).
+// LoadEngine, and writes each point's files: requests.jsonl as the point runs (a RequestLog
+// opened when it starts), results.json when it ends (off the loop). Both are opened below the
+// output folder's descriptor, one component at a time with O_NOFOLLOW (run_output.hpp).
 //
 // The Lua binding only parses options into a LoadPlan and turns the outcome into Lua values.
 #pragma once
@@ -35,9 +37,15 @@ struct LoadPlan {
   PromptSource prompts;
   OpenAiParams openai;
   std::string out_dir;           // the run's output folder; each point writes <out>/<name>/
+  // A descriptor of out_dir, closed with the plan's last copy (make_out_fd); null: the job
+  // makes out_dir and opens it itself (tests).
+  std::shared_ptr<const int> out_fd;
   std::string sweep_dir;         // a sweep's folder for sweep.json / sweep.csv; "" when not a sweep
   std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
 };
+
+// Owns `fd` (an open folder): closed when the last copy goes.
+std::shared_ptr<const int> make_out_fd(int fd);
 
 class LoadJob {
  public:

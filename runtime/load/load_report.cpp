@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 
 namespace runara {
 
@@ -48,28 +46,6 @@ void add_rates(json& out, const LoadSpec& spec, const LoadStats& s) {
   const auto rate = [n](std::int64_t a, std::int64_t b) { return n > 1 && b > a ? static_cast<double>(n - 1) / ms(b - a) * 1e3 : 0.0; };
   out["achieved_send_rate"] = spec.open_loop() ? json(rate(s.first_sent_ns, s.last_sent_ns)) : json(nullptr);
   out["scheduled_send_rate"] = spec.open_loop() ? json(rate(s.first_due_ns, s.last_due_ns)) : json(nullptr);
-}
-
-// vLLM's per-request arrays, over the requests kept for requests.jsonl (all of them unless
-// `record` or max_request_lines chose fewer); a failed request's output length is 0, as vLLM's.
-// Past kMaxLengths requests they are null: a long soak would otherwise put megabytes of them in
-// results.json and in the table the script gets (requests.jsonl has every request's counts).
-constexpr std::size_t kMaxLengths = 100000;
-
-void add_lengths(json& out, const LoadOutcome& o) {
-  if (o.records.size() > kMaxLengths) {
-    out["input_lens"] = nullptr;
-    out["output_lens"] = nullptr;
-    return;
-  }
-  json inputs = json::array(), outputs = json::array();
-  for (const auto& r : o.records) {
-    if (r.warmup) continue;
-    inputs.push_back(std::max(r.input_tokens, 0));
-    outputs.push_back(r.ok() ? r.output_tokens : 0);
-  }
-  out["input_lens"] = std::move(inputs);
-  out["output_lens"] = std::move(outputs);
 }
 
 // Both counts of input tokens, and which one total_input_tokens (and so the throughputs) used:
@@ -128,7 +104,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   add_metric(out, "e2el", s.e2el);
   add_metric(out, "queue", s.queue);
   add_rates(out, spec, s);
-  add_lengths(out, o);
+  o.lengths.to_json(out);  // vLLM's input_lens / output_lens (request_lengths.hpp)
   add_input_counts(out, s);
   // vLLM's keys that runara has no use for but readers of its files may expect.
   out["best_of"] = 1;
@@ -208,26 +184,6 @@ void append_request_line(std::string& out, const RequestRecord& r) {
   out += ",\"error\":\"";
   out += error_kind_name(r.error);
   out += "\"}\n";
-}
-
-bool write_requests_jsonl(const std::string& path, const LoadOutcome& o, std::string& error) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) {
-    error = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  std::string lines;
-  for (const auto& r : o.records) {
-    append_request_line(lines, r);
-    if (lines.size() < (1u << 20)) continue;
-    std::fwrite(lines.data(), 1, lines.size(), f);
-    lines.clear();
-  }
-  std::fwrite(lines.data(), 1, lines.size(), f);
-  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
-  std::fclose(f);
-  if (!ok) error = "cannot write " + path;
-  return ok;
 }
 
 }  // namespace runara

@@ -1,5 +1,6 @@
 // A finished load as results: the JSON summary (keys a superset of `vllm bench serve
-// --save-result`, so existing post-processing works) and one JSON line per request.
+// --save-result`, so existing post-processing works) and one JSON line per request (the lines
+// of requests.jsonl, which request_log.hpp writes as the load runs).
 //
 // Conventions, each under its own name:
 //   ttft  first event carrying a token, from the intended send time (open loop) or send (closed)
@@ -22,8 +23,5 @@ nlohmann::json load_result_json(const LoadSpec& spec, const LoadOutcome& outcome
 
 // One request as a line of requests.jsonl (numbers in ms with 3 decimals, as "%.3f" would).
 void append_request_line(std::string& out, const RequestRecord& record);
-
-// One line per finished request; returns false (with `error`) when the file cannot be written.
-bool write_requests_jsonl(const std::string& path, const LoadOutcome& outcome, std::string& error);
 
 }  // namespace runara

@@ -1,6 +1,7 @@
 // What the worker threads of one load share: the clock, the request counter and, in an open
 // loop, the one arrival schedule every worker draws its next send time from (so the whole load
-// follows a single seeded schedule whatever the number of threads).
+// follows a single seeded schedule whatever the number of threads); where finished requests'
+// records go (requests.jsonl's writer, owned by the engine) and the bounds on what is kept.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 
 #include "load/arrival_schedule.hpp"
 #include "load/load_spec.hpp"
+#include "load/request_log.hpp"
 
 namespace runara {
 
@@ -39,8 +41,12 @@ class LoadShared {
   // True when requests have failed without a single success for `give_up_s`, and still fail.
   bool only_failures_for(double seconds) const;
 
-  // --- requests.jsonl's bound ---
+  // --- requests.jsonl: its writer (null: records are only counted) and its bound ---
+  RequestLog* request_log = nullptr;
   bool keep_record() { return kept_.fetch_add(1, std::memory_order_relaxed) < spec.max_request_lines; }
+  // Measured requests whose input/output lengths were offered (RequestLengths); set past the
+  // bound when the memory budget had no room for them.
+  std::atomic<std::uint64_t> lengths_taken{0};
 
   // Ends the load early with `message` (the first one wins); the workers see `stopping`.
   void fail(const std::string& message);

@@ -69,6 +69,8 @@ struct LoadSpec {
   // Bounds, so a dead target or a huge load cannot take the machine (docs/http_load.md):
   double give_up_s = 30;                   // stop with an error after this long of only failures
   std::uint64_t max_request_lines = 1000000;  // requests kept for requests.jsonl; the rest are counted
+  std::size_t request_queue_bytes = 8u << 20;  // records waiting for requests.jsonl's writer (request_log.hpp)
+  std::uint64_t max_lengths = 100000;          // input_lens/output_lens: null past this many measured requests
   // Which requests requests.jsonl gets (the `record` option): all, failed ones only, none, or a
   // deterministic sample of `record_sample` of them (by request number, so reruns agree).
   enum class Record { kAll, kErrors, kNone } record = Record::kAll;

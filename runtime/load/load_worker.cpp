@@ -22,6 +22,7 @@ namespace {
 
 constexpr std::size_t kMaxKeptBody = 64 * 1024;  // error bodies and non-streamed replies
 constexpr int kMaxSendsPerTurn = 1000;           // an open loop yields to I/O between bursts
+constexpr std::uint64_t kBatchMs = 100;          // a partly filled batch of records goes to the writer
 
 // Closed loop: a slot whose connection failed waits before it tries again, doubling from
 // kFirstBackoffMs to kMaxBackoffMs while the failures go on (docs/http_load.md), so a dead or
@@ -153,10 +154,12 @@ struct LoadWorker::Impl {
   std::vector<char> read_buffer = std::vector<char>(256 * 1024);
 
   LoadStats stats{spec.slo};
-  std::vector<RequestRecord> records;
-  bool records_full = false;   // max_request_lines or the memory budget reached: count, don't keep
+  RequestLengths lengths{spec.max_lengths};
+  RequestLog::Batch batch;     // finished requests on their way to requests.jsonl
+  uv_timer_t batch_timer{};    // hands a partly filled batch over every kBatchMs
+  bool batch_timer_open = false;
   std::uint64_t left_out = 0;
-  MemoryReservation held;      // records and streams, from spec.memory
+  MemoryReservation held;      // the streams, from spec.memory
   std::mutex progress_mutex;
   WorkerProgress progress;
   std::mutex async_mutex;  // guards stop_async against a stop() racing the close
@@ -190,6 +193,7 @@ struct LoadWorker::Impl {
     if (spec.memory) held = MemoryReservation(spec.memory, 0);
     guarded([this] { setup(); });
     uv_run(&loop, UV_RUN_DEFAULT);
+    guarded([this] { hand_over(); });  // the last records, before the engine hears this worker is done
     for (auto& s : streams) {
       if (s->easy) curl_easy_cleanup(s->easy);
     }
@@ -210,6 +214,7 @@ struct LoadWorker::Impl {
       async_open = true;
     }
     if (shared.stopping.load()) stopped = true;  // stop() came before the loop could hear it
+    if (shared.request_log) start_batches();
     if (spec.open_loop()) {
       send_timer = std::make_unique<PreciseTimer>(&loop, [](void* self) {
         auto* me = static_cast<Impl*>(self);
@@ -236,6 +241,24 @@ struct LoadWorker::Impl {
       }
     }
     maybe_finish();
+  }
+
+  // Records travel to requests.jsonl's writer a batch at a time; a batch that fills slowly still
+  // goes every kBatchMs, so the file trails the load by a fraction of a second.
+  void start_batches() {
+    batch = shared.request_log->first_batch();
+    uv_timer_init(&loop, &batch_timer);
+    batch_timer.data = this;
+    batch_timer_open = true;
+    uv_timer_start(&batch_timer, [](uv_timer_t* t) {
+      auto* me = static_cast<Impl*>(t->data);
+      me->guarded([me] { me->hand_over(); });
+    }, kBatchMs, kBatchMs);
+    uv_unref(reinterpret_cast<uv_handle_t*>(&batch_timer));  // never what keeps the loop running
+  }
+
+  void hand_over() {
+    if (shared.request_log) left_out += shared.request_log->hand_over(batch);
   }
 
   // Resolves the target once for the whole load (on this worker thread, not the Lua thread) and
@@ -634,14 +657,9 @@ struct LoadWorker::Impl {
 
   void record(Stream& s, const std::string& message) {
     stats.add(s.rec, s.gaps, message);
+    lengths.add(s.rec, shared.lengths_taken);
     count_input_both_ways(s);
-    if (!spec.wants_record(s.rec)) {
-      // chosen out by `record`: neither kept nor counted as left out
-    } else if (keep_record()) {
-      records.push_back(s.rec);
-    } else {
-      ++left_out;
-    }
+    if (spec.wants_record(s.rec)) keep(s.rec);  // chosen out by `record`: neither kept nor left out
     if (s.rec.ok()) shared.succeeded_one();
     else shared.failed_one(s.rec.done_ns);
     if (s.rec.warmup) return;
@@ -666,20 +684,15 @@ struct LoadWorker::Impl {
     }
   }
 
-  // Whether requests.jsonl gets this request: up to max_request_lines in the load, while the
-  // memory budget has room (twice the records: the engine copies them once when gathering).
-  bool keep_record() {
-    if (records_full) return false;
-    if (records.size() == records.capacity()) {
-      const std::size_t more = std::max<std::size_t>(4096, records.capacity());
-      if (spec.memory && !held.grow(2 * more * sizeof(RequestRecord))) {
-        records_full = true;
-        return false;
-      }
-      records.reserve(records.capacity() + more);
+  // requests.jsonl gets this request, up to max_request_lines in the load, unless its writer has
+  // no memory reserved (then it is counted as left out, as are those past the bound).
+  void keep(const RequestRecord& r) {
+    if (!shared.request_log || batch.capacity() == 0 || !shared.keep_record()) {
+      ++left_out;
+      return;
     }
-    if (!shared.keep_record()) records_full = true;
-    return !records_full;
+    batch.push_back(r);
+    if (batch.size() == RequestLog::kBatchRecords) hand_over();
   }
 
   // ---- stopping ----
@@ -706,6 +719,10 @@ struct LoadWorker::Impl {
     if (closing || in_flight > 0 || !waiting.empty()) return;
     if (!stopped && !(claims_over && !have_next)) return;
     closing = true;
+    if (batch_timer_open) {
+      batch_timer_open = false;
+      uv_close(reinterpret_cast<uv_handle_t*>(&batch_timer), nullptr);
+    }
     for (auto& s : streams) {
       s->conn.reset();  // open keep-alive connections would keep the loop running
       if (!s->backoff) continue;
@@ -750,7 +767,7 @@ void LoadWorker::join() {
 }
 
 LoadStats& LoadWorker::stats() { return impl_->stats; }
-std::vector<RequestRecord>& LoadWorker::records() { return impl_->records; }
+RequestLengths& LoadWorker::lengths() { return impl_->lengths; }
 std::uint64_t LoadWorker::left_out() const { return impl_->left_out; }
 MemoryReservation& LoadWorker::held() { return impl_->held; }
 std::uint64_t LoadWorker::abandoned() const { return impl_->abandoned; }

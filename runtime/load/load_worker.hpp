@@ -1,6 +1,7 @@
 // One worker thread of a load: its own libuv loop and libcurl multi, a fixed set of streams
 // (easy handles reused request after request, so connections are kept alive), and the statistics
-// of the requests it ran. Nothing here touches Lua; the engine (load_engine.hpp) starts, stops and
+// of the requests it ran (bounded: histograms, counters); each finished request's record goes to
+// requests.jsonl's writer in batches (LoadShared::request_log) as the load runs. Nothing here touches Lua; the engine (load_engine.hpp) starts, stops and
 // collects the workers.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include "http/latency_histogram.hpp"
 #include "load/load_shared.hpp"
 #include "load/load_stats.hpp"
+#include "load/request_lengths.hpp"
 
 namespace runara {
 
@@ -40,10 +42,10 @@ class LoadWorker {
 
   // After join():
   LoadStats& stats();
-  std::vector<RequestRecord>& records();
+  RequestLengths& lengths();
   std::uint64_t abandoned() const;  // requests cut short by stop()
-  std::uint64_t left_out() const;   // finished requests not kept in records() (the bound, memory)
-  MemoryReservation& held();        // what records() and the slots took from the run's budget
+  std::uint64_t left_out() const;   // finished requests not handed to requests.jsonl's writer (the bound, a full queue)
+  MemoryReservation& held();        // what the slots took from the run's budget
 
   // While running, from any thread:
   void read_progress(const std::function<void(const WorkerProgress&)>& reader);
