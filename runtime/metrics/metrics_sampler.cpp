@@ -109,9 +109,15 @@ void MetricsSampler::stop() {
 
 std::map<std::string, MetricStats> summarize_window(const std::vector<ScrapeSample>& samples, double start_s, double end_s) {
   std::map<std::string, MetricStats> out;
-  std::map<std::string, double> sums;
+  std::map<std::string, double> sums, before;
   for (const ScrapeSample& s : samples) {
-    if (s.t_s < start_s || s.t_s > end_s) continue;
+    // A counter's count in the phase starts from the last reading before it: what it counted
+    // between that reading and the first one inside the phase happened in the phase too.
+    if (s.t_s < start_s) {
+      for (const auto& [name, v] : s.values) before[name] = v;
+      continue;
+    }
+    if (s.t_s > end_s) continue;
     for (const auto& [name, v] : s.values) {
       MetricStats& m = out[name];
       if (m.samples++ == 0) m.first = m.max = v;
@@ -121,7 +127,8 @@ std::map<std::string, MetricStats> summarize_window(const std::vector<ScrapeSamp
     }
   }
   for (auto& [name, m] : out) {
-    m.delta = m.last - m.first;
+    const auto b = before.find(name);
+    m.delta = m.last - (b != before.end() ? b->second : m.first);
     m.mean = sums[name] / m.samples;
   }
   return out;
