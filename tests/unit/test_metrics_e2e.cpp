@@ -79,3 +79,22 @@ TEST_CASE("metrics: the target policy, bad URLs and HTTP errors are clear errors
   std::getline(lines, line);
   CHECK(line == "metrics.start: option 'interval' must be 0.05 to 3600 seconds, got 0");
 }
+
+TEST_CASE("metrics.get: any status is an answer, no connection is an error, the target policy holds", "[metrics]") {
+  auto r = run_script(R"lua(
+    local srv = http_load.fake_server{}
+    local ok = metrics.get(srv.url .. "/v1/models")
+    print(ok.status, ok.body:match('"id":"([^"]+)"'), ok.seconds < 5)
+    print(metrics.get(srv.url .. "/nothing-here").status)
+    local function try(...) local _, e = pcall(metrics.get, ...); print((tostring(e):gsub("^[^:]*:%d+: ", ""))) end
+    try("http://10.0.0.1:8000/v1/models")
+    try(srv.url, { timeout = 0 })
+    try(srv.url, { bogus = 1 })
+  )lua");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("200\tfake-model\ttrue\n404\n") == 0);
+  CHECK(r.out.find("refusing to connect to 10.0.0.1:8000") != std::string::npos);
+  CHECK(r.out.find("option 'timeout' must be 0.1 to 600 seconds") != std::string::npos);
+  CHECK(r.out.find("unknown option 'bogus'") != std::string::npos);
+}
