@@ -19,6 +19,14 @@ namespace {
 // A rehearsal's clock: boots, downloads and token generation run at this fraction of real time.
 constexpr double kTimeScale = 0.02;
 
+// A message on one line, at most `max` bytes (a failed rehearsal's error may carry a log's tail).
+std::string one_line(std::string text, std::size_t max) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text.size() > max ? text.substr(0, max) + "..." : text;
+}
+
 std::string money(double usd) {
   char b[32];
   std::snprintf(b, sizeof b, "$%.2f", usd);
@@ -81,7 +89,9 @@ int plan_command(int argc, char** argv) {
   o.quiet = true;
   o.cloud.guardian_executable = own_executable();
   std::string error;
-  auto cloud = start_simulated_cloud(o, own_executable(), error, kTimeScale);
+  // A plan is for scripts nobody has vouched for yet: their machines' commands would run on this
+  // computer, so the simulated machines refuse them; the plan reports what happened until then.
+  auto cloud = start_simulated_cloud(o, own_executable(), error, kTimeScale, false);
   if (!cloud) {
     std::fprintf(stderr, "runara plan: %s\n", error.c_str());
     return 2;
@@ -104,8 +114,12 @@ int plan_command(int argc, char** argv) {
     outcome = runtime.run_file(command.script);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("Plan for %s, rehearsed on the simulated cloud in %.1f s: %s\n", command.script.c_str(), seconds,
-              outcome.exit == Exit::ok ? "it ran to the end" : ("it failed: " + outcome.message).c_str());
+  std::printf("Plan for %s, rehearsed on the simulated cloud in %.1f s%s\n", command.script.c_str(), seconds,
+              outcome.exit == Exit::ok
+                  ? ": it ran to the end"
+                  : (" until: " + one_line(outcome.message, 400) +
+                     "\n(a plan runs no command on the machines, so a script that needs their output stops early)")
+                        .c_str());
   print_machines(cloud->created(), cloud->peak_machines());
   print_worst_case(cloud->created(), asked);
   print_permissions(asked, denied);

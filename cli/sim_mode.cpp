@@ -28,7 +28,7 @@ std::string own_executable() {
 }
 
 std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
-                                                     std::string& error, double time_scale) {
+                                                     std::string& error, double time_scale, bool run_commands) {
   const char* tmp = std::getenv("TMPDIR");
   std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/runara-sim-XXXXXX";
   if (!::mkdtemp(root.data())) {
@@ -44,6 +44,7 @@ std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std
   config.runara_executable = runara_executable;
   config.shims_dir = sim::default_shims_dir();
   config.time_scale = time_scale;
+  config.run_commands = run_commands;
   const char* faults = std::getenv("RUNARA_SIM_FAULTS");
   config.faults = faults ? faults : "";
   try {

@@ -22,7 +22,9 @@ std::string own_executable();
 // nullptr and `error` set when it cannot start. Call before the Runtime is made (it sets an
 // environment variable every process runara starts afterwards inherits). `time_scale` < 1
 // compresses the simulated delays (runara plan).
+// `run_commands = false`: the machines refuse every command (runara plan).
 std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
-                                                     std::string& error, double time_scale = 1);
+                                                     std::string& error, double time_scale = 1,
+                                                     bool run_commands = true);
 
 }  // namespace runara::cli

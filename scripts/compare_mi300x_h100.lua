@@ -25,6 +25,9 @@ local SIDES = {
   { key = "h100", label = "H100", size = P.nvidia_size or "gpu-h100x1-80gb", image = P.nvidia_image or "gpu-h100x1-base", region = P.nvidia_region or "nyc2" },
 }
 
+local hf_ok, HF_TOKEN = pcall(runara.secret, "HF_TOKEN")  -- asked before anything is created
+if not hf_ok then HF_TOKEN = nil end
+
 local rep = report.new{ title = "MI300X vs H100: " .. model .. " " .. quantization:upper(), simulated = runara.simulated }
 rep:metadata{ model = model, quantization = quantization:upper() }
 
@@ -34,8 +37,7 @@ local function measure(side)
   local s = ssh.connect(d, { wait_cloud_init = true })
   local info = machine.describe(s)
   local gpu = gpu_metrics.start(s, { interval = 1 })
-  local hf_ok, hf = pcall(runara.secret, "HF_TOKEN")
-  local server = vllm.start(s, { model = model, quantization = quantization, hf_token = hf_ok and hf or nil,
+  local server = vllm.start(s, { model = model, quantization = quantization, hf_token = HF_TOKEN,
                                  max_model_len = tonumber(P.max_model_len or 8192) })
   local r = suite.run(server, { gpu = gpu, profile = P.profile, quiet = true, name_prefix = side.key .. "_" })
   server:download_log("logs/vllm-" .. side.key .. ".log")

@@ -37,6 +37,9 @@ local function hf_token()
   return nil
 end
 
+-- Asked for before anything is created (a missing grant is known before money is spent).
+local HF_TOKEN = hf_token()
+
 local rep = report.new{
   title = "Llama-3.3-70B-Instruct " .. quantization:upper() .. " on " .. size,
   simulated = runara.simulated,
@@ -62,7 +65,7 @@ local function run()
     model = model, quantization = quantization, mode = P.mode, image = P.vllm_image,
     max_model_len = tonumber(P.max_model_len or 8192),
     gpu_memory_utilization = tonumber(P.gpu_memory_utilization or 0.9),
-    hf_token = hf_token(), ready_timeout = tonumber(P.ready_timeout),
+    hf_token = HF_TOKEN, ready_timeout = tonumber(P.ready_timeout),
   })
   rep:metadata{ framework = "vLLM " .. server.version, server_ready_s = server.ready_s }
 

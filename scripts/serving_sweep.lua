@@ -34,6 +34,9 @@ local function levels()
   return out
 end
 
+local hf_ok, HF_TOKEN = pcall(runara.secret, "HF_TOKEN")  -- asked before anything is created
+if not hf_ok then HF_TOKEN = nil end
+
 local rep = report.new{ title = "vLLM serving sweep: " .. model .. " on " .. size, simulated = runara.simulated }
 rep:metadata{ model = model, quantization = quantization:upper(), size = size }
 
@@ -48,8 +51,7 @@ local function run()
   rep:metadata{ gpu = info.gpu, gpu_count = info.gpu_count, gpu_vram_gb = info.gpu_vram_gb,
                 driver_version = info.driver_version, rocm_version = info.rocm_version, cuda_version = info.cuda_version }
   rep:phase("model_load")
-  local hf_ok, hf = pcall(runara.secret, "HF_TOKEN")
-  local server = vllm.start(s, { model = model, quantization = quantization, hf_token = hf_ok and hf or nil,
+  local server = vllm.start(s, { model = model, quantization = quantization, hf_token = HF_TOKEN,
                                  max_model_len = tonumber(P.max_model_len or 8192) })
   rep:metadata{ framework = "vLLM " .. server.version }
   local server_metrics = metrics.start(server.url .. "/metrics", { interval = 1, prefix = "vllm:" })

@@ -117,6 +117,7 @@ void SimCloud::on_created(const SimulatedDroplet& d) {
   spec.cloud_entry = cloud_entry(config_.root_dir);
   spec.time_scale = config_.time_scale;
   spec.faults = config_.faults;
+  spec.run_commands = config_.run_commands;
   try {
     auto machine = std::make_unique<SimMachine>(spec);
     ports_[d.public_ipv4] = machine->ssh_port();

@@ -32,6 +32,7 @@ struct SimCloudConfig {
   std::string shims_dir;          // sim/machine: bin/ and data/
   double time_scale = 1;          // boot and other simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims
+  bool run_commands = true;       // false: the machines refuse every command (runara plan)
 };
 
 // The shim folder (sim/machine) this build was made with, else the installed copy.

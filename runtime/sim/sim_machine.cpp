@@ -115,7 +115,10 @@ void SimMachine::write_config() {
     << "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
     << "KbdInteractiveAuthentication no\nAllowTcpForwarding yes\nAllowAgentForwarding no\nX11Forwarding no\n"
     << "PermitUserEnvironment no\nSubsystem sftp internal-sftp -d " << d << "/home\n"
-    << "MaxSessions 200\nMaxStartups 200\nLogLevel ERROR\nSetEnv";
+    << "MaxSessions 200\nMaxStartups 200\nLogLevel ERROR\n";
+  if (!spec_.run_commands)
+    c << "ForceCommand echo 'runara plan: commands are not run on simulated machines during a plan' >&2; exit 126\n";
+  c << "SetEnv";
   // sshd builds each session's environment afresh: SetEnv is how the shims' variables (and the
   // process marker the sweeper looks for) reach every command.
   for (const auto& e : environment()) c << ' ' << e;

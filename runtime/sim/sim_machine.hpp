@@ -27,6 +27,9 @@ struct SimMachineSpec {
   std::string cloud_entry;        // "RUNARA_SIM_DIR=<root>": the whole cloud's process marker
   double time_scale = 1;          // simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims ("" none)
+  // false: every command (and SFTP) is refused. `runara plan` rehearses scripts nobody vouched
+  // for, and a simulated machine's commands run on this computer as this user.
+  bool run_commands = true;
 };
 
 class SimMachine {

@@ -167,3 +167,18 @@ runara.write_file("x.txt", "not kept")
   CHECK(r.out.find("only --allow-env HOME allows") != std::string::npos);
   CHECK(r.out.find("it ran to the end") != std::string::npos);
 }
+
+TEST_CASE("runara plan runs no command on the simulated machines", "[sim]") {
+  const std::string dir = temp_dir("sim-plan-exec");
+  const std::string marker = dir + "/must-not-exist";
+  const std::string script = write_temp_file(dir, "exec.lua",
+      "local d = droplet.create{ size = 'gpu-h100x1-80gb', image = 'gpu-h100x1-base', region = 'nyc2' }\n"
+      "local s = ssh.connect(d, { timeout = 30 })\n"
+      "s:exec('touch " + marker + "')\n");
+  const auto r = run_runara({"plan", script}, 60);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("commands are not run on simulated machines during a plan") != std::string::npos);
+  CHECK(r.out.find("It creates 1 machine") != std::string::npos);
+  CHECK(!exists(marker));
+}
