@@ -20,7 +20,8 @@
 #
 # Needs: nginx (Debian nginx-light: /usr/sbin/nginx), wrk, hyperfine, curl, /usr/bin/time.
 # Environment: REPS (3), DURATION (5 s), STREAM_CONCURRENCY ("64 256 1024 2048 4096"),
-# ONE_RUNS (30), NGINX (/usr/sbin/nginx), PARTS ("a b c": which parts to run).
+# ONE_RUNS (30), NGINX (/usr/sbin/nginx), PARTS ("a b c": which parts to run), FAKE_THREADS (1:
+# serve-fake-llm's event-loop threads), PIN (0; 1: the fake server on CPU 0, the client on the rest).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,6 +32,15 @@ STREAM_CONCURRENCY=${STREAM_CONCURRENCY:-"64 256 1024 2048 4096"}
 ONE_RUNS=${ONE_RUNS:-30}
 NGINX=${NGINX:-/usr/sbin/nginx}
 PARTS=${PARTS:-"a b c"}
+FAKE_THREADS=${FAKE_THREADS:-1}
+# PIN=1: the fake server on CPU 0 and the client on the other CPUs, so neither takes the other's core.
+if [[ ${PIN:-0} == 1 ]]; then
+  SERVER_PIN="taskset -c 0"
+  CLIENT_PIN="taskset -c 1-$(($(nproc) - 1))"
+else
+  SERVER_PIN=""
+  CLIENT_PIN=""
+fi
 bench=$root/bench
 
 need() { command -v "$1" >/dev/null || { echo "http_load.sh: '$1' is needed ($2)" >&2; exit 2; }; }
@@ -159,7 +169,8 @@ fi
 # ---- (b) streaming against the fake LLM server ----
 if part b; then
 : >"$tmp/fake.out"
-"$RUNARA" serve-fake-llm --port 0 --ttft-ms 50 --itl-ms 10 --output-tokens 128 >>"$tmp/fake.out" 2>&1 &
+$SERVER_PIN "$RUNARA" serve-fake-llm --port 0 --ttft-ms 50 --itl-ms 10 --output-tokens 128 --threads "$FAKE_THREADS" \
+  >>"$tmp/fake.out" 2>&1 &
 fake_pid=$!
 fake_url=""
 for ((i = 0; i < 50; i++)); do
@@ -175,7 +186,7 @@ tick=$(getconf CLK_TCK)
 declare -A s_line s_rss s_cpu s_srv
 for c in 1 $STREAM_CONCURRENCY; do
   before=$(cpu_ticks "$fake_pid")
-  line=$(/usr/bin/time -f '%M %U %S' -o "$tmp/time.txt" "$RUNARA" --allow-host "127.0.0.1:$fake_port" \
+  line=$(/usr/bin/time -f '%M %U %S' -o "$tmp/time.txt" $CLIENT_PIN "$RUNARA" --allow-host "127.0.0.1:$fake_port" \
     --out "$tmp/out-stream" "$bench/http_load_stream.lua" "url=$fake_url" "c=$c" 2>"$tmp/err") \
     || { cat "$tmp/err" >&2; exit 1; }
   after=$(cpu_ticks "$fake_pid")
@@ -185,7 +196,7 @@ for c in 1 $STREAM_CONCURRENCY; do
   s_cpu[$c]=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
   s_srv[$c]=$(awk -v a="$after" -v b="$before" -v t="$tick" 'BEGIN { printf "%.2f", (a - b) / t }')
 done
-echo "(b) streaming against $("$RUNARA" --version 2>&1 | head -1) serve-fake-llm --ttft-ms 50 --itl-ms 10 --output-tokens 128, 2*C requests"
+echo "(b) streaming against $("$RUNARA" --version 2>&1 | head -1) serve-fake-llm --ttft-ms 50 --itl-ms 10 --output-tokens 128 --threads $FAKE_THREADS, 2*C requests${SERVER_PIN:+ (server: $SERVER_PIN; client: $CLIENT_PIN)}"
 printf '%-6s %-7s %-9s %-8s %-11s %-11s %-11s %-10s %-9s %-10s %-8s %-8s\n' "C" "threads" "ok/fail" "dur s" \
   "ITL p50-10" "ITL p99-10" "TTFT p50-50" "tokens/s" "RSS MiB" "KiB/stream" "cli CPU" "srv CPU"
 best=""

@@ -6,7 +6,7 @@ local p = runara.params
 local c = tonumber(p.c)
 local r = http_load.run{
   name = "stream-c" .. c, url = p.url, model = "fake-model", max_tokens = 128,
-  concurrency = c, requests = tonumber(p.n) or 2 * c,
+  concurrency = c, requests = tonumber(p.n) or 2 * c, quiet = true,
 }
 print(("completed=%d failed=%d threads=%d duration=%.3f itl_p50=%.4f itl_p99=%.4f ttft_p50=%.3f ttft_p99=%.3f tok_s=%.0f"):format(
   r.completed, r.failed, r.threads, r.duration, r.median_itl_ms, r.p99_itl_ms, r.median_ttft_ms, r.p99_ttft_ms,

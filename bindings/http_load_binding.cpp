@@ -201,7 +201,12 @@ void parse_prompts(lua_State* L, Runtime::Impl& rt, PromptSource& src) {
     src.text = lua_tostring(L, t);
   } else if (lua_istable(L, t)) {
     const char* fn = "http_load.run: prompts";
-    args::only_fields(L, t, fn, {"input_tokens", "range_ratio", "count", "file", "format"});
+    args::only_fields(L, t, fn, {"input_tokens", "range_ratio", "count", "file", "format", "tokenizer"});
+    if (auto tokenizer = args::opt_string(L, t, fn, "tokenizer")) {
+      std::string error;
+      src.tokenizer = script_readable_path(rt, *tokenizer, error);
+      if (src.tokenizer.empty()) args::raise(L, "%s: prompts.tokenizer: %s", kRun, error.c_str());
+    }
     if (auto file = args::opt_string(L, t, fn, "file")) {
       std::string error;
       src.kind = PromptSource::Kind::kFile;
@@ -352,6 +357,7 @@ nlohmann::json echo(const LoadPlan& plan, const LoadSpec& base) {
   if (p.kind == PromptSource::Kind::kSynthetic) o["prompts"] = {{"input_tokens", p.input_tokens}, {"range_ratio", p.range_ratio}, {"count", p.count}};
   else if (p.kind == PromptSource::Kind::kFile) o["prompts"] = {{"file", p.path}, {"format", p.format.empty() ? "auto" : p.format}};
   else o["prompts"] = "fixed";
+  if (!p.tokenizer.empty()) o["prompts"]["tokenizer"] = p.tokenizer;
   return o;
 }
 
@@ -416,6 +422,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
+    base.tokenizer_id = plan.prompts.tokenizer.empty() ? base.model : plan.prompts.tokenizer;
     headers.push_back("Content-Type: application/json");
     base.url = openai_endpoint_url(parsed, plan.openai.endpoint);
     if (base.url.empty()) args::raise(L, "%s: option 'url': libcurl could not add the endpoint's path to '%s'", kRun, parsed.url.c_str());

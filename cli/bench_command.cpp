@@ -23,11 +23,12 @@ namespace {
 const char* const kUsage =
     "usage: runara bench URL --model M [-c 1,8,32 | --rate R[,R...] | --saturate] [-d 60s | -n N]\n"
     "                    [--input-len N] [--output-len N] [--slo-ttft-ms MS] [--slo-tpot-ms MS]\n"
-    "                    [--seed N] [--out DIR] [--max-runtime S] [--quiet]\n"
+    "                    [--tokenizer tokenizer.json] [--seed N] [--out DIR] [--max-runtime S] [--quiet]\n"
     "  Runs http_load against an OpenAI-compatible server (URL as in `vllm bench serve --base-url`)\n"
     "  and prints vLLM's summary (a sweep: one row per point). The URL's host and port are granted\n"
     "  by being named; nothing else is. Defaults: -c 1, -d 60s, --input-len 1024, --output-len 128.\n"
     "  --saturate doubles the concurrency from 1 until throughput grows < 10 % or the SLO breaks.\n"
+    "  --tokenizer: the model's Hugging Face tokenizer.json; prompt lengths are then in its tokens.\n"
     "  Flags take their value as --flag V or --flag=V. See docs/cli.md#runara-bench.\n";
 
 int usage_error(const std::string& message) {
@@ -76,7 +77,7 @@ const std::map<std::string, Flag>& flags() {
       {"--quiet", {"", ""}},
       {"--out", {"", "a folder"}},
       {"--max-runtime", {"", "number"}},
-      {"--tokenizer", {"", "a file"}},
+      {"--tokenizer", {"tokenizer", "a file"}},
   };
   return table;
 }
@@ -151,7 +152,7 @@ int bench_command(int argc, char** argv) {
       value = argv[++i];
     }
     if (std::string error = check_value(a, expects, *value); !error.empty()) return usage_error(error);
-    if (a == "--tokenizer") return usage_error("--tokenizer is not supported yet: prompt lengths are counted in the synthetic prompts' own tokens");
+    if (a == "--tokenizer") options.permissions.read_paths.push_back(*value);  // the one file read
     if (a == "--out") options.out_dir = *value;
     else if (a == "--max-runtime") options.max_runtime_s = std::strtod(value->c_str(), nullptr);
     else params[it->second.param] = *value;

@@ -28,7 +28,7 @@ local function base_options(params)
   end
   return {
     name = "bench", url = params.url, model = params.model,
-    prompts = { input_tokens = number(params, "input_len", 1024) },
+    prompts = { input_tokens = number(params, "input_len", 1024), tokenizer = params.tokenizer },
     max_tokens = number(params, "output_len", 128), ignore_eos = true,
     requests = number(params, "requests"), duration = number(params, "duration"),
     slo = slo, seed = number(params, "seed", 0),

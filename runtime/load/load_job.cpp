@@ -17,6 +17,7 @@
 #include "load/load_engine.hpp"
 #include "load/load_report.hpp"
 #include "load/request_log.hpp"
+#include "load/bpe_tokenizer.hpp"
 #include "load/prompt_pool.hpp"
 #include "load/sweep_files.hpp"
 #include "checked_read.hpp"
@@ -162,9 +163,26 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     return false;
   }
 
+  // The tokenizer lives while the pool is made. Its file, parse and tables (Llama 3's 9 MB
+  // file: ~128k tokens, ~280k merges) are budgeted at 16 times the file's size up front.
+  bool load_tokenizer(std::optional<BpeTokenizer>& tokenizer) {
+    const std::string& path = plan.prompts.tokenizer;
+    if (path.empty()) return true;
+    std::string text;
+    std::string why = read_file_checked(path, [&](std::size_t size) {
+      return take(16 * size, "the tokenizer " + path + " (" + std::to_string(size) + " bytes)") ? std::string() : error;
+    }, text);
+    if (why.empty()) tokenizer = BpeTokenizer::from_json(text, why);
+    if (!why.empty()) error = "prompts.tokenizer " + path + ": " + why;
+    return why.empty();
+  }
+
   bool make_pool() {
     const PromptSource& src = plan.prompts;
     std::optional<PromptPool> made;
+    std::optional<BpeTokenizer> tokenizer;
+    if (!load_tokenizer(tokenizer)) return false;
+    const BpeTokenizer* counter = tokenizer ? &*tokenizer : nullptr;
     if (src.kind == PromptSource::Kind::kSynthetic) {
       // At most 6 bytes a token (the longest word and a space), and up to twice that while a
       // string grows: checked before a prompt is made.
@@ -174,31 +192,38 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       const std::string what = "the synthetic prompt pool (" + std::to_string(src.count) + " prompts of up to " +
                                std::to_string(static_cast<long long>(longest)) + " tokens)";
       if (!take(total > 1e18 ? static_cast<std::size_t>(1e18) : static_cast<std::size_t>(total), what)) return false;
-      made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed, &stop_preparing);
+      try {
+        made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed,
+                                     &stop_preparing, counter);
+      } catch (const std::runtime_error& e) {
+        if (stop_preparing) throw;
+        error = (src.tokenizer.empty() ? "prompts: " : "prompts.tokenizer " + src.tokenizer + ": ") + e.what();
+        return false;
+      }
     } else {
       std::string text, format = src.format, why;
       if (src.kind == PromptSource::Kind::kFixed) {
         text = nlohmann::json(src.text).dump();
         format = "jsonl";
       } else {
-        // The file, its prompts and (JSON formats) its parsed form: about four times its size,
-        // checked with fstat before it is read.
+        // The file, its prompts, (JSON formats) its parsed form and (ShareGPT) the replies kept
+        // for counting: about five times its size, checked with fstat before it is read.
         why = read_file_checked(src.path, [&](std::size_t size) {
-          return take(4 * size, "the prompts file " + src.path + " (" + std::to_string(size) + " bytes)") ? std::string() : error;
+          return take(5 * size, "the prompts file " + src.path + " (" + std::to_string(size) + " bytes)") ? std::string() : error;
         }, text);
         if (!why.empty()) {
           error = why;
           return false;
         }
       }
-      made = PromptPool::from_text(text, format, why);
+      made = PromptPool::from_text(text, format, why, counter);
       if (!made) {
         error = (src.kind == PromptSource::Kind::kFile ? "prompts file " + src.path + ": " : "prompt: ") + why;
         return false;
       }
     }
     pool = std::make_shared<const PromptPool>(std::move(*made));
-    held.shrink_to(pool_bytes(*pool));  // the file's text and parse are gone
+    held.shrink_to(pool_bytes(*pool));  // the file's text and parse, and the tokenizer, are gone
     return true;
   }
 

@@ -30,6 +30,7 @@ struct PromptSource {
   std::string path;          // kFile: a readable, already checked path
   std::string format;        // kFile: "", "lines", "jsonl", "sharegpt"
   std::string text;          // kFixed: the one prompt
+  std::string tokenizer;     // a readable, already checked tokenizer.json; "" for none
 };
 
 struct LoadPlan {

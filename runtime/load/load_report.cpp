@@ -81,7 +81,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
       {"endpoint_type", backend(spec)},
       {"label", spec.name},
       {"model_id", spec.model},
-      {"tokenizer_id", spec.model},
+      {"tokenizer_id", spec.tokenizer_id.empty() ? spec.model : spec.tokenizer_id},
       {"num_prompts", s.completed + s.failed},
       {"request_rate", spec.open_loop() ? json(spec.rate) : json("inf")},
       {"burstiness", spec.burstiness},

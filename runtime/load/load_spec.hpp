@@ -25,6 +25,7 @@ struct LoadSpec {
   LoadMode mode = LoadMode::kHttp;
   std::string name;             // names the output folder
   std::string model;            // openai: the served model
+  std::string tokenizer_id;     // openai: what counted the prompts' tokens (a tokenizer.json, else the model)
   std::string endpoint;         // openai: "completions" or "chat"
   // The script's options as given, minus headers (for the results), and its headers ("Name:
   // value"; may hold a secret, never logged). Shared, not copied, by a sweep's points: each may

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_limits.hpp"
+#include "load/bpe_tokenizer.hpp"
 #include "load/seeded_random.hpp"
 
 namespace runara {
@@ -66,12 +67,79 @@ int estimate_tokens(std::string_view text) {
   return static_cast<int>(std::min<std::size_t>((text.size() + 3) / 4, kMaxInputTokens));
 }
 
+// The tokenizer's count, or the estimate without one. Throws std::runtime_error when the
+// tokenizer's regex gives up (from_text turns it into its error).
+int count_tokens(std::string_view text, const BpeTokenizer* tokenizer) {
+  if (tokenizer == nullptr) return estimate_tokens(text);
+  std::string error;
+  const int n = tokenizer->count(text, error);
+  if (n < 0) throw std::runtime_error(error);
+  return n;
+}
+
 Prompt file_prompt(std::string text, int expected_output_tokens = -1) {
   Prompt p;
   p.tokens = std::max(1, estimate_tokens(text));
   p.text = std::move(text);
   p.expected_output_tokens = expected_output_tokens;
   return p;
+}
+
+// Counts a file's prompts (and ShareGPT replies, kept aside as their text) with the tokenizer.
+void recount(std::vector<Prompt>& prompts, const std::vector<std::string>& replies, const BpeTokenizer& t) {
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    prompts[i].tokens = std::max(1, count_tokens(prompts[i].text, &t));
+    if (prompts[i].expected_output_tokens >= 0) prompts[i].expected_output_tokens = count_tokens(replies[i], &t);
+  }
+}
+
+void add_words(Prompt& p, int n, SeededRandom& rng) {
+  for (int w = 0; w < n; ++w) {
+    if (!p.text.empty()) p.text += ' ';
+    p.text += kVocabulary[rng.below(64)];
+  }
+}
+
+// Drops up to `n` words from the end, keeping at least `keep` words.
+void drop_words(Prompt& p, int n, int keep) {
+  int words = p.text.empty() ? 0 : static_cast<int>(std::count(p.text.begin(), p.text.end(), ' ')) + 1;
+  for (; n > 0 && words > keep; --n, --words) {
+    const std::size_t space = p.text.rfind(' ');
+    p.text.erase(space == std::string::npos ? 0 : space);
+  }
+}
+
+// Appends the vocabulary word that makes the prompt exactly `length` tokens, if one does.
+bool finish_with_word(Prompt& p, int length, const BpeTokenizer& t) {
+  for (std::string_view word : kVocabulary) {
+    std::string candidate = p.text + (p.text.empty() ? "" : " ") + std::string(word);
+    if (count_tokens(candidate, &t) == length) {
+      p.text = std::move(candidate);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Makes a synthetic prompt exactly `length` of the tokenizer's tokens. For the usual byte-level
+// tokenizers every vocabulary word is one token and the first count already matches; for one
+// that splits words, words are added or dropped towards the length, then the last is chosen.
+void fit_to_tokenizer(Prompt& p, int length, const BpeTokenizer& t, SeededRandom& rng) {
+  constexpr int kLongestWord = 16;  // tokens a vocabulary word could take (bytes with a space)
+  for (int round = 0; round < 64; ++round) {
+    const int n = count_tokens(p.text, &t);
+    if (n == length) return;
+    if (n < length && length - n <= kLongestWord) {
+      if (finish_with_word(p, length, t)) return;
+      drop_words(p, 1, 0);  // no single word closes the gap: a wider one may be closed
+    } else if (n < length) {
+      add_words(p, std::max(1, (length - n) / (2 * kLongestWord)), rng);
+    } else {
+      drop_words(p, std::max(1, (n - length) / (2 * kLongestWord)), 0);
+    }
+  }
+  throw std::runtime_error("the tokenizer splits the synthetic prompts' words so that a prompt of exactly " +
+                           std::to_string(length) + " tokens could not be made; use prompts from a file instead");
 }
 
 // The start of an offending input, for error messages.
@@ -149,7 +217,7 @@ bool is_human(const json& turn) {
 // One ShareGPT conversation: the first human turn is the prompt, the turn
 // after it (when not another human or system turn) the recorded reply.
 bool parse_conversation(const json& entry, std::size_t index, std::vector<Prompt>& out,
-                        std::string& error) {
+                        std::vector<std::string>& replies, std::string& error) {
   const std::string where = "conversation at index " + std::to_string(index);
   const json* turns =
       entry.is_object() && entry.contains("conversations") ? &entry["conversations"] : nullptr;
@@ -172,13 +240,18 @@ bool parse_conversation(const json& entry, std::size_t index, std::vector<Prompt
   if (human == turns->end() || (*human)["value"].get_ref<const std::string&>().empty()) return true;
   int reply_tokens = -1;
   auto reply = std::next(human);
-  if (reply != turns->end() && !is_human(*reply) && (*reply)["from"] != "system")
-    reply_tokens = estimate_tokens((*reply)["value"].get_ref<const std::string&>());
+  std::string reply_text;
+  if (reply != turns->end() && !is_human(*reply) && (*reply)["from"] != "system") {
+    reply_text = (*reply)["value"].get<std::string>();
+    reply_tokens = estimate_tokens(reply_text);
+  }
   out.push_back(file_prompt((*human)["value"].get<std::string>(), reply_tokens));
+  replies.push_back(std::move(reply_text));
   return true;
 }
 
-bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::string& error) {
+bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::vector<std::string>& replies,
+                    std::string& error) {
   json doc;
   if (auto parsed = parse_json_limited(text, error)) {
     doc = std::move(*parsed);
@@ -191,7 +264,7 @@ bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::string
     return false;
   }
   for (std::size_t i = 0; i < doc.size(); ++i)
-    if (!parse_conversation(doc[i], i, out, error)) return false;
+    if (!parse_conversation(doc[i], i, out, replies, error)) return false;
   return true;
 }
 
@@ -200,7 +273,8 @@ bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::string
 std::span<const std::string_view> synthetic_vocabulary() { return kVocabulary; }
 
 PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size_t count,
-                                 std::uint64_t seed, const std::atomic<bool>* stop) {
+                                 std::uint64_t seed, const std::atomic<bool>* stop,
+                                 const BpeTokenizer* tokenizer) {
   if (input_tokens < 1 || input_tokens > kMaxInputTokens)
     throw std::invalid_argument("synthetic prompts: input_tokens must be in [1, 2^24]");
   if (!(range_ratio >= 0 && range_ratio < 1))
@@ -216,22 +290,24 @@ PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size
     if (stop && stop->load(std::memory_order_relaxed)) throw std::runtime_error("stopped");
     int length = lo + static_cast<int>(rng.below(static_cast<std::uint64_t>(hi - lo) + 1));
     prompts.push_back(synthetic_prompt(length, i, prefix_key, rng));
+    if (tokenizer != nullptr) fit_to_tokenizer(prompts.back(), length, *tokenizer, rng);
   }
   return PromptPool(std::move(prompts));
 }
 
 std::optional<PromptPool> PromptPool::from_text(std::string_view text, std::string_view format,
-                                                std::string& error) {
+                                                std::string& error, const BpeTokenizer* tokenizer) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 BOM would break JSON
   const std::string_view chosen = format.empty() ? detect_format(text) : format;
   std::vector<Prompt> prompts;
+  std::vector<std::string> replies;  // ShareGPT: each prompt's reply, for a tokenizer to count
   bool ok = false;
   if (chosen == "lines") {
     ok = parse_lines(text, prompts);
   } else if (chosen == "jsonl") {
     ok = parse_jsonl(text, prompts, error);
   } else if (chosen == "sharegpt") {
-    ok = parse_sharegpt(text, prompts, error);
+    ok = parse_sharegpt(text, prompts, replies, error);
   } else {
     error = "unknown prompt format \"" + std::string(format) +
             "\" (expected lines, jsonl, sharegpt, or empty to auto-detect)";
@@ -240,6 +316,15 @@ std::optional<PromptPool> PromptPool::from_text(std::string_view text, std::stri
   if (prompts.empty()) {
     error = "no prompts found in the " + std::string(chosen) + " text";
     return std::nullopt;
+  }
+  if (tokenizer != nullptr) {
+    replies.resize(prompts.size());
+    try {
+      recount(prompts, replies, *tokenizer);
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+      return std::nullopt;
+    }
   }
   return PromptPool(std::move(prompts));
 }

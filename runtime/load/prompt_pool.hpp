@@ -18,13 +18,16 @@
 
 namespace runara {
 
+class BpeTokenizer;
+
 struct Prompt {
   std::string text;
-  // Input length in tokens: the exact target for synthetic prompts, an
-  // estimate (bytes / 4 rounded up, >= 1) for file prompts.
+  // Input length in tokens: the exact target for synthetic prompts; for file
+  // prompts the tokenizer's count when there is one, else an estimate (bytes / 4
+  // rounded up, >= 1).
   int tokens = 0;
-  // ShareGPT: estimated tokens of the recorded reply (bytes / 4 rounded up);
-  // -1 where the source has no reply.
+  // ShareGPT: tokens of the recorded reply (counted as `tokens` is); -1 where
+  // the source has no reply.
   int expected_output_tokens = -1;
 };
 
@@ -41,8 +44,12 @@ class PromptPool {
   // Deterministic for a seed. Throws std::invalid_argument on out-of-range
   // arguments (input_tokens is at most 2^24). When `stop` turns true it gives up between
   // prompts with std::runtime_error (a big pool takes seconds; the run's deadline must hold).
+  // With a `tokenizer`, lengths are in its tokens: each prompt is counted and, should the
+  // tokenizer split a word, words are added or dropped until the count is exact
+  // (std::runtime_error when it cannot be).
   static PromptPool synthetic(int input_tokens, double range_ratio, std::size_t count,
-                              std::uint64_t seed, const std::atomic<bool>* stop = nullptr);
+                              std::uint64_t seed, const std::atomic<bool>* stop = nullptr,
+                              const BpeTokenizer* tokenizer = nullptr);
 
   // The prompts of a prompt file's text. format: "lines" (one prompt per
   // non-blank line), "jsonl" (per line, a JSON object with a "prompt" or
@@ -53,9 +60,11 @@ class PromptPool {
   // loader), or "" to auto-detect ('[' first: sharegpt; first non-blank line
   // starting with '{' or '"': jsonl; else lines). Empty prompts are skipped.
   // On bad input: nullopt, and `error` names the line (or conversation) and
-  // what was expected. A text without any prompt is an error too.
+  // what was expected. A text without any prompt is an error too. With a
+  // `tokenizer`, prompts and replies are counted with it.
   static std::optional<PromptPool> from_text(std::string_view text, std::string_view format,
-                                             std::string& error);
+                                             std::string& error,
+                                             const BpeTokenizer* tokenizer = nullptr);
 
   std::size_t size() const { return prompts_.size(); }
   const Prompt& at(std::size_t i) const { return prompts_.at(i); }

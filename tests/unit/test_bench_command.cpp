@@ -100,3 +100,29 @@ TEST_CASE("runara bench checks its flags", "[cli][bench]") {
   CHECK(both.exit_code == 2);
   CHECK(contains(both.err, "-d and -n are alternatives"));
 }
+
+TEST_CASE("runara bench --tokenizer: prompts are the asked length in that tokenizer's tokens", "[http_load][bench]") {
+  runara::FakeLlmServer server(quick());
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string dir = temp_dir("bench-tokenizer");
+  const std::string gpt2 = std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/tokenizers/gpt2/tokenizer.json";
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const ChildResult r = run_runara({"bench", url, "--model", "fake-model", "-n", "10", "--input-len", "77",
+                                    "--output-len", "4", "--tokenizer", gpt2, "--out", dir + "/out"}, 90);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto result = nlohmann::json::parse(read_all(dir + "/out/bench/results.json"), nullptr, false);
+  REQUIRE(result.is_object());
+  CHECK(result["tokenizer_id"] == gpt2);
+  CHECK(result["input_tokens_client"] == 770);
+  CHECK(result["options"]["prompts"]["tokenizer"] == gpt2);
+
+  // A file that is not a byte-level BPE tokenizer: refused before any request, naming the file and the field.
+  std::ofstream(dir + "/spm.json") << R"({"normalizer": {"type": "NFKC"}, "model": {"type": "Unigram"}})";
+  const ChildResult bad = run_runara({"bench", url, "--model", "fake-model", "-n", "2", "--tokenizer", dir + "/spm.json",
+                                      "--out", dir + "/out2"}, 60);
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(bad.err, "prompts.tokenizer " + dir + "/spm.json: normalizer \"NFKC\" is not supported"));
+  CHECK(server.stats().requests_served == 10);
+}

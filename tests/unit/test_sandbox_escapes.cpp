@@ -19,6 +19,8 @@
 //   base/script/linkmod.lua -> ../outside/evil.lua          base/script/binmod.lua (bytecode)
 //   base/script/selfreq.lua (requires itself)               base/script/sleepy.lua (waits)
 //   base/script/deep_sharegpt.json (a shipped prompts file nested 100,000 levels deep)
+//   base/script/backtracking_tokenizer.json (GPT-2's tokenizer.json whose pre-tokenizer regex
+//                               backtracks exponentially on any prompt)
 //   base/outside/secret.txt, evil.lua    base/script-evil/secret.txt (a prefix-sharing sibling)
 //   base/run/                   the working folder: the output folder lands in run/results/
 //   base/run/results/<UTC stamp>-<attempt> -> ../../outside, for every second the run may
@@ -36,6 +38,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
 
@@ -86,6 +90,17 @@ std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r");
   if (first == std::string::npos) return {};
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+// GPT-2's tokenizer.json with a pre-tokenizer regex that needs exponential steps to fail: any
+// run of words followed by anything but a digit.
+std::string backtracking_tokenizer() {
+  std::ifstream in(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/tokenizers/gpt2/tokenizer.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {
+      {{"type", "Split"}, {"pattern", {{"Regex", "(\\w+\\s?)+\\d"}}}, {"behavior", "Isolated"}},
+      {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+  return doc.dump();
 }
 
 std::string read_file(const fs::path& path) {
@@ -205,6 +220,7 @@ Sandbox make_sandbox(const Attempt& a) {
   write_file(s.script / "selfreq.lua", "require('selfreq')\nreturn {}\n");
   write_file(s.script / "sleepy.lua", "runara.sleep(0.2)\nreturn {}\n");
   write_file(s.script / "deep_sharegpt.json", "[" + std::string(100000, '[') + std::string(100000, ']') + "]");
+  if (a.name.find("tokenizer") != std::string::npos) write_file(s.script / "backtracking_tokenizer.json", backtracking_tokenizer());
   plant_output_symlinks(s, a);
   return s;
 }
