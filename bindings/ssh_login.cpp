@@ -1,9 +1,10 @@
 // ssh.connect's decisions before anything is sent: which machine (a droplet of this run, or a
 // host granted with --allow-host), which key (the run's own key for its droplets; the user's
-// key, --ssh-key or ~/.ssh/id_*, only for granted hosts or when --ssh-key is given), and the
-// host-key policy (trust on first use, pinned for the run, for the run's droplets;
-// ~/.ssh/known_hosts for every other host).
+// keys, the SSH agent's then --ssh-key or ~/.ssh/id_*, only for granted hosts or when --ssh-key
+// is given), and the host-key policy (trust on first use, pinned for the run, for the run's
+// droplets; ~/.ssh/known_hosts for every other host).
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <cstdlib>
@@ -25,6 +26,25 @@ const char* const kFn = "ssh.connect";
 bool numeric_address(const std::string& host) {
   unsigned char buf[16];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+// A DNS name as getaddrinfo takes it: labels of letters, digits and '-', not starting or ending
+// with '-', joined by '.'; nothing a resolver or a log line could read another way.
+bool host_name(const std::string& host) {
+  if (host.empty() || host.size() > 253) return false;
+  std::size_t label = 0;
+  for (std::size_t i = 0; i <= host.size(); ++i) {
+    const char c = i < host.size() ? host[i] : '.';
+    if (c == '.') {
+      if (label == 0 || label > 63 || host[i - 1] == '-') return false;
+      label = 0;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || (c == '-' && label > 0)) {
+      ++label;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string raw_string_field(lua_State* L, int index, const char* field) {
@@ -85,8 +105,20 @@ bool key_is_encrypted(const std::string& pem) {
   return raw.size() >= name_at + 4 && raw.compare(name_at, 4, "none") != 0;
 }
 
-// The user's key for a granted host (or a droplet created with the user's ssh_keys).
+// The user's SSH agent (SSH_AUTH_SOCK), when it names a socket: "" when there is none.
+std::string user_agent_socket() {
+  const char* sock = std::getenv("SSH_AUTH_SOCK");
+  struct stat st {};
+  if (sock == nullptr || *sock == '\0' || ::stat(sock, &st) != 0 || !S_ISSOCK(st.st_mode)) return "";
+  return sock;
+}
+
+// The user's keys for a granted host (or a droplet created with the user's ssh_keys), as
+// OpenSSH picks them: the agent's first, then --ssh-key or else ~/.ssh/id_ed25519, id_ecdsa,
+// id_rsa. An encrypted key file is left to the agent (which may hold it unlocked).
 void use_user_key(lua_State* L, Context& ctx, LoginPlan& plan) {
+  plan.options.agent_socket = user_agent_socket();
+  const bool agent = !plan.options.agent_socket.empty();
   std::vector<std::string> candidates;
   const std::string& given = ctx.options().ssh.key_path;
   if (!given.empty()) {
@@ -102,15 +134,19 @@ void use_user_key(lua_State* L, Context& ctx, LoginPlan& plan) {
     }
     std::stringstream text;
     text << in.rdbuf();
-    if (key_is_encrypted(text.str()))
-      args::raise(L, "%s: the key '%s' is encrypted with a passphrase, and runara cannot ask for it nor use an SSH "
-                  "agent yet: pass an unencrypted key with --ssh-key PATH", kFn, path.c_str());
+    if (key_is_encrypted(text.str())) {
+      if (agent) continue;
+      args::raise(L, "%s: the key '%s' is encrypted with a passphrase, and runara cannot ask for it: load it into "
+                  "an SSH agent (ssh-add, with SSH_AUTH_SOCK set) or pass an unencrypted key with --ssh-key PATH",
+                  kFn, path.c_str());
+    }
     plan.options.private_key = text.str();
     ctx.add_secret("ssh private key", plan.options.private_key);
     return;
   }
-  args::raise(L, "%s: no key to log in to %s with: pass --ssh-key PATH (runara does not use an SSH agent yet)",
-              kFn, plan.name.c_str());
+  if (!agent)
+    args::raise(L, "%s: no key to log in to %s with: start an SSH agent holding your key (SSH_AUTH_SOCK) or pass "
+                "--ssh-key PATH", kFn, plan.name.c_str());
 }
 
 }  // namespace
@@ -129,9 +165,9 @@ LoginPlan plan_login(lua_State* L, Context& ctx) {
                   "granted with --allow-host", kFn, plan.host.c_str());
   } else if (lua_type(L, 1) == LUA_TSTRING) {
     split_host(L, lua_tostring(L, 1), plan.host, port_in_target);
-    if (!numeric_address(plan.host))
-      args::raise(L, "%s: target '%s': expected a numeric IP address (runara does not resolve host names for ssh yet)",
-                  kFn, lua_tostring(L, 1));
+    if (!numeric_address(plan.host) && !host_name(plan.host))
+      args::raise(L, "%s: target '%s': expected an IP address or a host name (letters, digits, '-' and '.', "
+                  "at most 253 characters)", kFn, lua_tostring(L, 1));
     plan.machine = ctx.machine(plan.host);
   } else {
     args::fail(L, kFn, 1, "target", "a droplet of this run or a host string such as \"203.0.113.7\" or \"10.0.0.2:2222\"");

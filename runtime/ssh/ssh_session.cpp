@@ -1,9 +1,12 @@
 #include "ssh/ssh_session.hpp"
 
+#include "ssh/agent_auth.hpp"
+
 #include "ssh/ssh_host_key.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -158,22 +161,79 @@ void SshSession::connect(Done done) {
 void SshSession::start_attempt() {
   ++attempts_;
   state_ = State::Connecting;
-  phase_ = Phase::Tcp;
   attempt_deadline_ = std::min(deadline_, now() + options_.attempt_timeout_s);
+  unsigned char probe[16];
+  if (inet_pton(AF_INET, options_.address.c_str(), probe) == 1 || inet_pton(AF_INET6, options_.address.c_str(), probe) == 1)
+    return connect_to(options_.address);
+  resolve();  // a host name: looked up again on every attempt (a new machine's name may appear late)
+}
+
+// getaddrinfo on libuv's thread pool. The request outlives an abandoned attempt (or the
+// session): its callback then finds no session in `data` and only frees what it got.
+void SshSession::resolve() {
+  phase_ = Phase::Resolve;
+  auto* req = new uv_getaddrinfo_t;
+  req->data = this;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  const int rc = uv_getaddrinfo(loop_, req, [](uv_getaddrinfo_t* r, int status, addrinfo* found) {
+    auto* self = static_cast<SshSession*>(r->data);
+    delete r;
+    if (self == nullptr) return uv_freeaddrinfo(found);
+    self->resolving_ = nullptr;
+    self->resolved(status, found);
+    uv_freeaddrinfo(found);
+  }, options_.address.c_str(), nullptr, &hints);
+  if (rc != 0) {
+    delete req;
+    return attempt_failed("cannot resolve the host name '" + options_.address + "': " + uv_strerror(rc), true);
+  }
+  resolving_ = req;
+}
+
+// The first IPv4 address, else the first IPv6 one (as most hosts are reached).
+void SshSession::resolved(int status, const addrinfo* found) {
+  if (status != 0)  // a name that does not exist will not appear by retrying; a DNS failure may pass
+    return attempt_failed("cannot resolve the host name '" + options_.address + "': " + uv_strerror(status),
+                          status != UV_EAI_NONAME);
+  const addrinfo* pick = nullptr;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      pick = a;
+      break;
+    }
+    if (a->ai_family == AF_INET6 && pick == nullptr) pick = a;
+  }
+  if (pick == nullptr) return attempt_failed("the host name '" + options_.address + "' has no IP address", true);
+  char text[INET6_ADDRSTRLEN] = {};
+  if (pick->ai_family == AF_INET) uv_ip4_name(reinterpret_cast<const sockaddr_in*>(pick->ai_addr), text, sizeof text);
+  else uv_ip6_name(reinterpret_cast<const sockaddr_in6*>(pick->ai_addr), text, sizeof text);
+  connect_to(text);
+}
+
+void SshSession::abandon_resolution() {
+  if (resolving_ == nullptr) return;
+  resolving_->data = nullptr;
+  uv_cancel(reinterpret_cast<uv_req_t*>(resolving_));  // may fail once running: the callback frees it
+  resolving_ = nullptr;
+}
+
+void SshSession::connect_to(const std::string& address) {
+  phase_ = Phase::Tcp;
   sockaddr_storage addr{};
   socklen_t len = 0;
   auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
-  if (inet_pton(AF_INET, options_.address.c_str(), &v4->sin_addr) == 1) {
+  if (inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
     v4->sin_family = AF_INET;
     v4->sin_port = htons(static_cast<uint16_t>(options_.port));
     len = sizeof *v4;
-  } else if (inet_pton(AF_INET6, options_.address.c_str(), &v6->sin6_addr) == 1) {
+  } else if (inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
     v6->sin6_family = AF_INET6;
     v6->sin6_port = htons(static_cast<uint16_t>(options_.port));
     len = sizeof *v6;
   } else {
-    attempt_failed("'" + options_.address + "' is not a numeric IPv4 or IPv6 address", false);
+    attempt_failed("'" + address + "' is not a numeric IPv4 or IPv6 address", false);
     return;
   }
   fd_ = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -225,7 +285,11 @@ void SshSession::step_connect() {
     phase_ = Phase::Auth;
   }
   if (phase_ != Phase::Auth) return;
+  if (!options_.agent_socket.empty() && !agent_done_ && !step_agent()) return;
   const std::string& user = options_.user;
+  if (options_.private_key.empty() && options_.private_key_path.empty())
+    return attempt_failed(agent_note_.empty() ? "no key to authenticate with" : agent_note_,
+                          options_.retry_auth_failure && !agent_note_.empty());
   const unsigned user_len = static_cast<unsigned>(user.size());
   const char* pass = options_.passphrase.empty() ? nullptr : options_.passphrase.c_str();
   const int rc = options_.private_key.empty()
@@ -237,12 +301,43 @@ void SshSession::step_connect() {
   if (rc == LIBSSH2_ERROR_EAGAIN) return rearm();
   if (rc == 0) return become_ready();
   if (is_auth_failure(rc))
-    return attempt_failed("the server refused the key for user '" + user + "' (public-key authentication failed)",
+    return attempt_failed("the server refused the key for user '" + user + "' (public-key authentication failed" +
+                              (agent_note_.empty() ? "" : "; before it, " + agent_note_) + ")",
                           options_.retry_auth_failure);
   if (is_network_error(rc)) return attempt_failed("authentication: " + last_error(), true);
   attempt_failed("the private key could not be used (unreadable, unsupported or wrong passphrase: " + last_error() +
                      ")",
                  false);
+}
+
+// The agent's turn of the auth phase. False: the attempt is waiting, logged in or over (nothing
+// more to do now); true: the agent is done without logging in, so the key file is next.
+bool SshSession::step_agent() {
+  if (!agent_) agent_ = std::make_unique<AgentAuth>(session_, options_.agent_socket, options_.user);
+  const AgentAuth::Result result = agent_->step();
+  if (result == AgentAuth::Result::Again) {
+    rearm();
+    return false;
+  }
+  if (result == AgentAuth::Result::Accepted) {
+    agent_.reset();
+    become_ready();
+    return false;
+  }
+  if (result == AgentAuth::Result::Failed && is_network_error(agent_->rc())) {
+    attempt_failed("authentication: " + last_error(), true);
+    return false;
+  }
+  const int n = agent_->offered();
+  agent_note_ = result == AgentAuth::Result::Failed
+                    ? agent_->error()
+                    : "the server refused " + (n == 0 ? std::string("the SSH agent's keys (it holds none)")
+                                                      : "all " + std::to_string(n) + " key" + (n == 1 ? "" : "s") +
+                                                            " of the SSH agent") +
+                          " at " + options_.agent_socket + " for user '" + options_.user + "'";
+  agent_.reset();
+  agent_done_ = true;
+  return true;
 }
 
 void SshSession::attempt_failed(const std::string& why, bool retryable) {
@@ -375,7 +470,7 @@ void SshSession::wake() {
 void SshSession::tick() {
   const double t = now();
   if (state_ == State::Connecting && t >= attempt_deadline_) {
-    static const char* const kPhase[] = {"", "TCP connect", "SSH handshake", "authentication"};
+    static const char* const kPhase[] = {"", "TCP connect", "SSH handshake", "authentication", "host name lookup"};
     return attempt_failed(std::string(kPhase[static_cast<int>(phase_)]) + ": no answer within " +
                               seconds_text(options_.attempt_timeout_s) + " s",
                           true);
@@ -479,12 +574,15 @@ void SshSession::finish_close() {
 // Frees libssh2 without waiting on the peer: with the socket shut down, every send fails at
 // once instead of asking to be retried, so libssh2_session_free cannot stall.
 void SshSession::drop_connection() {
+  abandon_resolution();
   if (handles_->poll) {
     uv_poll_stop(handles_->poll);
     close_and_delete(handles_->poll);
     handles_->poll = nullptr;
   }
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  agent_.reset();  // before its session: libssh2 frees the agent with the session's allocator
+  agent_done_ = false;
   if (session_) {
     for (int i = 0; i < 100 && libssh2_session_free(session_) == LIBSSH2_ERROR_EAGAIN; ++i) {
     }

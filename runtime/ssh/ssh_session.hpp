@@ -1,5 +1,6 @@
-// One SSH connection (libssh2, non-blocking) on a libuv loop: TCP connect to a numeric address,
-// handshake, host key check by the caller, public-key auth, keepalive, close. Connecting retries
+// One SSH connection (libssh2, non-blocking) on a libuv loop: host name lookup (libuv's thread
+// pool), TCP connect, handshake, host key check by the caller, public-key auth (an SSH agent's
+// keys, then a key), keepalive, close. Connecting retries
 // with backoff until `connect_timeout_s` (a freshly booted machine refuses SSH for a minute) and
 // then fails with the last error. Channels (ssh_exec, and later SFTP and tunnels) ride on a Ready
 // session as Steppers: the session runs their step() whenever the socket may have progressed.
@@ -29,8 +30,12 @@
 typedef struct uv_loop_s uv_loop_t;
 typedef struct uv_poll_s uv_poll_t;
 typedef struct uv_timer_s uv_timer_t;
+typedef struct uv_getaddrinfo_s uv_getaddrinfo_t;
+struct addrinfo;
 
 namespace runara::ssh {
+
+class AgentAuth;
 
 struct HostKey {
   std::string fingerprint;  // "SHA256:<base64, no padding>", as `ssh-keygen -l` prints it
@@ -39,12 +44,15 @@ struct HostKey {
 };
 
 struct SessionOptions {
-  std::string address;  // numeric IPv4 or IPv6: name resolution belongs to the caller
+  std::string address;  // numeric IPv4 or IPv6, or a host name (looked up on each attempt)
   int port = 22;
   std::string user = "root";
   std::string private_key;       // an OpenSSH or PEM private key in memory, or else
   std::string private_key_path;  // a file holding one
   std::string passphrase;        // for an encrypted key
+  // An SSH agent's socket (the user's SSH_AUTH_SOCK): its keys are offered first, then the key
+  // above if there is one. "" for none. The run's own droplets never use it.
+  std::string agent_socket;
   double connect_timeout_s = 600;  // keep retrying until this much time has passed
   double attempt_timeout_s = 15;   // one attempt: TCP connect, handshake, auth
   double keepalive_s = 15;         // 0: none (and no dead-peer detection)
@@ -112,9 +120,14 @@ class SshSession {
  private:
   struct Handles;
   void start_attempt();
+  void resolve();
+  void resolved(int status, const ::addrinfo* found);
+  void abandon_resolution();
+  void connect_to(const std::string& address);
   void on_socket(int status, int events);
   void tcp_connected();
   void step_connect();
+  bool step_agent();
   void attempt_failed(const std::string& why, bool retryable);
   void become_ready();
   void pump();
@@ -134,9 +147,13 @@ class SshSession {
   uv_loop_t* loop_;
   SessionOptions options_;
   State state_ = State::Idle;
-  enum class Phase { None, Tcp, Handshake, Auth } phase_ = Phase::None;
+  enum class Phase { None, Tcp, Handshake, Auth, Resolve } phase_ = Phase::None;
+  uv_getaddrinfo_t* resolving_ = nullptr;  // this attempt's host name lookup, while it runs
   Handles* handles_;  // libuv handles; freed by their close callbacks, so they may outlive us
   LIBSSH2_SESSION* session_ = nullptr;
+  std::unique_ptr<AgentAuth> agent_;  // this attempt's offers of the agent's keys
+  bool agent_done_ = false;           // this attempt: the agent's keys were all refused (or unusable)
+  std::string agent_note_;            // what the agent came to, for the final error
   int fd_ = -1;
   Done done_, close_done_;
   std::string error_, last_attempt_error_;

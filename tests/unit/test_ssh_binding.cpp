@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -549,4 +550,121 @@ TEST_CASE("gpu_metrics reads and samples through an ssh session", "[ssh][ssh_lua
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("READ\t2\t631.95") != std::string::npos);
   CHECK(r.out.find("SAMPLED\ttrue\ttrue") != std::string::npos);
+}
+
+namespace {
+
+// A real ssh-agent on a private socket, holding the keys given; killed with this object.
+struct SshAgent {
+  explicit SshAgent(const std::string& dir) : socket(dir + "/agent.sock"), process({"/usr/bin/ssh-agent", "-D", "-a", socket}) {
+    for (int i = 0; i < 100 && !fs::exists(socket); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(fs::exists(socket));
+  }
+  void add(const std::string& key_path) {
+    ChildProcess add({"/usr/bin/ssh-add", key_path}, {{"SSH_AUTH_SOCK", socket}});
+    const ChildResult r = add.wait(10);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  std::string socket;
+  ChildProcess process;
+};
+
+}  // namespace
+
+TEST_CASE("ssh: the user's SSH agent logs in to a granted host, before any key file and instead of an encrypted one",
+          "[ssh][ssh_lua]") {
+  SshRun t;
+  const std::string body = R"(
+    local s = ssh.connect("HOST", { timeout = 5 })
+    print("CONNECTED", s:exec("echo ok", { quiet = true }).stdout)
+  )";
+  auto granted_only = [&] {  // --allow-host, no --ssh-key
+    std::vector<std::string> a = t.args(body, {"--no-grant"});
+    a.insert(a.begin(), {"--allow-host", t.host()});
+    return a;
+  };
+  // An encrypted key where OpenSSH would look first; it is not the authorised one.
+  ChildProcess keygen({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "a passphrase", "-f", t.home + "/.ssh/id_ed25519"});
+  REQUIRE(keygen.wait(10).exit_code == 0);
+  SshAgent agent(t.base);
+
+  SECTION("the agent holds the authorised key: in, though no key file is usable") {
+    agent.add(t.sshd.user_key_path());
+    const auto r = run_runara(granted_only(), 60, t.env({{"SSH_AUTH_SOCK", agent.socket}}));
+    INFO(all(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("CONNECTED\tok") != std::string::npos);
+  }
+  SECTION("no agent: the encrypted key gets an error saying what to do") {
+    const auto r = run_runara(granted_only(), 60, t.env({{"SSH_AUTH_SOCK", ""}}));
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("is encrypted with a passphrase") != std::string::npos);
+    CHECK(r.err.find("load it into an SSH agent") != std::string::npos);
+  }
+  SECTION("the agent holds only a key the server refuses: an error counting what was offered") {
+    agent.add(t.sshd.dir() + "/other_key");
+    const auto r = run_runara(granted_only(), 60, t.env({{"SSH_AUTH_SOCK", agent.socket}}));
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("the server refused all 1 key of the SSH agent at " + agent.socket) != std::string::npos);
+    CHECK(r.out.find("CONNECTED") == std::string::npos);
+  }
+  SECTION("the agent's keys are refused, then --ssh-key logs in") {
+    agent.add(t.sshd.dir() + "/other_key");
+    std::vector<std::string> a = granted_only();
+    a.insert(a.begin(), {"--ssh-key", t.sshd.user_key_path()});
+    const auto r = run_runara(a, 60, t.env({{"SSH_AUTH_SOCK", agent.socket}}));
+    INFO(all(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("CONNECTED\tok") != std::string::npos);
+  }
+}
+
+TEST_CASE("ssh: a granted host name is looked up off the loop; known_hosts is read under that name", "[ssh][ssh_lua]") {
+  SshRun t;
+  const std::string named = "localhost:" + std::to_string(t.sshd.port());
+  const std::string body = R"(
+    local s = ssh.connect("NAME", { timeout = 5 })
+    print("CONNECTED", s:exec("echo ok", { quiet = true }).stdout)
+  )";
+  auto run_named = [&](const std::string& target, const std::string& grant) {
+    std::vector<std::string> a = t.args(replace_all(body, "NAME", target), {"--no-grant"});
+    a.insert(a.begin(), {"--allow-host", grant, "--ssh-key", t.sshd.user_key_path()});
+    return run_runara(a, 60, t.env());
+  };
+  SECTION("known under its name: in") {
+    std::ofstream(t.home + "/.ssh/known_hosts") << "[localhost]:" << t.sshd.port() << " " << slurp(t.sshd.dir() + "/host_key.pub");
+    const auto r = run_named(named, named);
+    INFO(all(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("CONNECTED\tok") != std::string::npos);
+  }
+  SECTION("known only under its address: the name's key is unknown, as OpenSSH would say") {
+    const auto r = run_named(named, named);  // known_hosts has [127.0.0.1]:PORT only
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("is unknown") != std::string::npos);
+  }
+  SECTION("the grant is for the name: its address alone does not grant it") {
+    const auto r = run_named(named, t.host());
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("host " + named + " is not granted") != std::string::npos);
+  }
+  SECTION("a name that does not exist: a clear error, at once") {
+    const auto r = run_named("no-such-host.invalid:22", "no-such-host.invalid:22");
+    INFO(all(r));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("cannot resolve the host name 'no-such-host.invalid'") != std::string::npos);
+  }
+  SECTION("what is not a host name is refused before anything is looked up") {
+    for (const std::string bad : {"-oProxyCommand=x", "a..b", "host_name", "a b"}) {
+      const auto r = run_named(bad, "example.com");
+      INFO(bad << ": " << all(r));
+      CHECK(r.exit_code == 1);
+      CHECK(r.err.find("expected an IP address or a host name") != std::string::npos);
+    }
+  }
 }
