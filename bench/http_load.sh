@@ -21,7 +21,8 @@
 # Needs: nginx (Debian nginx-light: /usr/sbin/nginx), wrk, hyperfine, curl, /usr/bin/time.
 # Environment: REPS (3), DURATION (5 s), STREAM_CONCURRENCY ("64 256 1024 2048 4096"),
 # ONE_RUNS (30), NGINX (/usr/sbin/nginx), PARTS ("a b c": which parts to run), FAKE_THREADS (1:
-# serve-fake-llm's event-loop threads), PIN (0; 1: the fake server on CPU 0, the client on the rest).
+# serve-fake-llm's event-loop threads), PIN (0; 1: the fake server on CPU 0, the client on the rest),
+# ITL_MS (10) and OUTPUT_TOKENS (128): the fake's token gap and reply length in part (b).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +34,11 @@ ONE_RUNS=${ONE_RUNS:-30}
 NGINX=${NGINX:-/usr/sbin/nginx}
 PARTS=${PARTS:-"a b c"}
 FAKE_THREADS=${FAKE_THREADS:-1}
+ITL_MS=${ITL_MS:-10}
+OUTPUT_TOKENS=${OUTPUT_TOKENS:-128}
+# Each open stream reserves its worst case (about 64 KiB of buffers) from --max-memory, far above
+# the ~4 KiB it uses; 16,384 streams need more than the default 1 GiB of reservations.
+STREAM_MAX_MEMORY=${STREAM_MAX_MEMORY:-4G}
 # PIN=1: the fake server on CPU 0 and the client on the other CPUs, so neither takes the other's core.
 if [[ ${PIN:-0} == 1 ]]; then
   SERVER_PIN="taskset -c 0"
@@ -169,7 +175,7 @@ fi
 # ---- (b) streaming against the fake LLM server ----
 if part b; then
 : >"$tmp/fake.out"
-$SERVER_PIN "$RUNARA" serve-fake-llm --port 0 --ttft-ms 50 --itl-ms 10 --output-tokens 128 --threads "$FAKE_THREADS" \
+$SERVER_PIN "$RUNARA" serve-fake-llm --port 0 --ttft-ms 50 --itl-ms "$ITL_MS" --output-tokens "$OUTPUT_TOKENS" --threads "$FAKE_THREADS" \
   >>"$tmp/fake.out" 2>&1 &
 fake_pid=$!
 fake_url=""
@@ -186,8 +192,8 @@ tick=$(getconf CLK_TCK)
 declare -A s_line s_rss s_cpu s_srv
 for c in 1 $STREAM_CONCURRENCY; do
   before=$(cpu_ticks "$fake_pid")
-  line=$(/usr/bin/time -f '%M %U %S' -o "$tmp/time.txt" $CLIENT_PIN "$RUNARA" --allow-host "127.0.0.1:$fake_port" \
-    --out "$tmp/out-stream" "$bench/http_load_stream.lua" "url=$fake_url" "c=$c" 2>"$tmp/err") \
+  line=$(/usr/bin/time -f '%M %U %S' -o "$tmp/time.txt" $CLIENT_PIN "$RUNARA" --allow-host "127.0.0.1:$fake_port" --max-memory "$STREAM_MAX_MEMORY" \
+    --out "$tmp/out-stream" "$bench/http_load_stream.lua" "url=$fake_url" "c=$c" "tokens=$OUTPUT_TOKENS" 2>"$tmp/err") \
     || { cat "$tmp/err" >&2; exit 1; }
   after=$(cpu_ticks "$fake_pid")
   s_line[$c]=$line
@@ -196,14 +202,14 @@ for c in 1 $STREAM_CONCURRENCY; do
   s_cpu[$c]=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
   s_srv[$c]=$(awk -v a="$after" -v b="$before" -v t="$tick" 'BEGIN { printf "%.2f", (a - b) / t }')
 done
-echo "(b) streaming against $("$RUNARA" --version 2>&1 | head -1) serve-fake-llm --ttft-ms 50 --itl-ms 10 --output-tokens 128 --threads $FAKE_THREADS, 2*C requests${SERVER_PIN:+ (server: $SERVER_PIN; client: $CLIENT_PIN)}"
+echo "(b) streaming against $("$RUNARA" --version 2>&1 | head -1) serve-fake-llm --ttft-ms 50 --itl-ms $ITL_MS --output-tokens $OUTPUT_TOKENS --threads $FAKE_THREADS, 2*C requests${SERVER_PIN:+ (server: $SERVER_PIN; client: $CLIENT_PIN)}"
 printf '%-6s %-7s %-9s %-8s %-11s %-11s %-11s %-10s %-9s %-10s %-8s %-8s\n' "C" "threads" "ok/fail" "dur s" \
-  "ITL p50-10" "ITL p99-10" "TTFT p50-50" "tokens/s" "RSS MiB" "KiB/stream" "cli CPU" "srv CPU"
+  "ITL p50-$ITL_MS" "ITL p99-$ITL_MS" "TTFT p50-50" "tokens/s" "RSS MiB" "KiB/stream" "cli CPU" "srv CPU"
 best=""
 for c in 1 $STREAM_CONCURRENCY; do
   l=${s_line[$c]}
-  itl_err=$(awk -v v="$(field itl_p50 "$l")" 'BEGIN { printf "%+.3f", v - 10 }')
-  itl99=$(awk -v v="$(field itl_p99 "$l")" 'BEGIN { printf "%+.3f", v - 10 }')
+  itl_err=$(awk -v v="$(field itl_p50 "$l")" -v i="$ITL_MS" 'BEGIN { printf "%+.3f", v - i }')
+  itl99=$(awk -v v="$(field itl_p99 "$l")" -v i="$ITL_MS" 'BEGIN { printf "%+.3f", v - i }')
   ttft_err=$(awk -v v="$(field ttft_p50 "$l")" 'BEGIN { printf "%+.2f", v - 50 }')
   per=$(awk -v r="${s_rss[$c]}" -v b="${s_rss[1]}" -v c="$c" 'BEGIN { if (c == 1) print "-"; else printf "%.2f", (r - b) / c }')
   printf '%-6s %-7s %-9s %-8s %-11s %-11s %-11s %-10s %-9s %-10s %-8s %-8s\n' "$c" "$(field threads "$l")" \
@@ -212,7 +218,7 @@ for c in 1 $STREAM_CONCURRENCY; do
     "$per" "${s_cpu[$c]}" "${s_srv[$c]}"
   if [[ $c != 1 ]] && awk -v e="$itl_err" 'BEGIN { exit !(e <= 0.2 && e >= -0.2) }'; then best=$c; fi
 done
-echo "largest C of ($STREAM_CONCURRENCY) with |median ITL - 10 ms| <= 0.2 ms: ${best:-none}"
+echo "largest C of ($STREAM_CONCURRENCY) with |median ITL - $ITL_MS ms| <= 0.2 ms: ${best:-none}"
 echo "(RSS: peak of the runara process; KiB/stream = (RSS at C - RSS at C=1) / C; CPU: user+sys seconds of the run)"
 echo
 fi

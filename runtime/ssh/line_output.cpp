@@ -1,6 +1,7 @@
 #include "ssh/line_output.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace runara::ssh {
 
@@ -10,6 +11,9 @@ void LineOutput::keep(std::string_view bytes) {
   total_ += bytes.size();
   if (bytes.size() >= tail_cap_) bytes = bytes.substr(bytes.size() - tail_cap_);
   if (kept_.size() < tail_cap_) {  // still growing
+    // Room for the whole tail at once: doubling would copy megabytes in one step (a stall of
+    // several ms at 4 -> 8 MiB). Untouched pages cost nothing until output fills them.
+    if (kept_.capacity() < tail_cap_) kept_.reserve(tail_cap_);
     const std::size_t room = tail_cap_ - kept_.size();
     kept_.append(bytes.substr(0, room));
     bytes.remove_prefix(std::min(room, bytes.size()));
@@ -28,8 +32,9 @@ void LineOutput::feed(std::string_view bytes) {
   while (!bytes.empty()) {
     const std::size_t nl = bytes.find('\n');
     const std::string_view piece = bytes.substr(0, nl);
-    if (partial_.size() + piece.size() >= max_line_ && nl == std::string_view::npos) {
-      // No newline in sight and the line is already too long: hand out a full piece.
+    if (partial_.size() + piece.size() > max_line_) {
+      // More than a line's worth before its newline: hand out a full piece. Decided on the
+      // bytes alone, so the pieces do not depend on how the stream was chunked.
       const std::size_t take = max_line_ - partial_.size();
       partial_.append(piece.substr(0, take));
       on_line_(partial_);
@@ -60,6 +65,18 @@ void LineOutput::finish() {
 std::string LineOutput::tail() const {
   if (kept_.size() < tail_cap_ || next_ == 0) return kept_;
   return kept_.substr(next_) + kept_.substr(0, next_);
+}
+
+// The ring put in order where it lies (one move of the older part, no new 8 MiB buffer: at a
+// command's end, with the loop waiting), then handed over.
+std::string LineOutput::take_tail() {
+  if (kept_.size() == tail_cap_ && next_ != 0) {
+    std::string newest = kept_.substr(0, next_);
+    kept_.erase(0, next_);
+    kept_ += newest;  // within the capacity already held
+  }
+  next_ = 0;
+  return std::exchange(kept_, std::string());
 }
 
 }  // namespace runara::ssh

@@ -25,6 +25,7 @@ class LineOutput {
   void finish();  // the stream ended: a last line without '\n' is delivered
 
   std::string tail() const;  // the last `tail_bytes` bytes received
+  std::string take_tail();   // the same, moved out (at the stream's end): the tail is empty after
   std::size_t total() const { return total_; }
   bool truncated() const { return total_ > tail_cap_; }
 

@@ -261,8 +261,8 @@ void SshExec::finish() {
   if (session_) session_->detach(id_);
   out_.finish();
   err_.finish();
-  result_.stdout_tail = out_.tail();
-  result_.stderr_tail = err_.tail();
+  result_.stdout_tail = out_.take_tail();
+  result_.stderr_tail = err_.take_tail();
   result_.stdout_bytes = out_.total();
   result_.stderr_bytes = err_.total();
   result_.seconds = now() - started_;

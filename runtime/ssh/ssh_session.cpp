@@ -1,6 +1,7 @@
 #include "ssh/ssh_session.hpp"
 
 #include "ssh/agent_auth.hpp"
+#include "ssh/loop_budget.hpp"
 
 #include "ssh/ssh_host_key.hpp"
 
@@ -27,9 +28,9 @@ namespace {
 constexpr double kTickS = 0.25;
 constexpr double kCloseGraceS = 2;
 // Then yield to the loop and come back: other handles (timers, signals, other sessions) get
-// their turn, which bounds the loop's stall while data pours in.
+// their turn. The time a pump may take is the loop phase's budget shared by all sessions
+// (loop_budget.hpp), which bounds the loop's stall while data pours in.
 constexpr int kMaxPumpRounds = 32;
-constexpr uint64_t kMaxPumpNs = 250'000;
 constexpr std::size_t kRecvBudget = 64u << 10;  // socket bytes per step
 constexpr std::uint64_t kOrphanTurn = ~std::uint64_t{0};  // the open turn of a departed stepper
 
@@ -98,7 +99,7 @@ struct SessionIo {
 };
 
 SshSession::SshSession(uv_loop_t* loop, SessionOptions options)
-    : loop_(loop), options_(std::move(options)), handles_(new Handles) {
+    : loop_(loop), options_(std::move(options)), handles_(new Handles), budget_(LoopBudget::acquire(loop)) {
   static LibInit once;
   for (uv_timer_t* t : {handles_->tick, handles_->retry}) {
     uv_timer_init(loop_, t);
@@ -120,6 +121,7 @@ SshSession::~SshSession() {
   close_and_delete(handles_->retry);
   close_and_delete(handles_->kick);
   delete handles_;
+  budget_->release();
 }
 
 std::string SshSession::where() const {
@@ -419,11 +421,23 @@ void SshSession::pump() {
     return finish_close();
   }
   if (state_ != State::Ready) return;
+  // This loop phase's share is spent (by this or other sessions): continue in the next phase.
+  LoopBudget* budget = budget_;  // `this` may be destroyed by a step; the budget outlives it
+  const uint64_t allowed = budget->left_ns();
+  if (allowed == 0) {
+    rearm();
+    return wake();
+  }
   auto alive = alive_;
   const uint64_t started = uv_hrtime();
+  struct Charge {  // whatever way pump() ends
+    LoopBudget* budget;
+    uint64_t started;
+    ~Charge() { budget->charge(uv_hrtime() - started); }
+  } charge{budget, started};
   if (orphan_open_ && !finish_orphan_open()) return rearm();
   if (!*alive || state_ != State::Ready) return;
-  for (int round = 0; round < kMaxPumpRounds && uv_hrtime() - started < kMaxPumpNs; ++round) {
+  for (int round = 0; round < kMaxPumpRounds; ++round) {
     bool progressed = false;
     std::vector<std::uint64_t> ids;
     for (const auto& entry : steppers_) ids.push_back(entry.first);
@@ -436,8 +450,10 @@ void SshSession::pump() {
       recv_budget_ = kNoBudget;
       if (did) progressed = true;
       if (state_ != State::Ready) return;
+      if (uv_hrtime() - started >= allowed) break;
     }
     if (!progressed) return rearm();
+    if (uv_hrtime() - started >= allowed) break;
   }
   rearm();
   wake();  // still busy: let other loop work run first, then continue

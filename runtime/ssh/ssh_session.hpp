@@ -36,6 +36,7 @@ struct addrinfo;
 namespace runara::ssh {
 
 class AgentAuth;
+class LoopBudget;
 
 struct HostKey {
   std::string fingerprint;  // "SHA256:<base64, no padding>", as `ssh-keygen -l` prints it
@@ -150,6 +151,7 @@ class SshSession {
   enum class Phase { None, Tcp, Handshake, Auth, Resolve } phase_ = Phase::None;
   uv_getaddrinfo_t* resolving_ = nullptr;  // this attempt's host name lookup, while it runs
   Handles* handles_;  // libuv handles; freed by their close callbacks, so they may outlive us
+  LoopBudget* budget_;  // this loop's per-phase time for all sessions (shared, released at the end)
   LIBSSH2_SESSION* session_ = nullptr;
   std::unique_ptr<AgentAuth> agent_;  // this attempt's offers of the agent's keys
   bool agent_done_ = false;           // this attempt: the agent's keys were all refused (or unusable)

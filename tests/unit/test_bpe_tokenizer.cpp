@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -247,4 +249,61 @@ TEST_CASE("prompt pool with a tokenizer: file prompts and ShareGPT replies are c
       "sharegpt", error, &gpt2());
   REQUIRE(longer.has_value());
   CHECK(longer->at(0).expected_output_tokens == 6);  // bytes / 4 would say 9
+}
+
+namespace {
+
+// The bytes GPT-2's tokens stand for: each token's characters mapped back through the byte
+// table (printable Latin-1 for themselves, U+0100.. for the rest, in byte order).
+std::vector<std::string> gpt2_token_bytes() {
+  std::map<int, unsigned char> to_byte;  // code point -> byte
+  int next = 256;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    to_byte[printable ? b : next++] = static_cast<unsigned char>(b);
+  }
+  const auto doc = nlohmann::json::parse(slurp(kDir + "gpt2/tokenizer.json"));
+  std::vector<std::string> out(doc["model"]["vocab"].size());
+  for (const auto& [token, id] : doc["model"]["vocab"].items()) {
+    std::string bytes;
+    for (std::size_t i = 0; i < token.size();) {
+      const auto c = static_cast<unsigned char>(token[i]);
+      int cp = c, len = 1;
+      if (c >= 0xC0) {
+        cp = (c & 0x1F) << 6 | (static_cast<unsigned char>(token[i + 1]) & 0x3F);
+        len = 2;
+      }
+      if (!to_byte.count(cp)) {  // the added token <|endoftext|> is plain ASCII; nothing else is outside the table
+        bytes = token;
+        break;
+      }
+      bytes += static_cast<char>(to_byte[cp]);
+      i += static_cast<std::size_t>(len);
+    }
+    out[id.get<std::size_t>()] = bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer: any bytes encode to tokens that spell those very bytes (GPT-2, 3000 random texts)", "[tokenizer]") {
+  static const std::vector<std::string> spelled = gpt2_token_bytes();
+  std::mt19937_64 rng(20261124);
+  const std::vector<std::string> pieces = {" ", "  ", "\n", "\r\n", "\t", "the", " of", "Hello", "'s", "'LL", "123",
+                                           "4567", "é", "日本", "🦙", "\xf0\x9f", "\xff", "\xc3", "<|endoftext|>", "<|",
+                                           "!!", "...", "a", "Z", "\xe2\x80\x99", "\0"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 4 == 0) text += static_cast<char>(rng() % 256);
+      else text += pieces[rng() % pieces.size()];
+    }
+    const std::vector<int> ids = encode(gpt2(), text);
+    std::string back;
+    for (int id : ids) back += spelled.at(static_cast<std::size_t>(id));
+    INFO("round " << round);
+    REQUIRE(back == text);
+  }
 }

@@ -61,3 +61,18 @@ TEST_CASE("ssh host key: base64 as OpenSSH writes fingerprints (no padding)", "[
   CHECK(base64_unpadded("foo") == "Zm9v");
   CHECK(base64_unpadded("foob") == "Zm9vYg");
 }
+
+TEST_CASE("line output: a line longer than the limit is cut the same way however the stream is chunked", "[ssh]") {
+  auto cut = [](const std::vector<std::string>& chunks) {
+    std::vector<std::string> lines;
+    runara::ssh::LineOutput out(1024, 4);
+    out.set_on_line([&](std::string_view l) { lines.emplace_back(l); });
+    for (const auto& c : chunks) out.feed(c);
+    out.finish();
+    return lines;
+  };
+  const std::vector<std::string> want = {"abcd", "efgh", "ij", "wxyz", "k"};
+  CHECK(cut({"abcdefghij\nwxyz\nk"}) == want);  // fed whole: the long line still comes in pieces
+  CHECK(cut({"abcdefghij", "\nwxyz", "\nk"}) == want);
+  CHECK(cut({"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "\n", "w", "x", "y", "z", "\n", "k"}) == want);
+}
