@@ -66,6 +66,22 @@ SftpTransfer::~SftpTransfer() {
     return libssh2_sftp_shutdown(sftp) != LIBSSH2_ERROR_EAGAIN;
   };
   if (session_) session_->detach(id_, phase_ == Phase::Init ? std::function<bool()>(finish_open) : nullptr);
+  // Gone mid-copy: the session closes the remote file and the SFTP subsystem (libssh2 frees
+  // them only then).
+  if (session_ && (file_ || sftp_)) {
+    session_->adopt([file = file_, sftp = sftp_]() mutable {
+      if (file) {
+        if (libssh2_sftp_close_handle(file) == LIBSSH2_ERROR_EAGAIN) return false;
+        file = nullptr;
+      }
+      if (sftp) {
+        if (libssh2_sftp_shutdown(sftp) == LIBSSH2_ERROR_EAGAIN) return false;
+        sftp = nullptr;
+      }
+      return true;
+    });
+  }
+  abandon_io();
   if (local_fd_ >= 0) ::close(local_fd_);
   if (root_fd_ >= 0) ::close(root_fd_);
 }
@@ -234,7 +250,9 @@ bool SftpTransfer::upload(const Job& job, bool& progressed) {
     if (!S_ISREG(st.st_mode)) return local_failed("cannot upload (not a regular file)", job.local, EINVAL);
     file_size_ = static_cast<std::uint64_t>(st.st_size);
     file_mode_ = st.st_mode & 07777;
-    buffer_.resize(options_.block_bytes);
+    for (auto& b : buffers_) b->resize(options_.block_bytes);
+    buffered_ = sent_ = 0;
+    eof_ = false;
     step_ = 1;
   }
   if (step_ == 1) {
@@ -247,21 +265,29 @@ bool SftpTransfer::upload(const Job& job, bool& progressed) {
     }
     step_ = 2;
   }
+  // Two buffers: one is sent while the next block is read into the other on the thread pool.
   while (step_ == 2) {
-    if (sent_ == buffered_) {
+    if (sent_ == buffered_) {  // this block is sent
       if (eof_) {
         step_ = 3;
         break;
       }
-      const ssize_t n = ::read(local_fd_, buffer_.data(), buffer_.size());
-      if (n < 0) return local_failed("cannot read", job.local);
-      buffered_ = static_cast<std::size_t>(n);
+      if (io_) return false;  // the next block is still being read
+      if (!io_ready_) {       // nothing read ahead yet (the first block)
+        start_io(cur_ ^ 1, false, 0, buffers_[cur_ ^ 1]->size());
+        continue;
+      }
+      io_ready_ = false;
+      if (io_result_ < 0) return local_failed("cannot read", job.local, static_cast<int>(-io_result_));
+      cur_ ^= 1;
+      buffered_ = static_cast<std::size_t>(io_result_);
       sent_ = 0;
-      eof_ = n == 0;
+      eof_ = io_result_ == 0;
+      if (!eof_) start_io(cur_ ^ 1, false, 0, buffers_[cur_ ^ 1]->size());  // read ahead
       continue;
     }
     // A large buffer: libssh2 splits it into many write requests in flight at once.
-    const ssize_t n = libssh2_sftp_write(file_, buffer_.data() + sent_, buffered_ - sent_);
+    const ssize_t n = libssh2_sftp_write(file_, buffers_[cur_]->data() + sent_, buffered_ - sent_);
     if (n == LIBSSH2_ERROR_EAGAIN) return false;
     if (n < 0) return sftp_failed("cannot write", job.remote);
     sent_ += static_cast<std::size_t>(n);
@@ -308,28 +334,50 @@ bool SftpTransfer::download(const Job& job, bool& progressed) {
     file_mode_ = attrs.permissions & 07777;
     local_fd_ = open_local(job.local, O_WRONLY | O_CREAT | O_TRUNC);
     if (local_fd_ < 0) return false;
-    buffer_.resize(options_.block_bytes);
+    // Twice the block: libssh2 keeps requests in flight for as much as the call has room for,
+    // so the room never drops below a block while one fills (the pipeline never runs dry).
+    for (auto& b : buffers_) b->resize(2 * options_.block_bytes);
+    filled_ = pending_ = 0;
+    eof_ = false;
     step_ = 2;
   }
+  // Two buffers: one fills from SFTP while the other is written to disk on the thread pool.
   while (step_ == 2) {
-    // A large buffer: libssh2 keeps several read requests in flight to fill it.
-    const ssize_t n = libssh2_sftp_read(file_, buffer_.data(), buffer_.size());
-    if (n == LIBSSH2_ERROR_EAGAIN) return false;
-    if (n < 0) return sftp_failed("cannot read", job.remote);
-    if (n == 0) {
-      step_ = 3;
+    if (io_ready_) {  // a block's write ended
+      io_ready_ = false;
+      if (io_result_ < 0) return local_failed("cannot write", job.local, static_cast<int>(-io_result_));
+      written_ += static_cast<std::size_t>(io_result_);
+      if (written_ < pending_) {  // a short write: the rest
+        start_io(cur_ ^ 1, true, written_, pending_ - written_);
+        continue;
+      }
+      file_done_ += pending_;
+      result_.bytes += pending_;
+      pending_ = 0;
+      progressed = true;
+      report(job.local);
+      continue;
+    }
+    if (!eof_ && filled_ < options_.block_bytes) {
+      // A large buffer: libssh2 keeps several read requests in flight to fill it.
+      const ssize_t n = libssh2_sftp_read(file_, buffers_[cur_]->data() + filled_, buffers_[cur_]->size() - filled_);
+      if (n == LIBSSH2_ERROR_EAGAIN) return false;
+      if (n < 0) return sftp_failed("cannot read", job.remote);
+      if (n == 0) eof_ = true;
+      filled_ += static_cast<std::size_t>(n);
+      progressed = progressed || n > 0;
+      continue;
+    }
+    if (io_) return false;  // a block is in (or the end), and the other buffer is still being written
+    if (filled_ == 0) {
+      step_ = 3;  // the end, all written
       break;
     }
-    for (ssize_t off = 0; off < n;) {
-      const ssize_t w = ::write(local_fd_, buffer_.data() + off, static_cast<std::size_t>(n - off));
-      if (w < 0 && errno != EINTR) return local_failed("cannot write", job.local);
-      if (w > 0) off += w;
-    }
-    file_done_ += static_cast<std::uint64_t>(n);
-    result_.bytes += static_cast<std::uint64_t>(n);
-    progressed = true;
-    report(job.local);
-    return false;  // a block per step
+    pending_ = filled_;
+    written_ = 0;
+    filled_ = 0;
+    start_io(cur_, true, 0, pending_);
+    cur_ ^= 1;
   }
   if (!close_file()) return false;
   ::fchmod(local_fd_, file_mode_);
@@ -406,6 +454,55 @@ bool SftpTransfer::local_failed(const std::string& what, const std::string& path
   return false;
 }
 
+// One block's read or write on libuv's thread pool. It holds the buffer, and once the transfer
+// is gone (owner null) it also closes the file, so the descriptor is never reused under it.
+struct SftpTransfer::LocalIo {
+  uv_fs_t req{};
+  std::shared_ptr<std::string> buffer;
+  SftpTransfer* owner = nullptr;
+  int orphan_fd = -1;
+};
+
+void SftpTransfer::start_io(int buffer, bool write, std::size_t offset, std::size_t length) {
+  auto* io = new LocalIo;
+  io->buffer = buffers_[buffer];
+  io->owner = this;
+  io->req.data = io;
+  uv_buf_t buf = uv_buf_init(io->buffer->data() + offset, static_cast<unsigned>(length));
+  auto done = [](uv_fs_t* req) {
+    auto* io = static_cast<LocalIo*>(req->data);
+    const auto result = static_cast<long long>(req->result);
+    uv_fs_req_cleanup(req);
+    if (SftpTransfer* t = io->owner) {
+      t->io_ = nullptr;
+      t->io_ready_ = true;
+      t->io_result_ = result;
+      if (t->session_) t->session_->wake();
+    }
+    if (io->orphan_fd >= 0) ::close(io->orphan_fd);
+    delete io;
+  };
+  uv_loop_t* loop = session_->loop();
+  const int rc = write ? uv_fs_write(loop, &io->req, local_fd_, &buf, 1, -1, done)
+                       : uv_fs_read(loop, &io->req, local_fd_, &buf, 1, -1, done);
+  if (rc < 0) {  // not even queued: the result is the error, seen at once
+    delete io;
+    io_ready_ = true;
+    io_result_ = rc;
+    return;
+  }
+  io_ = io;
+}
+
+// The transfer ends with a block in flight: the request keeps the buffer and closes the file.
+void SftpTransfer::abandon_io() {
+  if (io_ == nullptr) return;
+  io_->owner = nullptr;
+  io_->orphan_fd = local_fd_;
+  local_fd_ = -1;
+  io_ = nullptr;
+}
+
 void SftpTransfer::report(const std::string& path) {
   if (options_.progress) options_.progress(path, file_done_, file_size_, result_.bytes);
 }
@@ -426,6 +523,7 @@ void SftpTransfer::finish() {
   if (phase_ == Phase::Done) return;
   phase_ = Phase::Done;
   if (session_) session_->detach(id_);
+  abandon_io();
   if (local_fd_ >= 0) ::close(local_fd_);
   local_fd_ = -1;
   if (root_fd_ >= 0) ::close(root_fd_);

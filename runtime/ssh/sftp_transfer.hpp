@@ -3,9 +3,11 @@
 // modes are kept, folders are walked recursively, and progress is reported as bytes move.
 //
 // Contract. Threading: all calls and callbacks on the session's loop thread; the network never
-// blocks it. Local files are read and written with plain calls in blocks of `block_bytes`
-// (page-cache speed; a slow local disk would stall the loop: moving that to uv_fs is a known
-// next step). Ownership: the caller owns the transfer; the session must outlive it. `done` is
+// blocks it, and neither does the local disk: blocks of `block_bytes` are read or written on
+// libuv's thread pool (uv_fs) while the previous one moves over SFTP (two buffers; a download's
+// are twice the block, so libssh2 always has a block's worth of reads in flight). Opening,
+// fstat, fchmod and closing stay on the loop: metadata, and FIFOs are opened non-blocking and
+// refused. A transfer destroyed mid-copy hands its open SFTP handles to the session to close. Ownership: the caller owns the transfer; the session must outlive it. `done` is
 // called exactly once (unless destroyed first), as the transfer's last act, so it may destroy
 // it; `progress` must not. Paths are used as given: the sandbox decides what may be read or
 // written before a transfer is made. One SFTP subsystem channel per transfer.
@@ -75,6 +77,9 @@ class SftpTransfer final : public Stepper {
   void next_job();
   void report(const std::string& path);
   void finish();
+  struct LocalIo;
+  void start_io(int buffer, bool write, std::size_t offset, std::size_t length);
+  void abandon_io();
 
   SshSession* session_;
   TransferOptions options_;
@@ -88,8 +93,16 @@ class SftpTransfer final : public Stepper {
   std::deque<Job> jobs_;
   // The current file: where it stands.
   int step_ = 0;
-  std::string buffer_;
-  std::size_t buffered_ = 0, sent_ = 0;
+  // Two blocks, each shared with a request in flight (which may outlive the transfer): one moves
+  // over SFTP (buffers_[cur_]) while the other is read or written on the thread pool.
+  std::shared_ptr<std::string> buffers_[2] = {std::make_shared<std::string>(), std::make_shared<std::string>()};
+  int cur_ = 0;
+  std::size_t buffered_ = 0, sent_ = 0;  // upload: the block being sent
+  std::size_t filled_ = 0;               // download: what SFTP has put in buffers_[cur_]
+  LocalIo* io_ = nullptr;          // the block being read or written on the thread pool
+  bool io_ready_ = false;          // a request ended: io_result_ is its result (bytes, or -errno)
+  long long io_result_ = 0;
+  std::size_t pending_ = 0, written_ = 0;  // download: the block being written, and how much is
   std::uint64_t file_done_ = 0, file_size_ = 0;
   unsigned file_mode_ = 0644;
   bool eof_ = false;

@@ -422,21 +422,25 @@ void SshSession::pump() {
   }
   if (state_ != State::Ready) return;
   // This loop phase's share is spent (by this or other sessions): continue in the next phase.
-  LoopBudget* budget = budget_;  // `this` may be destroyed by a step; the budget outlives it
-  const uint64_t allowed = budget->left_ns();
+  const uint64_t allowed = budget_->left_ns();
   if (allowed == 0) {
     rearm();
     return wake();
   }
   auto alive = alive_;
   const uint64_t started = uv_hrtime();
-  struct Charge {  // whatever way pump() ends
+  struct Charge {  // whatever way pump() ends; not once a step destroyed the session (the last
+                   // session takes the budget with it)
     LoopBudget* budget;
+    const std::shared_ptr<bool>& alive;
     uint64_t started;
-    ~Charge() { budget->charge(uv_hrtime() - started); }
-  } charge{budget, started};
+    ~Charge() {
+      if (*alive) budget->charge(uv_hrtime() - started);
+    }
+  } charge{budget_, alive, started};
   if (orphan_open_ && !finish_orphan_open()) return rearm();
   if (!*alive || state_ != State::Ready) return;
+  run_orphans();
   for (int round = 0; round < kMaxPumpRounds; ++round) {
     bool progressed = false;
     std::vector<std::uint64_t> ids;
@@ -473,6 +477,22 @@ void SshSession::rearm() {
   uv_poll_start(handles_->poll, events, [](uv_poll_t* p, int status, int ev) {
     static_cast<SshSession*>(p->data)->on_socket(status, ev);
   });
+}
+
+void SshSession::adopt(std::function<bool()> finish) {
+  if (state_ != State::Ready) {  // nothing will pump again: as far as it goes now
+    for (int i = 0; i < 10 && !finish(); ++i) {
+    }
+    return;
+  }
+  orphans_.push_back(std::move(finish));
+  wake();
+}
+
+void SshSession::run_orphans() {
+  recv_budget_ = kRecvBudget;
+  for (auto it = orphans_.begin(); it != orphans_.end();) it = (*it)() ? orphans_.erase(it) : it + 1;
+  recv_budget_ = kNoBudget;
 }
 
 void SshSession::wake() {
@@ -549,6 +569,10 @@ void SshSession::notify_lost(const std::string& why) {
   for (int i = 0; i < 10 && orphan_open_ && !orphan_open_(); ++i) {  // the socket is shut: fails fast
   }
   orphan_open_ = nullptr;
+  for (auto& finish : orphans_)
+    for (int i = 0; i < 10 && !finish(); ++i) {
+    }
+  orphans_.clear();
   open_turn_ = 0;
   std::map<std::uint64_t, Stepper*> told;
   told.swap(steppers_);

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <libssh2.h>
 
@@ -101,6 +102,7 @@ class SshSession {
 
   // --- for Steppers ---
   LIBSSH2_SESSION* raw() { return session_; }
+  uv_loop_t* loop() const { return loop_; }
   std::uint64_t attach(Stepper* stepper);  // the id to detach with
   // A stepper going away while it holds the open turn (its open half done) passes `finish_open`:
   // a call that continues that very open (same libssh2 function) and returns true once it has
@@ -108,6 +110,11 @@ class SshSession {
   // opener never inherits the half-done open (libssh2 would hand it that channel).
   void detach(std::uint64_t id, std::function<bool()> finish_open = {});
   void wake();  // run the steppers soon (after queuing new work from outside a step)
+  // A stepper going away with libssh2 handles still open (an SFTP file, the SFTP subsystem)
+  // hands over `finish`: a call that continues closing them and returns true once done. The
+  // session runs it as the socket moves, and once more, failing fast, when it is lost or
+  // destroyed, so libssh2 frees what it holds.
+  void adopt(std::function<bool()> finish);
   // libssh2 keeps the state of a channel being opened (session, direct-tcpip, SFTP start-up) in
   // the session, not in the channel: one stepper at a time may be opening. True when `id` holds
   // the turn (or just got it); release it once the open finished (detach releases too).
@@ -132,8 +139,9 @@ class SshSession {
   void attempt_failed(const std::string& why, bool retryable);
   void become_ready();
   void pump();
-  bool idle() const { return steppers_.empty() && !orphan_open_; }
-  bool finish_orphan_open();  // true when it ended (the turn is free again)
+  bool idle() const { return steppers_.empty() && !orphan_open_ && orphans_.empty(); }
+  bool finish_orphan_open();
+  void run_orphans();  // true when it ended (the turn is free again)
   void idle_readable();
   void configure_keepalive();
   void rearm();
@@ -165,6 +173,7 @@ class SshSession {
   std::uint64_t next_id_ = 1;
   std::uint64_t open_turn_ = 0;
   std::function<bool()> orphan_open_;  // a departed stepper's open, finished by the session
+  std::vector<std::function<bool()>> orphans_;  // departed steppers' closes (adopt)
   static constexpr std::size_t kNoBudget = ~std::size_t{0};
   bool idle_keepalive_ = false;     // keepalives currently ask for no reply (no steppers)
   bool unread_while_idle_ = false;  // bytes wait that only a stepper's libssh2 call will read
