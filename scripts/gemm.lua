@@ -66,11 +66,4 @@ local function run()
   rep:metadata{ cost_usd = d:cost() }
 end
 
-local ok, err = pcall(run)
-if not ok then
-  if rep.gpu_sampler then pcall(function() rep:add_gpu(rep.gpu_sampler:stop()) end) end
-  rep:fail(tostring(err))
-end
-local paths = rep:write()
-print("\nreport: " .. paths.html)
-if not ok then error(err, 0) end
+rep:run(run, function(paths) print("\nreport: " .. paths.html) end)

@@ -78,12 +78,4 @@ local function run()
   rep:metadata{ cost_usd = d:cost() }
 end
 
-local ok, err = pcall(run)
-if not ok then
-  -- A failed run still reports what it measured; teardown destroys the droplet either way.
-  if rep.gpu_sampler then pcall(function() rep:add_gpu(rep.gpu_sampler:stop()) end) end
-  rep:fail(tostring(err))
-end
-local paths = rep:write()
-print("\n" .. rep:summary(paths))
-if not ok then error(err, 0) end
+rep:run(run, function(paths) print("\n" .. rep:summary(paths)) end)

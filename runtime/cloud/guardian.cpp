@@ -1,9 +1,7 @@
 #include "guardian.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,8 +16,8 @@
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
 #include "net/http_client.hpp"
+#include "watcher_process.hpp"
 
-extern char** environ;
 
 namespace runara {
 
@@ -108,51 +106,25 @@ std::unique_ptr<Guardian> Guardian::start(const GuardianSpec& spec, std::string&
     error = "cannot start the guardian: '" + spec.executable + "' is not executable";
     return nullptr;
   }
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    error = std::string("cannot start the guardian: pipe: ") + std::strerror(errno);
-    return nullptr;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[0], 3);  // dup2 clears close-on-exec
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   char deadline[32];
   std::snprintf(deadline, sizeof deadline, "%.0f", spec.deadline_unix);
   const std::string runtime_pid = std::to_string(getpid());
-  std::vector<std::string> args{spec.executable, "__guardian", "--run", spec.run_id, "--state-dir", spec.state_dir,
-                                "--api", spec.api_base, "--runtime-pid", runtime_pid, "--deadline", deadline};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, spec.executable.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(fds[0]);
-  if (rc != 0) {
-    close(fds[1]);
-    error = std::string("cannot start the guardian: ") + std::strerror(rc);
+  const auto watcher = start_watcher({spec.executable, "__guardian", "--run", spec.run_id, "--state-dir", spec.state_dir,
+                                      "--api", spec.api_base, "--runtime-pid", runtime_pid, "--deadline", deadline},
+                                     3, error);
+  if (!watcher) {
+    error = "cannot start the guardian: " + error;
     return nullptr;
   }
+  const int fd = watcher->pipe_fd;
   // The token travels through the pipe, never through argv or the environment.
   const std::string line = spec.token + "\n";
-  if (write(fds[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    close(fds[1]);
+  if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    close(fd);
     error = "cannot start the guardian: could not hand it the token";
     return nullptr;
   }
-  return std::unique_ptr<Guardian>(new Guardian(pid, fds[1]));
+  return std::unique_ptr<Guardian>(new Guardian(watcher->pid, fd));
 }
 
 Guardian::~Guardian() {

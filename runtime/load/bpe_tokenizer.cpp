@@ -64,7 +64,6 @@ std::string excerpt(const json& j) {
 // Builds the tokenizer step by step; each reader sets `error` (naming the JSON path) and
 // returns false on what it cannot honour.
 struct TokenizerLoader {
-  BpeTokenizer::Step step;
   std::string& error;
 
   bool fail(std::string why) {
@@ -195,7 +194,7 @@ std::optional<BpeTokenizer> BpeTokenizer::from_json(std::string_view text, std::
     return std::nullopt;
   }
   BpeTokenizer t;
-  TokenizerLoader load{{}, error};
+  TokenizerLoader load{error};
   bool byte_level = false;
   const json& m = doc["model"];
   if (!load.normalizer(doc) || !load.model_options(m)) return std::nullopt;

@@ -125,7 +125,8 @@ bool finish_with_word(Prompt& p, int length, const BpeTokenizer& t) {
 // tokenizers every vocabulary word is one token and the first count already matches; for one
 // that splits words, words are added or dropped towards the length, then the last is chosen.
 void fit_to_tokenizer(Prompt& p, int length, const BpeTokenizer& t, SeededRandom& rng) {
-  constexpr int kLongestWord = 16;  // tokens a vocabulary word could take (bytes with a space)
+  // More tokens than a vocabulary word could take (at most 6 bytes with its space, one token a byte).
+  constexpr int kLongestWord = 16;
   for (int round = 0; round < 64; ++round) {
     const int n = count_tokens(p.text, &t);
     if (n == length) return;

@@ -4,7 +4,6 @@
 
 #include <pcre2.h>
 
-#include <algorithm>
 #include <new>
 
 namespace runara {
@@ -75,7 +74,7 @@ bool RegexSplitter::split(std::string_view text, std::vector<std::string_view>& 
       continue;
     }
     // An empty match: step over one character (a whole UTF-8 sequence) and look again.
-    done = std::max(done, start);
+    done = start;
     from = start + 1;
     while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
   }

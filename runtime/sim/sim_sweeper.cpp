@@ -1,9 +1,10 @@
 #include "sim/sim_sweeper.hpp"
 
+#include "watcher_process.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +19,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
 
 namespace runara::sim {
 
@@ -110,40 +110,12 @@ int kill_marked_processes(const std::string& entry, const std::string& folder) {
 
 std::unique_ptr<SimSweeper> SimSweeper::start(const std::string& executable, const std::string& root_dir,
                                               const std::string& entry, std::string& error) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    error = std::string("simulated cloud: pipe: ") + std::strerror(errno);
+  const auto watcher = start_watcher({executable, "__sim_sweeper", "--dir", root_dir, "--entry", entry}, 0, error);
+  if (!watcher) {
+    error = "simulated cloud: cannot start its sweeper (" + executable + "): " + error;
     return nullptr;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);  // dup2 clears close-on-exec
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  // Its own session: the terminal's Ctrl-C must not end it before runara's teardown does.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args{executable, "__sim_sweeper", "--dir", root_dir, "--entry", entry};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, executable.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(fds[0]);
-  if (rc != 0) {
-    ::close(fds[1]);
-    error = "simulated cloud: cannot start its sweeper (" + executable + "): " + std::strerror(rc);
-    return nullptr;
-  }
-  return std::unique_ptr<SimSweeper>(new SimSweeper(pid, fds[1]));
+  return std::unique_ptr<SimSweeper>(new SimSweeper(watcher->pid, watcher->pipe_fd));
 }
 
 SimSweeper::~SimSweeper() {

@@ -441,7 +441,8 @@ void SshSession::pump() {
   if (orphan_open_ && !finish_orphan_open()) return rearm();
   if (!*alive || state_ != State::Ready) return;
   run_orphans();
-  for (int round = 0; round < kMaxPumpRounds; ++round) {
+  auto spent = [&] { return uv_hrtime() - started >= allowed; };
+  for (int round = 0; round < kMaxPumpRounds && !spent(); ++round) {
     bool progressed = false;
     std::vector<std::uint64_t> ids;
     for (const auto& entry : steppers_) ids.push_back(entry.first);
@@ -454,10 +455,9 @@ void SshSession::pump() {
       recv_budget_ = kNoBudget;
       if (did) progressed = true;
       if (state_ != State::Ready) return;
-      if (uv_hrtime() - started >= allowed) break;
+      if (spent()) break;
     }
     if (!progressed) return rearm();
-    if (uv_hrtime() - started >= allowed) break;
   }
   rearm();
   wake();  // still busy: let other loop work run first, then continue

@@ -9,6 +9,7 @@
 --   rep:add_load("throughput", http_load.run{...}, { kind = "throughput" })
 --   rep:add_gpu(sampler:stop())
 --   rep:write()   --> { json = ..., md = ..., html = ... }
+--   rep:run(function() ... end, function(paths) print(paths.html) end)  -- writes even on an error
 local svg = require("runara.report_svg")
 local render = require("runara.report_render")
 local references = require("runara.reference_numbers")
@@ -182,6 +183,22 @@ function Report:summary(paths)
   add("peak VRAM", b.memory and b.memory.vram_peak_gb, "GB", ref.vram_gb)
   if paths then lines[#lines + 1] = "  report: " .. paths.html .. "  (also report.md, results.json)" end
   return table.concat(lines, "\n")
+end
+
+-- Runs `body` (a scenario's measurements), then writes the report whatever happened: after an
+-- error the GPU samples taken so far (from rep.gpu_sampler, while one runs) go in and the report
+-- says PARTIAL and why. `after(paths)` runs once the files are written (to print a summary);
+-- then the error goes on, so the run still ends as failed (teardown destroys machines either way).
+function Report:run(body, after)
+  local ok, err = pcall(body)
+  if not ok then
+    if self.gpu_sampler then pcall(function() self:add_gpu(self.gpu_sampler:stop()) end) end
+    self:fail(tostring(err))
+  end
+  local paths = self:write()
+  if after then after(paths) end
+  if not ok then error(err, 0) end
+  return paths
 end
 
 -- Writes results.json's sections, report.md and report.html; never raises on partial data.

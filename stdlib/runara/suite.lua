@@ -7,7 +7,7 @@
 --   suite.sweep(server, { concurrency = { 64, 128, 256 }, report = rep, gpu = sampler })
 --
 -- Every test is an http_load.run against the server's URL; its result also goes to the report
--- (runara.report) when one is given. See docs/suite.md.
+-- (runara.report) when one is given. See docs/stdlib.md#runarasuite.
 local M = {}
 
 -- Seed 000's test parameters ("full"), and a shortened profile for rehearsals on the simulated

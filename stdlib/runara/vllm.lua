@@ -8,7 +8,7 @@
 --
 -- The server runs in the foreground of an ssh process (docker or pip), so the run's teardown
 -- kills it with the session; readiness is `GET /v1/models` through an ssh tunnel, polled, never
--- a fixed sleep; nothing needs a public port. See docs/vllm.md.
+-- a fixed sleep; nothing needs a public port. See docs/stdlib.md#runaravllm.
 local M = {}
 
 local IMAGES = { amd = "rocm/vllm:latest", nvidia = "vllm/vllm-openai:latest" }
