@@ -32,6 +32,7 @@ class ChildProcess {
   bool wait_for_output(const std::string& text, double timeout_s);
   // What the child has written to stdout so far (as of the last wait_for_output), while it runs.
   const std::string& out_so_far() const { return result_.out; }
+  const std::string& err_so_far() const { return result_.err; }
   ChildResult wait(double timeout_s = 30);
   pid_t pid() const { return pid_; }
 

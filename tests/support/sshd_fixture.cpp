@@ -116,13 +116,12 @@ SshdFixture::SshdFixture(bool start_now) : dir_(temp_dir("sshd")), user_(current
   run_tool({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "other", "-f", dir_ + "/other_key"});
   std::filesystem::copy_file(user_key_path_ + ".pub", dir_ + "/authorized_keys");
   make_host_key();
-  std::ofstream(dir_ + "/sshd_config")
-      << "Port " << port_ << "\nListenAddress 127.0.0.1\nHostKey " << dir_ << "/host_key\n"
-      << "AuthorizedKeysFile " << dir_ << "/authorized_keys\nPidFile " << dir_ << "/sshd.pid\n"
-      << "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
-      << "KbdInteractiveAuthentication no\nAllowTcpForwarding yes\nSubsystem sftp internal-sftp\n"
-      // Tests open many sessions and channels at once.
-      << "MaxSessions 200\nMaxStartups 200\nLogLevel ERROR\n";
+  // The sessions get a HOME of their own, so the user's dotfiles stay out of the tests: bash run
+  // by sshd reads ~/.bashrc, and one here ran `pyenv rehash`, whose lock file, left behind when a
+  // test killed a command's process group mid-rehash, made every later login wait 60 s.
+  std::filesystem::create_directory(home());
+  env_.push_back("HOME=" + home());
+  write_config();
   if (start_now) start();
 }
 
@@ -130,6 +129,27 @@ SshdFixture::~SshdFixture() {
   kill_now();
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
+}
+
+std::string SshdFixture::home() const { return dir_ + "/home"; }
+
+void SshdFixture::set_env(const std::string& name, const std::string& value) {
+  env_.push_back(name + "=" + value);
+  write_config();
+}
+
+// sshd takes only the first SetEnv line: every variable goes on one.
+void SshdFixture::write_config() {
+  std::ofstream config(dir_ + "/sshd_config");
+  config << "Port " << port_ << "\nListenAddress 127.0.0.1\nHostKey " << dir_ << "/host_key\n"
+         << "AuthorizedKeysFile " << dir_ << "/authorized_keys\nPidFile " << dir_ << "/sshd.pid\n"
+         << "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+         << "KbdInteractiveAuthentication no\nAllowTcpForwarding yes\nSubsystem sftp internal-sftp -d " << home()
+         << "\n"
+         // Tests open many sessions and channels at once.
+         << "MaxSessions 200\nMaxStartups 200\nLogLevel ERROR\nSetEnv";
+  for (const std::string& entry : env_) config << ' ' << entry;
+  config << '\n';
 }
 
 void SshdFixture::make_host_key() {

@@ -1,7 +1,8 @@
 // A real OpenSSH server (Debian's /usr/sbin/sshd) on 127.0.0.1 at a free port, for the ssh
 // engine's tests: its own temp folder with a generated ed25519 host key, a generated user key
 // pair authorised for the current user, and its own sshd_config (AuthorizedKeysFile pointing at
-// the fixture's file, StrictModes no, UsePAM no, PidFile in the folder, SFTP, TCP forwarding).
+// the fixture's file, StrictModes no, UsePAM no, PidFile in the folder, SFTP, TCP forwarding), and
+// a HOME of its own for the sessions, so the user's dotfiles never run.
 //
 // Contract: used from one test thread. Keys are made with ssh-keygen (allowed in tests; the
 // runtime itself never starts ssh-keygen). sshd runs in the foreground (`-D -e`), its stderr
@@ -31,10 +32,13 @@ class SshdFixture {
   // anything (TCP stays up, nothing answers). kill_now() still ends them.
   void freeze_connections();
   void replace_host_key();  // a new host key (restarts sshd when it runs): "the host key changed"
+  // An environment variable of every session (sshd's SetEnv), for sshd started after this.
+  void set_env(const std::string& name, const std::string& value);
 
   int port() const { return port_; }
   const std::string& user() const { return user_; }
   const std::string& dir() const { return dir_; }
+  std::string home() const;  // the sessions' HOME and SFTP start folder: not the user's own
   const std::string& user_key_path() const { return user_key_path_; }  // authorised, OpenSSH PEM
   std::string user_key_pem() const;
   std::string other_key_pem() const;  // a valid key that is NOT authorised
@@ -44,8 +48,10 @@ class SshdFixture {
 
  private:
   void make_host_key();
+  void write_config();
 
   std::string dir_, user_, user_key_path_, host_fingerprint_;
+  std::vector<std::string> env_;  // NAME=value
   int port_ = 0;
   pid_t pid_ = -1;
 };

@@ -148,7 +148,9 @@ TEST_CASE("ssh exec: a secret env value reaches the command but no log, output o
                       "--secret", "TOKEN@" + t.host(), (std::ofstream(t.script_dir + "/t.lua") << replace_all(body, "HOST", t.host()), t.script_dir + "/t.lua")},
                      t.env({{"TOKEN", secret}}));
   child.close_stdin();
-  REQUIRE(child.wait_for_output("STARTED", 20));
+  const bool started = child.wait_for_output("STARTED", 20);
+  INFO("stdout: " << child.out_so_far() << "\nstderr: " << child.err_so_far());
+  REQUIRE(started);
   // Running now: its environment holds the value (by design), no command line does.
   CHECK(processes_with(secret) == 0);
   CHECK(environments_with(secret) >= 1);
@@ -534,7 +536,7 @@ TEST_CASE("gpu_metrics reads and samples through an ssh session", "[ssh][ssh_lua
   SshRun t(false);
   gpu_test::ShimDir shims;
   shims.nvidia(2);
-  std::ofstream(t.sshd.dir() + "/sshd_config", std::ios::app) << "SetEnv PATH=" << shims.path() << "\n";
+  t.sshd.set_env("PATH", shims.path());
   t.sshd.start();
   t.trust();
   const auto r = t.run(R"(
