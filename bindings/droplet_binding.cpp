@@ -7,11 +7,12 @@
 
 #include <algorithm>
 
+#include "base/clock.hpp"
 #include "lua_args.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "lua_pretty.hpp"
 #include "lua_values.hpp"
-#include "run_state.hpp"
+#include "runara/primitive.hpp"
 
 namespace runara {
 
@@ -118,7 +119,7 @@ void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
 }
 
 // Resumes a waiting task with a droplet object, or fails it.
-DropletFleet::MachineDone resume_with_machine(Runtime::Impl& rt, DropletFleet& fleet, WaitId wait) {
+DropletFleet::MachineDone resume_with_machine(Context& rt, DropletFleet& fleet, WaitId wait) {
   return [&rt, &fleet, wait](std::string error, const Machine* m) {
     if (!error.empty() || !m) return rt.fail(wait, error.empty() ? "droplet operation failed" : error);
     Machine copy = *m;
@@ -143,7 +144,7 @@ int create(lua_State* L) {
   request.tags = string_list(L, 1, "tags");
   request.wait = args::opt_bool(L, 1, kFn, "wait").value_or(true);
   request.timeout_s = args::opt_number(L, 1, kFn, "timeout").value_or(900);
-  auto& rt = impl_of(L);
+  auto& rt = Context::from(L);
   DropletFleet& fleet = fleet_of(L);
   const WaitId wait = rt.suspend(L, {});
   fleet.create(std::move(request), resume_with_machine(rt, fleet, wait));
@@ -152,7 +153,7 @@ int create(lua_State* L) {
 
 int refresh(lua_State* L) {
   const std::int64_t id = self_id(L, "droplet:refresh");
-  auto& rt = impl_of(L);
+  auto& rt = Context::from(L);
   lua_pushvalue(L, 1);
   const int self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   const WaitId wait = rt.suspend(L, [L, self_ref] { luaL_unref(L, LUA_REGISTRYINDEX, self_ref); });
@@ -176,7 +177,7 @@ int refresh(lua_State* L) {
 
 int destroy(lua_State* L) {
   const std::int64_t id = self_id(L, "droplet:destroy");
-  auto& rt = impl_of(L);
+  auto& rt = Context::from(L);
   const WaitId wait = rt.suspend(L, {});
   fleet_of(L).destroy(id, [&rt, wait](std::string error, const Machine*) {
     if (!error.empty()) return rt.fail(wait, error);
@@ -229,7 +230,7 @@ int sizes(lua_State* L) {
     args::only_fields(L, 1, "droplet.sizes", {"gpu"});
     gpu_only = args::opt_bool(L, 1, "droplet.sizes", "gpu").value_or(false);
   }
-  auto& rt = impl_of(L);
+  auto& rt = Context::from(L);
   const WaitId wait = rt.suspend(L, {});
   fleet_of(L).sizes([&rt, wait, gpu_only](std::string error, const nlohmann::json& all) {
     if (!error.empty()) return rt.fail(wait, "droplet.sizes: " + error);
@@ -246,7 +247,7 @@ int sizes(lua_State* L) {
 }
 
 int account(lua_State* L) {
-  auto& rt = impl_of(L);
+  auto& rt = Context::from(L);
   const WaitId wait = rt.suspend(L, {});
   fleet_of(L).account([&rt, wait](std::string error, const nlohmann::json& value) {
     if (!error.empty()) return rt.fail(wait, "droplet.account: " + error);
@@ -273,8 +274,8 @@ class DropletPrimitive final : public Primitive {
   std::string name() const override { return "droplet"; }
 
   void open(lua_State* L, Context& ctx) override {
-    auto& rt = static_cast<Runtime::Impl&>(ctx);
-    CloudOptions options = rt.options_.cloud;
+    auto& rt = ctx;
+    CloudOptions options = rt.options().cloud;
     if (options.guardian_executable.empty()) {
       options.guardian_executable =
           access(RUNARA_GUARDIAN_DEFAULT, X_OK) == 0 ? RUNARA_GUARDIAN_DEFAULT : RUNARA_INSTALLED_GUARDIAN;
@@ -282,8 +283,8 @@ class DropletPrimitive final : public Primitive {
     fleet_ = std::make_unique<DropletFleet>(
         rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },
         [&rt](const std::string& line) { rt.progress(line); }, [&rt] { return rt.remaining_runtime_s(); });
-    if (!fleet_->token().empty()) rt.secrets_.add("DIGITALOCEAN_TOKEN", fleet_->token(), false);
-    rt.record_.machine_source = [this] { return recorded_machines(); };
+    if (!fleet_->token().empty()) rt.add_secret("DIGITALOCEAN_TOKEN", fleet_->token());
+    rt.record_machines([this] { return recorded_machines(); });
 
     lua_pushlightuserdata(L, &kMethodsKey);
     lua_newtable(L);  // metatable of droplet objects
@@ -314,7 +315,7 @@ class DropletPrimitive final : public Primitive {
   std::string pending_teardown() const override { return fleet_ ? fleet_->pending() : ""; }
 
  private:
-  void add(lua_State* L, Runtime::Impl& rt, const char* name, lua_CFunction fn, bool waits) {
+  void add(lua_State* L, Context& rt, const char* name, lua_CFunction fn, bool waits) {
     lua_pushlightuserdata(L, fleet_.get());
     if (waits) {
       rt.push_async(L, fn, 1);

@@ -23,8 +23,9 @@
 #include "gpu_metrics_binding.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
-#include "runara_binding.hpp"
-#include "secrets.hpp"
+#include "redact_json.hpp"
+#include "run_output.hpp"
+#include "runara/runtime.hpp"
 #include "sim/fake_llm_server.hpp"
 
 #include <uv.h>
@@ -132,10 +133,10 @@ double positive(lua_State* L, int index, const char* fn, const char* field, doub
 }
 
 // A string or a secret handle (whose name joins `secrets`: the load may only go where it may).
-std::string string_or_secret(lua_State* L, Runtime::Impl& rt, int index, const std::string& what, std::vector<std::string>& secrets) {
+std::string string_or_secret(lua_State* L, Context& rt, int index, const std::string& what, std::vector<std::string>& secrets) {
   if (lua_type(L, index) == LUA_TSTRING) return std::string(lua_tostring(L, index), lua_objlen(L, index));
-  if (const char* name = Secrets::handle_name(L, index)) {
-    secrets.emplace_back(name);
+  if (std::string name = rt.secret_name(L, index); !name.empty()) {
+    secrets.push_back(std::move(name));
     return rt.secret_value(L, index);
   }
   args::raise(L, "%s: %s must be a string or a secret (runara.secret), got %s", kRun, what.c_str(), luaL_typename(L, index));
@@ -157,7 +158,7 @@ bool header_name_ok(const std::string& name) {
   });
 }
 
-void add_header(lua_State* L, Runtime::Impl& rt, std::vector<std::string>& headers, std::vector<std::string>& secrets) {
+void add_header(lua_State* L, Context& rt, std::vector<std::string>& headers, std::vector<std::string>& secrets) {
   if (lua_type(L, -2) != LUA_TSTRING) args::raise(L, "%s: option 'headers' must map header names to values, e.g. { [\"X-Id\"] = \"7\" }", kRun);
   const std::string name(lua_tostring(L, -2), lua_objlen(L, -2));
   if (!header_name_ok(name)) args::raise(L, "%s: header name '%s' is not valid: use letters, digits and !#$%%&'*+-.^_`|~", kRun, name.c_str());
@@ -170,7 +171,7 @@ void add_header(lua_State* L, Runtime::Impl& rt, std::vector<std::string>& heade
 }
 
 // The request headers, and the names of the secrets among them.
-std::vector<std::string> parse_headers(lua_State* L, Runtime::Impl& rt, std::vector<std::string>& secrets) {
+std::vector<std::string> parse_headers(lua_State* L, Context& rt, std::vector<std::string>& secrets) {
   std::vector<std::string> headers;
   lua_getfield(L, 1, "headers");
   if (lua_istable(L, -1)) {
@@ -193,7 +194,7 @@ std::vector<std::string> parse_headers(lua_State* L, Runtime::Impl& rt, std::vec
   return headers;
 }
 
-void parse_prompts(lua_State* L, Runtime::Impl& rt, PromptSource& src) {
+void parse_prompts(lua_State* L, Context& rt, PromptSource& src) {
   lua_getfield(L, 1, "prompts");
   const int t = lua_gettop(L);
   if (lua_type(L, t) == LUA_TSTRING) {
@@ -204,13 +205,13 @@ void parse_prompts(lua_State* L, Runtime::Impl& rt, PromptSource& src) {
     args::only_fields(L, t, fn, {"input_tokens", "range_ratio", "count", "file", "format", "tokenizer"});
     if (auto tokenizer = args::opt_string(L, t, fn, "tokenizer")) {
       std::string error;
-      src.tokenizer = script_readable_path(rt, *tokenizer, error);
+      src.tokenizer = rt.readable_path(*tokenizer, error);
       if (src.tokenizer.empty()) args::raise(L, "%s: prompts.tokenizer: %s", kRun, error.c_str());
     }
     if (auto file = args::opt_string(L, t, fn, "file")) {
       std::string error;
       src.kind = PromptSource::Kind::kFile;
-      src.path = script_readable_path(rt, *file, error);
+      src.path = rt.readable_path(*file, error);
       if (src.path.empty()) args::raise(L, "%s: prompts.file: %s", kRun, error.c_str());
       src.format = args::opt_string(L, t, fn, "format").value_or("");
       if (!src.format.empty() && src.format != "lines" && src.format != "jsonl" && src.format != "sharegpt") {
@@ -389,17 +390,17 @@ void parse_record(lua_State* L, LoadSpec& base) {
 }
 
 // give_up_after, max_request_lines, and the run's memory budget every load draws from.
-void parse_limits(lua_State* L, Runtime::Impl& rt, LoadSpec& base) {
+void parse_limits(lua_State* L, Context& rt, LoadSpec& base) {
   lua_getfield(L, 1, "give_up_after");
   const bool never = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
   lua_pop(L, 1);
   base.give_up_s = never ? 0 : positive(L, 1, kRun, "give_up_after", 30, 30 * 86400, false);
   base.max_request_lines = static_cast<std::uint64_t>(positive(L, 1, kRun, "max_request_lines", 1000000, 1e9, true));
-  base.memory = rt.memory_;
+  base.memory = rt.memory_budget();
   parse_record(L, base);
 }
 
-LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
+LoadPlan parse_plan(lua_State* L, Context& rt, int load_number) {
   args::table(L, 1, kRun, "options");
   args::only_fields(L, 1, kRun,
                     {"url", "model", "mode", "endpoint", "stream", "prompts", "seed", "max_tokens", "ignore_eos",
@@ -446,7 +447,7 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
   if (auto ca = args::opt_string(L, 1, kRun, "ca_file")) {
     if (parsed.scheme != "https") args::raise(L, "%s: option 'ca_file' is for https:// URLs (this one is %s://)", kRun, parsed.scheme.c_str());
     std::string error;
-    base.ca_file = script_readable_path(rt, *ca, error);
+    base.ca_file = rt.readable_path(*ca, error);
     if (base.ca_file.empty()) args::raise(L, "%s: ca_file: %s", kRun, error.c_str());
   }
   base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
@@ -479,8 +480,11 @@ LoadPlan parse_plan(lua_State* L, Runtime::Impl& rt, int load_number) {
     p.threads = threads ? threads : auto_threads(p);
     p.name = point_name(name, sweep, p);
   }
-  plan.out_dir = output_dir_or_raise(L, rt, kRun);
-  plan.out_fd = make_out_fd(output_dir_fd(L, rt, kRun));  // the files are opened below it, never through a symlink
+  std::string error;
+  const int out_fd = rt.open_out_dir(error);  // the files are opened below it, never through a symlink
+  if (out_fd < 0) args::raise(L, "%s: %s", kRun, error.c_str());
+  plan.out_fd = make_out_fd(out_fd);
+  plan.out_dir = rt.out_dir();
   if (sweep) plan.sweep_dir = plan.out_dir + "/" + name;
   return plan;
 }
@@ -508,7 +512,7 @@ class HttpLoadPrimitive final : public Primitive {
   std::string name() const override { return "http_load"; }
 
   void open(lua_State* L, Context& ctx) override {
-    auto& rt = static_cast<Runtime::Impl&>(ctx);
+    auto& rt = ctx;
     lua_newtable(L);
     lua_pushlightuserdata(L, this);
     rt.push_async(L, &HttpLoadPrimitive::run, 1);
@@ -526,7 +530,7 @@ class HttpLoadPrimitive final : public Primitive {
  private:
   static int run(lua_State* L) {
     auto& self = primitive_of(L);
-    auto& rt = impl_of(L);
+    auto& rt = Context::from(L);
     LoadPlan plan = parse_plan(L, rt, ++self.loads_);
     // Each load writes the folder it is named after: a second load of the same name (two tasks
     // running the same suite) would overwrite the first one's results.
@@ -552,7 +556,7 @@ class HttpLoadPrimitive final : public Primitive {
     LoadJob::Hooks hooks;
     hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
     hooks.log = [&rt](const std::string& line) { rt.log(line); };
-    hooks.redact = [&rt](const nlohmann::json& j) { return rt.redact_json(j); };
+    hooks.redact = [&rt](const nlohmann::json& j) { return redact_json(j, [&rt](std::string_view text) { return rt.redact(text); }); };
     hooks.point_started = std::move(gpu.started);
     hooks.point_ended = std::move(gpu.ended);
     hooks.point_finished = point_reporter(rt, args::opt_bool(L, 1, kRun, "quiet").value_or(rt.options().quiet), sweep);
@@ -564,7 +568,7 @@ class HttpLoadPrimitive final : public Primitive {
       // job redacted what the server sent; run.log gets a copy redacted whole.
       if (!error.empty()) {
         rt.log("http_load.run failed: " + error);
-        return rt.scheduler_->fail(wait, "http_load.run: " + error);
+        return rt.fail_as_is(wait, "http_load.run: " + error);
       }
       rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
         push_results(co, results, sweep);
@@ -576,7 +580,7 @@ class HttpLoadPrimitive final : public Primitive {
 
   static int fake_server(lua_State* L) {
     auto& self = primitive_of(L);
-    auto& rt = impl_of(L);
+    auto& rt = Context::from(L);
     FakeLlmConfig config;
     if (!lua_isnoneornil(L, 1)) {
       args::table(L, 1, kFake, "options");

@@ -8,7 +8,6 @@
 
 #include "lua_args.hpp"
 #include "runara/runtime.hpp"
-#include "secrets.hpp"
 #include "ssh_state.hpp"
 
 namespace runara::sshb {
@@ -117,7 +116,8 @@ ssh::EnvList read_env(lua_State* L, int opts, const char* fn, SessionBox& box, C
     const std::string name = lua_tostring(L, -2);
     if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
       env.emplace_back(name, lua_tostring(L, -1));
-    } else if (const char* secret = Secrets::handle_name(L, -1)) {
+    } else if (const std::string name_of_secret = ctx.secret_name(L, -1); !name_of_secret.empty()) {
+      const char* secret = name_of_secret.c_str();
       if (!box.run_machine) {
         const auto& dest = ctx.permissions().secret_destinations;
         auto it = dest.find(secret);

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstddef>
 
-#include "memory_budget.hpp"
+#include "runara/memory_budget.hpp"
 
 namespace runara {
 

@@ -1,4 +1,4 @@
-#include "memory_budget.hpp"
+#include "runara/memory_budget.hpp"
 
 namespace runara {
 

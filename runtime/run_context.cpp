@@ -5,8 +5,9 @@
 #include "lua_args.hpp"
 #include "runara/command_target.hpp"
 #include "lua_values.hpp"
+#include "redact_json.hpp"
 #include "run_state.hpp"
-#include "runara_binding.hpp"
+#include "lua_api/runara_binding.hpp"
 
 namespace runara {
 
@@ -83,18 +84,7 @@ void Runtime::Impl::print(std::string_view text) {
 // Secrets are scrubbed from each string (and key) before serializing: in serialized JSON a
 // value with quotes or backslashes is escaped and would no longer match.
 nlohmann::json Runtime::Impl::redact_json(const nlohmann::json& value) const {
-  if (value.is_string()) return redact(value.get<std::string>());
-  if (value.is_array()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& item : value) out.push_back(redact_json(item));
-    return out;
-  }
-  if (value.is_object()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [key, item] : value.items()) out[redact(key)] = redact_json(item);
-    return out;
-  }
-  return value;
+  return runara::redact_json(value, [this](std::string_view text) { return redact(text); });
 }
 
 std::string Runtime::Impl::reserve_memory(std::size_t bytes, std::string_view what) {

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <string>
 
+#include "base/files.hpp"  // most users of the folder want these too
+
 namespace runara {
 
 class RunOutput {
@@ -75,16 +77,5 @@ std::string write_beneath(int dir_fd, const std::string& relative, const std::st
 // the last part (O_NOFOLLOW is added); with O_DIRECTORY the last part is a folder, made when
 // missing. The new descriptor, or -1 with `error` set. Any thread.
 int open_beneath(int dir_fd, const std::string& relative, int flags, std::string& error);
-
-// Writes through a temporary file and rename, creating parent folders; "" or an error message.
-// Safe to call from any thread. For paths runara chooses (not a script).
-std::string write_file_atomic(const std::string& path, const std::string& data);
-
-// The whole file as bytes; false (errno set) when it cannot be opened or read, or is not a
-// regular file (EISDIR / EINVAL). Never throws. Safe from any thread.
-bool read_file_text(const std::string& path, std::string& out);
-
-// mkdir -p; returns "" or an error message.
-std::string make_dirs(const std::string& path, unsigned mode = 0755);
 
 }  // namespace runara

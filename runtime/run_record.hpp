@@ -17,18 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runara/primitive.hpp"
 #include "runara/runtime.hpp"
 
 namespace runara {
-
-// One machine the run created, as the record shows it. Costs are unrounded dollars.
-struct RecordedMachine {
-  std::string name, size, region;
-  std::int64_t id = 0;
-  double price_hourly = 0;
-  double lifetime_s = 0;
-  double cost_usd = 0;
-};
 
 class RunRecorder {
  public:

@@ -1,6 +1,7 @@
 // Runtime::Impl: everything one run owns — its Lua state, event loop, scheduler, watchdog,
 // secrets, permissions and output folder — and the Context primitives see of it.
-// Bindings include this header; hosts only see include/runara/.
+// The runtime's own files (and its `runara`/`watchdog` Lua API, lua_api/) include this header;
+// primitives (bindings/) and hosts see only the Context (include/runara/).
 #pragma once
 
 #include <uv.h>
@@ -15,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lua_heap.hpp"
-#include "memory_budget.hpp"
+#include "runara/memory_budget.hpp"
 #include "permissions.hpp"
 #include "progress_throttle.hpp"
 #include "run_output.hpp"
@@ -44,6 +45,7 @@ struct Runtime::Impl final : Context {
   double remaining_runtime_s() const override;
   std::string reserve_memory(std::size_t bytes, std::string_view what) override;
   void release_memory(std::size_t bytes) override { memory_->release(bytes); }
+  std::shared_ptr<MemoryBudget> memory_budget() override { return memory_; }
   void log(std::string_view line) override;
   void denied(const std::string& grant) {
     if (events_.denied) events_.denied(grant);
@@ -51,6 +53,10 @@ struct Runtime::Impl final : Context {
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
   std::string secret_value(lua_State* L, int index) override;
+  std::string secret_name(lua_State* L, int index) const override {
+    const char* name = Secrets::handle_name(L, index);
+    return name ? name : "";
+  }
   void add_secret(const std::string& name, const std::string& value) override { secrets_.add(name, value, false); }
   std::string out_dir() override { return output_.dir(); }
   int open_out_dir(std::string& error) override;
@@ -59,12 +65,16 @@ struct Runtime::Impl final : Context {
   std::vector<std::pair<std::string, int>> reachable() const override { return reachable_; }
   void add_machine(RunMachine machine) override;
   const RunMachine* machine(std::string_view address) const override;
+  void record_machines(std::function<std::vector<RecordedMachine>()> source) override {
+    record_.machine_source = std::move(source);
+  }
   void add_command_target(lua_State* L, int index, std::weak_ptr<CommandTarget> target) override;
   std::shared_ptr<CommandTarget> command_target(lua_State* L, int index) const override;
   WaitId suspend(lua_State* L, std::function<void()> on_cancel) override;
   int yield(lua_State* L) override { return lua_yield(L, 0); }
   void resume(WaitId wait, std::function<int(lua_State*)> push) override;
   void fail(WaitId wait, std::string message) override;
+  void fail_as_is(WaitId wait, std::string message) override { scheduler_->fail(wait, std::move(message)); }
   void push_async(lua_State* L, lua_CFunction fn, int nup) override;
 
   // --- lifecycle (runtime.cpp) ---
@@ -155,14 +165,9 @@ struct Runtime::Impl final : Context {
 // The Impl a Lua state belongs to (set when the state is created).
 Runtime::Impl& impl_of(lua_State* L);
 
-// Built-in bindings (bindings/), opened into every run before the host's primitives.
+// The `runara` and `watchdog` globals (lua_api/), opened into every run before the primitives.
 void open_runara_binding(lua_State* L, Runtime::Impl& rt);
 void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
-std::unique_ptr<Primitive> make_droplet_primitive();  // built in: every run may create machines
-std::unique_ptr<Primitive> make_http_load_primitive();
-std::unique_ptr<Primitive> make_ssh_primitive();  // registered after droplet: torn down before it
-std::unique_ptr<Primitive> make_gpu_metrics_primitive();
-std::unique_ptr<Primitive> make_metrics_primitive();
 
 // The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
 void open_sandbox(lua_State* L, Runtime::Impl& rt);

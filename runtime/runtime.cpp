@@ -7,6 +7,7 @@
 #include <random>
 
 #include "lua_values.hpp"
+#include "builtins.hpp"
 #include "run_state.hpp"
 
 namespace runara {
@@ -64,11 +65,7 @@ Runtime::Impl::Impl(Options options, Events events)
   heap_.owner = this;
   heap_.budget = memory_.get();
   for (const auto& [name, value] : options_.secrets) secrets_.add(name, value);
-  primitives_.push_back(make_droplet_primitive());
-  primitives_.push_back(make_http_load_primitive());
-  primitives_.push_back(make_ssh_primitive());
-  primitives_.push_back(make_gpu_metrics_primitive());
-  primitives_.push_back(make_metrics_primitive());
+  primitives_ = builtin_primitives();
   if (options_.stdlib_dir.empty()) {
     options_.stdlib_dir = access(RUNARA_DEFAULT_STDLIB, R_OK) == 0 ? RUNARA_DEFAULT_STDLIB : RUNARA_INSTALLED_STDLIB;
   }

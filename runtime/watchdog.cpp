@@ -9,11 +9,6 @@
 
 namespace runara {
 
-double monotonic_seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
 Watchdog::Watchdog(std::function<void()> on_expire, std::function<bool()> stop_pending,
                    std::function<void()> on_stuck, double grace_s)
     : on_expire_(std::move(on_expire)),

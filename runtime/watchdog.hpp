@@ -9,9 +9,9 @@
 #include <mutex>
 #include <thread>
 
-namespace runara {
+#include "base/clock.hpp"
 
-double monotonic_seconds();
+namespace runara {
 
 class Watchdog {
  public:

@@ -11,7 +11,12 @@ cmake -S "$source_dir/examples/embed" -B "$prefix/build" -DCMAKE_PREFIX_PATH="$p
 cmake --build "$prefix/build" >/dev/null
 out=$(LD_LIBRARY_PATH="$prefix/install/lib:$prefix/install/lib/x86_64-linux-gnu" "$prefix/build/embed_host")
 echo "$out"
-grep -q '^\[script\] hello, embedder$' <<<"$out"
+grep -q '^\[script\] hello, host$' <<<"$out"
+grep -q '^\[script\] hello, embedder$' <<<"$out"  # waited on the loop in a task
+# The host's key was registered as a secret: redacted in what the script prints, never shown.
+grep -q '^\[script\] hello, reader (key <\*\*\*\*\*\*\*\*\*\*>)$' <<<"$out"
+! grep -q 'k-3f9a61c2e7' <<<"$out"
+grep -q '^\[log\] \[ *[0-9.]*\] greeter: teardown after 1 greeting(s)$' <<<"$out"
 grep -q '^\[result\] answer = 42$' <<<"$out"
 grep -q '^exit 0 $' <<<"$out"
 echo "embed example: ok"

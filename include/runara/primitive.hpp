@@ -24,6 +24,8 @@
 
 #include <lua.hpp>
 
+#include "runara/memory_budget.hpp"
+
 typedef struct uv_loop_s uv_loop_t;
 
 namespace runara {
@@ -51,6 +53,16 @@ struct RunMachine {
   std::string forward_host;
 };
 
+// A machine the run rents, as the run's record (results.json `run.machines`) shows it: what it
+// cost so far, unrounded dollars.
+struct RecordedMachine {
+  std::string name, size, region;
+  std::int64_t id = 0;
+  double price_hourly = 0;
+  double lifetime_s = 0;
+  double cost_usd = 0;
+};
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -67,6 +79,9 @@ class Context {
   // and the limit (nothing taken) — check before allocating. Both are safe from any thread.
   virtual std::string reserve_memory(std::size_t bytes, std::string_view what) = 0;
   virtual void release_memory(std::size_t bytes) = 0;
+  // The budget itself, for work that outlives the Lua call (threads, jobs): hold the pointer,
+  // reserve through MemoryReservation.
+  virtual std::shared_ptr<MemoryBudget> memory_budget() = 0;
 
   virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
   virtual void progress(std::string_view line) = 0;  // transient status line
@@ -75,12 +90,16 @@ class Context {
   // with Exit::thresholds unless it fails otherwise. `what` is logged and recorded.
   virtual void report_threshold_crossed(std::string_view what) = 0;
   virtual std::string redact(std::string_view text) const = 0;
-  // From now on `value` is redacted (shown as [name]) wherever the run writes text. For values a
-  // primitive learns at run time (a token it read, a key it generated). Scripts get no handle.
+  // From now on `value` is redacted (masked as <****>, as long as the value) wherever the run
+  // writes text. For values a primitive learns at run time (a token it read, a key it
+  // generated). Scripts get no handle.
   virtual void add_secret(const std::string& name, const std::string& value) = 0;
   // The value behind a secret handle at `index` (for primitives that hand it to a machine);
   // raises a Lua error if the value there is not a secret handle.
   virtual std::string secret_value(lua_State* L, int index) = 0;
+  // The name of the secret whose handle is at `index` ("TOKEN" for runara.secret("TOKEN")), or
+  // "" when the value there is not a secret handle. Never raises.
+  virtual std::string secret_name(lua_State* L, int index) const = 0;
   // The run's output folder (created on first use).
   virtual std::string out_dir() = 0;
   // A new descriptor of the output folder for the caller to own and close (open_beneath from it:
@@ -98,6 +117,9 @@ class Context {
   // address; primitives that log in look them up by address (nullptr: not one of the run's).
   virtual void add_machine(RunMachine machine) = 0;
   virtual const RunMachine* machine(std::string_view address) const = 0;
+  // What the run's record bills: the primitive that rents machines gives a source, called when
+  // the record is written at the end (after teardown), so it must stay callable until then.
+  virtual void record_machines(std::function<std::vector<RecordedMachine>()> source) = 0;
 
   // A Lua value (a userdata, e.g. an ssh session) that fixed commands can run on. The provider
   // registers it when it pushes the value; users look it up (nullptr: not a command target, or
@@ -114,6 +136,11 @@ class Context {
   virtual void resume(WaitId wait, std::function<int(lua_State*)> push) = 0;
   // Wakes the task with an error raised at the script line that called the function.
   virtual void fail(WaitId wait, std::string message) = 0;
+  // The same, without redacting `message`: for a primitive that redacted what came from outside
+  // (a server's answer, a machine's output) and kept the script's own text as written. Redacting
+  // that too would make the error an oracle: text the script chose coming back masked tells it
+  // the text is a secret's value.
+  virtual void fail_as_is(WaitId wait, std::string message) = 0;
 
   // Pushes `fn` (with `nup` upvalues popped from the stack) as a function that may wait.
   // Functions that never wait are pushed with lua_pushcclosure as usual.

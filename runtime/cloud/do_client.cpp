@@ -1,5 +1,6 @@
 // DigitalOcean API client; see do_client.hpp for the contract.
 #include "cloud/do_client.hpp"
+#include "base/text.hpp"
 
 #include "cloud/doctl_config.hpp"
 #include "cloud/token_names.hpp"
@@ -30,29 +31,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kMaxPages = 1000;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::string url_encode(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
 
 // "https://host/v2/x?page=2" -> "/v2/x?page=2"; anything not under /v2/ is refused.
 std::optional<std::string> path_of_link(const std::string& link) {

@@ -1,16 +1,11 @@
 #include "cloud/doctl_config.hpp"
+#include "base/text.hpp"
 
 #include <map>
 
 namespace runara {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
 
 // A scalar after "key:": quoted ('...' or "...") or bare up to a " #" comment.
 std::string scalar(std::string_view v) {

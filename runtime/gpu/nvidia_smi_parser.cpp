@@ -1,4 +1,5 @@
 #include "gpu/nvidia_smi_parser.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 
@@ -7,12 +8,6 @@
 namespace runara::gpu {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // nvidia-smi separates cells with ", " and never quotes; names hold no comma.
 std::vector<std::string_view> cells(std::string_view line) {

@@ -1,4 +1,5 @@
 #include "gpu/tool_values.hpp"
+#include "base/text.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -7,12 +8,6 @@
 namespace runara::gpu {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 bool ascii_iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

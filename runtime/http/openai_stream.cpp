@@ -1,4 +1,5 @@
 #include "http/openai_stream.hpp"
+#include "base/text.hpp"
 
 #include <cstring>
 #include <limits>
@@ -679,13 +680,6 @@ void set_malformed(OpenAiStreamEvent& out, std::string message) {
   out.kind = OpenAiEventKind::kError;
   out.error_kind = kMalformedSse;
   out.error_message = std::move(message);
-}
-
-std::string_view trim(std::string_view s) {
-  auto sp = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && sp(s.front())) s.remove_prefix(1);
-  while (!s.empty() && sp(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace

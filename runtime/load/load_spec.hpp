@@ -15,7 +15,7 @@
 #include "load/prompt_pool.hpp"
 #include "load/target_policy.hpp"
 #include "load/thresholds.hpp"
-#include "memory_budget.hpp"
+#include "runara/memory_budget.hpp"
 
 namespace runara {
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "load/request_record.hpp"
-#include "memory_budget.hpp"
+#include "runara/memory_budget.hpp"
 
 namespace runara {
 

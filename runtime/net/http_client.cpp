@@ -1,5 +1,6 @@
 // libcurl multi interface driven by libuv; see http_client.hpp for the contract.
 #include "net/http_client.hpp"
+#include "base/text.hpp"
 
 #include <curl/curl.h>
 #include <sys/socket.h>
@@ -68,14 +69,6 @@ void on_poll_closed(uv_handle_t* handle) {
   auto tracker = std::move(ctx->tracker);
   delete ctx;
   handle_released(tracker);
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
 }
 
 std::string lower(std::string_view s) {

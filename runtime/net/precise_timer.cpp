@@ -12,6 +12,7 @@ struct PreciseTimer::State {
     uv_timer_t timer;  // fd < 0: the millisecond fallback
   } handle{};
   int fd = -1;
+  std::uint64_t due_ns = 0;  // the fallback's deadline
   Callback callback = nullptr;
   void* data = nullptr;
 
@@ -29,9 +30,22 @@ void on_ready(uv_poll_t* handle, int, int) {
   s->callback(s->data);
 }
 
+void arm_fallback(State* s);
+
 void on_fallback(uv_timer_t* handle) {
   auto* s = static_cast<State*>(handle->data);
+  if (uv_hrtime() < s->due_ns) return arm_fallback(s);  // never early, whatever the loop's clock said
   s->callback(s->data);
+}
+
+// uv_timer_start counts from the loop's cached time (uv_now), which lags the real clock by however
+// long the loop has been busy since it last looked: a wait computed from uv_hrtime() would fire
+// early by that lag. So: the ceiling millisecond of the deadline, less the loop's own "now".
+void arm_fallback(State* s) {
+  uv_timer_t* timer = &s->handle.timer;
+  const std::uint64_t due_ms = (s->due_ns + 999'999) / 1'000'000;
+  const std::uint64_t loop_ms = uv_now(timer->loop);
+  uv_timer_start(timer, on_fallback, due_ms > loop_ms ? due_ms - loop_ms : 0, 0);
 }
 
 void set(int fd, std::uint64_t due_ns) {
@@ -63,9 +77,8 @@ PreciseTimer::~PreciseTimer() { close(); }
 void PreciseTimer::start_at(std::uint64_t due_ns) {
   if (!state_) return;
   if (state_->fd >= 0) return set(state_->fd, due_ns);
-  const std::uint64_t now = uv_hrtime();
-  const std::uint64_t wait_ms = due_ns > now ? (due_ns - now + 999'999) / 1'000'000 : 0;
-  uv_timer_start(&state_->handle.timer, on_fallback, wait_ms, 0);
+  state_->due_ns = due_ns;
+  arm_fallback(state_);
 }
 
 void PreciseTimer::stop() {

@@ -1,4 +1,5 @@
 #include "sim/fake_do_support.hpp"
+#include "base/text.hpp"
 
 #include <array>
 #include <cstring>
@@ -155,21 +156,6 @@ std::string uuid4(std::mt19937_64& rng) {
                 static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xffffffffffffULL));
   return buf;
-}
-
-std::string url_encode(std::string_view value) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (is_alnum(static_cast<char>(c)) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 std::optional<std::int64_t> parse_int(std::string_view text) {

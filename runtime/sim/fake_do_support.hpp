@@ -2,6 +2,8 @@
 // URL query encoding and SSH public key fingerprints. No HTTP, no state.
 #pragma once
 
+#include "base/text.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -23,8 +25,7 @@ std::int64_t unix_seconds(std::chrono::system_clock::time_point t);
 // Random version-4 UUID text ("4d9d8375-3c56-4925-a3e7-eb137fed17e9").
 std::string uuid4(std::mt19937_64& rng);
 
-// application/x-www-form-urlencoded style escaping of one query value.
-std::string url_encode(std::string_view value);
+using runara::url_encode;  // escaping of one query value (base/text.hpp)
 
 // Strict decimal integer parse (no sign unless negative, no trailing garbage).
 std::optional<std::int64_t> parse_int(std::string_view text);

@@ -1,12 +1,7 @@
 // libFuzzer target for the byte-level BPE tokenizer and its PCRE2 pre-tokenizer.
 //
-// Build and run (from the repository root):
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     -DGPT2_TOKENIZER="\"$PWD/tests/fixtures/tokenizers/gpt2/tokenizer.json\"" \
-//     tests/fuzz/fuzz_bpe_tokenizer.cpp runtime/load/bpe_tokenizer.cpp runtime/load/regex_splitter.cpp \
-//     runtime/json_limits.cpp -lpcre2-8 -o /tmp/fuzz_bpe
-//   mkdir -p /tmp/fuzz_bpe_corpus && cp tests/fixtures/tokenizers/gpt2/hf-encode.inp /tmp/fuzz_bpe_corpus/
-//   /tmp/fuzz_bpe -max_total_time=60 -max_len=2048 /tmp/fuzz_bpe_corpus
+// Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
+// seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
 //
 // What one input checks (any bytes: invalid UTF-8, NULs, added tokens, huge runs):
 //   * GPT-2 encodes it, and the tokens' bytes (each token's characters mapped back through the

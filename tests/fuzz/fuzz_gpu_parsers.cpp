@@ -1,12 +1,8 @@
 // libFuzzer target for the GPU tool parsers (runtime/gpu/): amd-smi JSON, rocm-smi JSON and
 // concise table, nvidia-smi CSV.
 //
-// Build and run (from the repository root):
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_gpu_parsers.cpp runtime/gpu/*_parser.cpp runtime/gpu/amd_smi_fast.cpp runtime/gpu/tool_values.cpp \
-//     runtime/json_limits.cpp -o /tmp/fuzz_gpu
-//   mkdir -p /tmp/fuzz_gpu_corpus && cp tests/fixtures/gpu/*/* /tmp/fuzz_gpu_corpus/
-//   /tmp/fuzz_gpu -max_total_time=60 -max_len=16384 /tmp/fuzz_gpu_corpus
+// Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
+// seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
 //
 // What one input checks: every parser takes the bytes without crashing; a parse either fails
 // with a non-empty error and no GPU, or succeeds with at least one GPU; every value read is

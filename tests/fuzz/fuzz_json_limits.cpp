@@ -1,10 +1,7 @@
 // libFuzzer target for the depth-limited JSON parser (runtime/json_limits.*).
 //
-// Build and run (from the repository root):
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_json_limits.cpp runtime/json_limits.cpp -o /tmp/fuzz_json_limits
-//   mkdir -p /tmp/fuzz_json_corpus
-//   /tmp/fuzz_json_limits -max_total_time=60 -max_len=4096 /tmp/fuzz_json_corpus
+// Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
+// seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
 //
 // What one input checks (the first byte picks a limit from 0 to 15, the rest is the text):
 //   * parse_json_limited agrees with nlohmann's own parser: it accepts exactly the texts that

@@ -1,10 +1,8 @@
 // libFuzzer target for LineOutput, which cuts a remote command's output into lines and keeps
 // its tail (runtime/ssh/line_output).
 //
-// Build and run (from the repository root):
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_line_output.cpp runtime/ssh/line_output.cpp -o /tmp/fuzz_lines
-//   /tmp/fuzz_lines -max_total_time=60 -max_len=4096
+// Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
+// seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
 //
 // What one input checks: its first bytes choose the tail size, the longest line and where the
 // rest (the stream) is cut into chunks. Fed whole, in those chunks, and byte by byte, the stream

@@ -1,10 +1,7 @@
 // libFuzzer target for the Prometheus text parser (runtime/metrics/prometheus_text.*).
 //
-// Build and run (from the repository root):
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_prometheus_text.cpp runtime/metrics/prometheus_text.cpp -o /tmp/fuzz_prom
-//   mkdir -p /tmp/fuzz_prom_corpus && cp tests/fixtures/vllm-metrics/*.prom /tmp/fuzz_prom_corpus/
-//   /tmp/fuzz_prom -max_total_time=60 -max_len=16384 /tmp/fuzz_prom_corpus
+// Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
+// seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
 //
 // What one input checks: no crash; a failed parse keeps nothing and names a line; every sample
 // has a name and a family the family map knows; the text parsed again after re-joining its

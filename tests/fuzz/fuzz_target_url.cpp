@@ -1,12 +1,8 @@
 // libFuzzer target for the URL half of the target policy, against libcurl's own parser and
 // libcurl's own connection.
 //
-// Build and run (from the repository root):
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -Iruntime \
-//     tests/fuzz/fuzz_target_url.cpp runtime/load/target_url.cpp runtime/load/target_policy.cpp \
-//     -lcurl -o /tmp/fuzz_target_url
-//   mkdir -p /tmp/fuzz_url_corpus && printf 'http://127.0.0.1:8080/x' > /tmp/fuzz_url_corpus/a
-//   /tmp/fuzz_target_url -max_total_time=60 -max_len=256 /tmp/fuzz_url_corpus
+// Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
+// seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
 //
 // What one input checks, when parse_target_url accepts it:
 //   * curl_url, on the raw input and on the URL the policy passes on, finds the same host and

@@ -12,21 +12,18 @@
 
 #include "child_process.hpp"
 #include "sim/fake_llm_server.hpp"
+#include "test_text.hpp"
 
 using runara::test::ChildResult;
 using runara::test::run_runara;
 using runara::test::temp_dir;
 
+using runara::test::contains;
+using runara::test::read_all;
+
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 runara::FakeLlmConfig quick() {
   runara::FakeLlmConfig c;

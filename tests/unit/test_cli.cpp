@@ -16,24 +16,19 @@
 
 #include "child_process.hpp"
 #include "runara/runtime.hpp"
+#include "test_text.hpp"
 
 using runara::test::ChildResult;
 using runara::test::run_runara;
 using runara::test::temp_dir;
 using runara::test::write_temp_file;
 
+using runara::test::contains;
+using runara::test::read_all;
+
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool exists(const std::string& path) { return std::filesystem::exists(path); }
 

@@ -16,15 +16,17 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "test_text.hpp"
 
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
 using runara::test::run_runara;
 using runara::test::temp_dir;
 
+using runara::test::contains;
+
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A loopback listener holding a port, as another server would.
 struct Listener {

@@ -9,15 +9,17 @@
 
 #include "child_process.hpp"
 #include "runara/runtime.hpp"
+#include "test_text.hpp"
 
 using runara::test::run_runara;
 using runara::test::temp_dir;
+
+using runara::test::contains;
 
 namespace {
 
 constexpr const char* kToken = "dop_v1_test_token_never_shown_0123456789abcdef";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -25,6 +25,7 @@
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
+#include "test_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -33,13 +34,15 @@ using runara::test::ChildResult;
 
 using runara::test::eventually;
 
+using runara::test::contains;
+using runara::test::read_all;
+
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr const char* kToken = "droplet-test-token-7c1e";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 int count_of(const std::string& text, const std::string& part) {
   int n = 0;
@@ -74,12 +77,6 @@ std::vector<std::string> words(const std::string& line) {
   return out;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // The guardian process of a runtime (`runara __guardian --run ID ... --runtime-pid PID`).
 struct GuardianInfo {

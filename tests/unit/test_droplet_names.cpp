@@ -9,12 +9,14 @@
 
 #include "cloud/droplet_names.hpp"
 #include "cloud/ownership.hpp"
+#include "test_text.hpp"
 
 using runara::droplet_name_error;
 using runara::tag_error;
 
+using runara::test::contains;
+
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace
 
 TEST_CASE("droplet names: DigitalOcean's hostname rule and length, plain code", "[droplet_names]") {

@@ -16,6 +16,7 @@
 #include "load/load_summary.hpp"
 #include "load/sweep_files.hpp"
 #include "load/thresholds.hpp"
+#include "test_text.hpp"
 
 using nlohmann::json;
 using runara::test::ChildResult;
@@ -23,16 +24,12 @@ using runara::test::run_runara;
 using runara::test::temp_dir;
 using runara::test::write_temp_file;
 
+using runara::test::contains;
+using runara::test::read_all;
+
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 struct Run {
   ChildResult r;

@@ -11,7 +11,7 @@
 
 #include "checked_read.hpp"
 #include "child_process.hpp"
-#include "memory_budget.hpp"
+#include "runara/memory_budget.hpp"
 
 using runara::MemoryBudget;
 using runara::MemoryReservation;

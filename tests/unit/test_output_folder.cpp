@@ -11,6 +11,9 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "test_text.hpp"
+
+using runara::test::read_all;
 
 namespace {
 
@@ -27,12 +30,6 @@ std::string stamp_in(int seconds_from_now) {
   return text;
 }
 
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const char* const kScript =
     "runara.log('a log line')\n"

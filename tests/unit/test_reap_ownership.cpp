@@ -20,14 +20,16 @@
 #include "child_process.hpp"
 #include "cloud/ledger.hpp"
 #include "sim/fake_digitalocean.hpp"
+#include "test_text.hpp"
 
 using runara::test::ChildResult;
+
+using runara::test::contains;
 
 namespace {
 
 constexpr const char* kToken = "reap-test-token-51d0";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 runara::sim::FakeDoConfig fake_config(const std::string& account) {
   runara::sim::FakeDoConfig c;

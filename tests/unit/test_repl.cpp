@@ -26,20 +26,14 @@
 #include "child_process.hpp"
 #include "exec_image.hpp"
 #include "runara/runtime.hpp"
+#include "test_text.hpp"
+
+using runara::test::now_s;
+using runara::test::read_all;
 
 namespace {
 
-double now_s() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // `runara ARGS...` on the slave side of a pseudo-terminal, in its own session with the
 // terminal as its controlling terminal (so Ctrl-C written to the master becomes a SIGINT).

@@ -12,6 +12,7 @@
 #include "child_process.hpp"
 #include "cloud/cost_report.hpp"
 #include "run_record.hpp"
+#include "test_text.hpp"
 
 using nlohmann::json;
 using runara::test::ChildResult;
@@ -19,14 +20,10 @@ using runara::test::run_runara;
 using runara::test::temp_dir;
 using runara::test::write_temp_file;
 
+using runara::test::read_all;
+
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Recorded {
   ChildResult r;

@@ -9,12 +9,14 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "test_text.hpp"
 
 using runara::test::run_runara;
 using runara::test::temp_dir;
 
+using runara::test::contains;
+
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace
 
 TEST_CASE("a script path that is not a readable Lua text file is a usage error", "[cli][script]") {

@@ -16,17 +16,17 @@
 #include "child_process.hpp"
 #include "http/openai_stream.hpp"
 #include "http/sse_parser.hpp"
+#include "test_text.hpp"
 
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
 using runara::test::run_runara;
 using Clock = std::chrono::steady_clock;
 
+using runara::test::contains;
+
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 const std::string kBanner = "fake LLM server (OpenAI-compatible) at http://127.0.0.1:";
 

@@ -14,24 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "test_text.hpp"
+
+using runara::test::contains;
+using runara::test::now_s;
+using runara::test::read_all;
 
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
-double now_s() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Signalled {
   runara::test::ChildResult result;

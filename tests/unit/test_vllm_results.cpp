@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "test_text.hpp"
 
 using nlohmann::json;
 using runara::test::ChildResult;
@@ -19,14 +20,10 @@ using runara::test::run_runara;
 using runara::test::temp_dir;
 using runara::test::write_temp_file;
 
+using runara::test::read_all;
+
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 

@@ -10,19 +10,16 @@
 
 #include "child_process.hpp"
 #include "runara/runtime.hpp"
+#include "test_text.hpp"
 
 using runara::Exit;
 
+using runara::test::contains;
+using runara::test::now_s;
+
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
-double now_s() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 // `runara --out TMP OPTIONS... -e CODE`; a hang is cut off at 30 s (and fails the checks).
 runara::test::ChildResult run_code(std::vector<std::string> options, const std::string& code) {

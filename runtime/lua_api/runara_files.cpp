@@ -16,7 +16,7 @@
 #include "checked_read.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
-#include "runara_binding.hpp"
+#include "lua_api/runara_binding.hpp"
 
 namespace runara {
 

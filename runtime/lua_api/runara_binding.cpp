@@ -2,7 +2,7 @@
 #include "cloud/token_names.hpp"
 #include "lua_args.hpp"
 #include "lua_values.hpp"
-#include "runara_binding.hpp"
+#include "lua_api/runara_binding.hpp"
 
 namespace runara {
 

@@ -5,7 +5,7 @@
 #include "lua_args.hpp"
 #include "lua_pretty.hpp"
 #include "run_state.hpp"
-#include "runara_binding.hpp"
+#include "lua_api/runara_binding.hpp"
 
 namespace runara {
 

@@ -1,0 +1,28 @@
+// Helpers nearly every test file needs: substring checks, reading a file whole, a monotonic
+// clock in seconds. Header-only; one test thread.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace runara::test {
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The file's bytes; "" when it cannot be read (tests then fail on what they expected in it).
+inline std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace runara::test
