@@ -32,7 +32,7 @@ namespace runara {
 // Why a run is being stopped from outside the script. The first reason wins.
 enum class StopReason : int { none = 0, watchdog, memory, sigint, sigterm, sighup, cancelled };
 
-struct Runtime::Impl final : Context {
+struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  // not exported with Runtime
   Impl(Options options, Events events);
   ~Impl() override;
 

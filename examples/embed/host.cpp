@@ -56,16 +56,21 @@ struct Greeter : runara::Primitive {
     std::string text;
   };
 
+  static void close_later(Later* l) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&l->timer), [](uv_handle_t* h) { delete static_cast<Later*>(h->data); });
+  }
+
   static int hello_later(lua_State* L) {
     auto& ctx = runara::Context::from(L);
-    auto* later = new Later{{}, &ctx, 0, std::string("hello, ") + luaL_checkstring(L, 1)};
+    const std::string text = std::string("hello, ") + luaL_checkstring(L, 1);  // arguments first
     const double seconds = luaL_checknumber(L, 2);
+    // suspend may raise (a stopping run): own the allocation until it has returned.
+    auto owned = std::make_unique<Later>(Later{{}, &ctx, 0, text});
+    Later* later = owned.get();
+    later->wait = ctx.suspend(L, [later] { close_later(later); });  // cancelled: no resume
+    owned.release();  // the timer owns it from here
     uv_timer_init(ctx.loop(), &later->timer);
     later->timer.data = later;
-    auto close = [](Later* l) {
-      uv_close(reinterpret_cast<uv_handle_t*>(&l->timer), [](uv_handle_t* h) { delete static_cast<Later*>(h->data); });
-    };
-    later->wait = ctx.suspend(L, [later, close] { close(later); });  // run stopped: no resume
     uv_timer_start(
         &later->timer,
         [](uv_timer_t* t) {
@@ -74,7 +79,7 @@ struct Greeter : runara::Primitive {
             lua_pushlstring(co, text.data(), text.size());
             return 1;
           });
-          uv_close(reinterpret_cast<uv_handle_t*>(&l->timer), [](uv_handle_t* h) { delete static_cast<Later*>(h->data); });
+          close_later(l);
         },
         static_cast<uint64_t>(seconds * 1000), 0);
     return ctx.yield(L);

@@ -10,6 +10,8 @@
 // never text a script supplied; a script reaching a target this way gets no shell.
 #pragma once
 
+#include "runara/export.hpp"
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,7 +19,7 @@
 
 namespace runara {
 
-class CommandTarget {
+class RUNARA_API CommandTarget {
  public:
   struct Exit {
     int code = -1;            // the command's exit status; -1 if it never ran or was killed

@@ -9,6 +9,8 @@
 // (a load job and its workers), so a reservation can always be released.
 #pragma once
 
+#include "runara/export.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -17,7 +19,7 @@
 
 namespace runara {
 
-class MemoryBudget {
+class RUNARA_API MemoryBudget {
  public:
   explicit MemoryBudget(std::size_t limit) : limit_(limit) {}
 
@@ -41,7 +43,7 @@ class MemoryBudget {
 };
 
 // Bytes held from a budget, given back when it goes (move-only). Empty when default-made.
-class MemoryReservation {
+class RUNARA_API MemoryReservation {
  public:
   MemoryReservation() = default;
   MemoryReservation(std::shared_ptr<MemoryBudget> budget, std::size_t bytes) : budget_(std::move(budget)), bytes_(bytes) {}

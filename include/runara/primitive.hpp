@@ -13,6 +13,8 @@
 //   ctx.push_async(L, sleep_fn);   // registers it: errors from fail() are raised at the caller
 #pragma once
 
+#include "runara/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -63,7 +65,7 @@ struct RecordedMachine {
   double cost_usd = 0;
 };
 
-class Context {
+class RUNARA_API Context {
  public:
   virtual ~Context() = default;
   static Context& from(lua_State* L);  // the run a Lua state (or any of its coroutines) belongs to
@@ -147,7 +149,7 @@ class Context {
   virtual void push_async(lua_State* L, lua_CFunction fn, int nup = 0) = 0;
 };
 
-class Primitive {
+class RUNARA_API Primitive {
  public:
   virtual ~Primitive() = default;
   virtual std::string name() const = 0;               // the global's name, e.g. "droplet"

@@ -2,6 +2,8 @@
 // Everything a run owns hangs off its Runtime object; two runtimes in one process share nothing.
 #pragma once
 
+#include "runara/export.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -105,7 +107,7 @@ struct EvalResult {
   std::string text;  // printed values (ok) or the error message (error/stopped)
 };
 
-class Runtime {
+class RUNARA_API Runtime {
  public:
   explicit Runtime(Options options, Events events = {});
   ~Runtime();
@@ -141,6 +143,6 @@ class Runtime {
   std::unique_ptr<Impl> impl_;
 };
 
-std::string version();
+RUNARA_API std::string version();
 
 }  // namespace runara

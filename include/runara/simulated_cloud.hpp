@@ -8,6 +8,8 @@
 // Contract: host() may be called from the run's loop thread at any time while the run lives.
 #pragma once
 
+#include "runara/export.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +22,7 @@ struct SimulatedHost {
   std::string forward_host;  // what "the machine's own loopback" is for s:forward
 };
 
-class SimulatedCloud {
+class RUNARA_API SimulatedCloud {
  public:
   virtual ~SimulatedCloud() = default;
   virtual std::string api_base() const = 0;

@@ -1,5 +1,7 @@
 #include "net/curl_multi_uv.hpp"
 
+#include "net/curl_global.hpp"
+
 #include <uv.h>
 
 namespace runara {
@@ -20,6 +22,7 @@ void free_handle(uv_handle_t* handle) {
 }  // namespace
 
 CurlMultiUv::CurlMultiUv(uv_loop_t* loop, OnDone on_done) : loop_(loop), on_done_(std::move(on_done)) {
+  ensure_curl_initialised();  // before any easy handle on this worker thread
   multi_ = curl_multi_init();
   timer_ = new uv_timer_t;
   uv_timer_init(loop_, timer_);

@@ -1,5 +1,7 @@
 // libcurl multi interface driven by libuv; see http_client.hpp for the contract.
 #include "net/http_client.hpp"
+
+#include "net/curl_global.hpp"
 #include "base/text.hpp"
 
 #include <curl/curl.h>
@@ -19,13 +21,6 @@
 namespace runara {
 
 namespace {
-
-// The one piece of process-wide state: libcurl's global initialisation, done once.
-std::once_flag g_curl_init_once;
-
-void ensure_curl_initialised() {
-  std::call_once(g_curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 // Counts the uv handles a client has opened and not yet seen closed. It outlives the client
 // (every handle holds a reference), so handles may finish closing after the client is gone.
