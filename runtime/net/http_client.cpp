@@ -1,7 +1,7 @@
-// libcurl multi interface driven by libuv; see http_client.hpp for the contract.
+// HTTP transfers on the libcurl pump; see http_client.hpp for the contract.
 #include "net/http_client.hpp"
 
-#include "net/curl_global.hpp"
+#include "net/curl_multi_uv.hpp"
 #include "base/text.hpp"
 
 #include <curl/curl.h>
@@ -21,50 +21,6 @@
 namespace runara {
 
 namespace {
-
-// Counts the uv handles a client has opened and not yet seen closed. It outlives the client
-// (every handle holds a reference), so handles may finish closing after the client is gone.
-struct HandleTracker {
-  std::size_t open = 0;
-  bool closing = false;
-  std::function<void()> on_all_closed;
-};
-
-struct TimerCtx {
-  uv_timer_t timer{};
-  void* impl = nullptr;  // HttpClient::Impl*, null once closing
-  std::shared_ptr<HandleTracker> tracker;
-};
-
-struct PollCtx {
-  uv_poll_t poll{};
-  curl_socket_t fd = CURL_SOCKET_BAD;
-  void* impl = nullptr;  // HttpClient::Impl*, null once closing
-  std::shared_ptr<HandleTracker> tracker;
-};
-
-void handle_released(const std::shared_ptr<HandleTracker>& tracker) {
-  if (tracker->open > 0) --tracker->open;
-  if (tracker->closing && tracker->open == 0 && tracker->on_all_closed) {
-    auto cb = std::move(tracker->on_all_closed);
-    tracker->on_all_closed = nullptr;
-    cb();
-  }
-}
-
-void on_timer_closed(uv_handle_t* handle) {
-  auto* ctx = static_cast<TimerCtx*>(handle->data);
-  auto tracker = std::move(ctx->tracker);
-  delete ctx;
-  handle_released(tracker);
-}
-
-void on_poll_closed(uv_handle_t* handle) {
-  auto* ctx = static_cast<PollCtx*>(handle->data);
-  auto tracker = std::move(ctx->tracker);
-  delete ctx;
-  handle_released(tracker);
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -102,10 +58,7 @@ struct Transfer {
 
 struct HttpClient::Impl {
   uv_loop_t* loop = nullptr;
-  CURLM* multi = nullptr;
-  TimerCtx* timer = nullptr;
-  std::shared_ptr<HandleTracker> tracker = std::make_shared<HandleTracker>();
-  std::map<curl_socket_t, PollCtx*> polls;  // live poll handles by socket
+  std::unique_ptr<CurlMultiUv> pump;
   std::map<Id, std::unique_ptr<Transfer>> transfers;
   std::deque<Id> ready;  // finished transfers whose callbacks are due
   Id next_id = 1;
@@ -113,111 +66,18 @@ struct HttpClient::Impl {
   bool dispatching = false;
   bool* alive = nullptr;  // points at a flag on the dispatching stack frame
 
-  // ---- libcurl -> libuv ----
-
-  static int on_curl_socket(CURL*, curl_socket_t s, int what, void* userp,
-                            void* socketp) noexcept {
-    auto* self = static_cast<Impl*>(userp);
-    auto* ctx = static_cast<PollCtx*>(socketp);
-    if (what == CURL_POLL_REMOVE) {
-      if (ctx) {
-        self->close_poll(ctx);
-        curl_multi_assign(self->multi, s, nullptr);
-      }
-      return 0;
-    }
-    if (!ctx) {
-      ctx = new PollCtx;
-      ctx->fd = s;
-      ctx->impl = self;
-      ctx->poll.data = ctx;
-      if (uv_poll_init_socket(self->loop, &ctx->poll, s) != 0) {
-        delete ctx;
-        return -1;
-      }
-      ctx->tracker = self->tracker;
-      ++self->tracker->open;
-      self->polls[s] = ctx;
-      curl_multi_assign(self->multi, s, ctx);
-    }
-    int events = 0;
-    if (what & CURL_POLL_IN) events |= UV_READABLE;
-    if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
-    uv_poll_start(&ctx->poll, events, &Impl::on_poll);
-    return 0;
-  }
-
-  static int on_curl_timer(CURLM*, long timeout_ms, void* userp) noexcept {
-    auto* self = static_cast<Impl*>(userp);
-    self->arm_timer(timeout_ms);
-    return 0;
-  }
-
-  void arm_timer(long timeout_ms) {
-    if (!timer) return;
-    if (!ready.empty()) timeout_ms = 0;  // callbacks are due: run them on the next turn
-    if (timeout_ms < 0) {
-      uv_timer_stop(&timer->timer);
-    } else {
-      uv_timer_start(&timer->timer, &Impl::on_timeout, static_cast<uint64_t>(timeout_ms), 0);
-    }
-  }
-
-  // ---- libuv -> libcurl ----
-
-  static void on_timeout(uv_timer_t* handle) noexcept {
-    auto* ctx = static_cast<TimerCtx*>(handle->data);
-    auto* self = static_cast<Impl*>(ctx->impl);
-    if (!self || !self->multi) return;
-    int running = 0;
-    curl_multi_socket_action(self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    self->process();  // last: it may destroy *self
-  }
-
-  static void on_poll(uv_poll_t* handle, int status, int events) noexcept {
-    auto* ctx = static_cast<PollCtx*>(handle->data);
-    auto* self = static_cast<Impl*>(ctx->impl);
-    if (!self || !self->multi) return;
-    int flags = 0;
-    if (status < 0) {
-      flags = CURL_CSELECT_ERR;
-    } else {
-      if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
-      if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
-    }
-    int running = 0;
-    curl_multi_socket_action(self->multi, ctx->fd, flags, &running);
-    self->process();  // last: it may destroy *self
-  }
-
-  void close_poll(PollCtx* ctx) {
-    polls.erase(ctx->fd);
-    ctx->impl = nullptr;
-    uv_poll_stop(&ctx->poll);
-    uv_close(reinterpret_cast<uv_handle_t*>(&ctx->poll), &on_poll_closed);
-  }
-
   // ---- completion ----
 
-  void process() {
-    if (multi) {
-      int left = 0;
-      while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
-        if (msg->msg != CURLMSG_DONE) continue;
-        CURL* easy = msg->easy_handle;
-        const CURLcode result = msg->data.result;  // msg is invalid after remove_handle
-        char* priv = nullptr;
-        curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
-        curl_multi_remove_handle(multi, easy);
-        auto* t = reinterpret_cast<Transfer*>(priv);
-        if (!t) continue;
-        t->in_multi = false;
-        t->finished = true;
-        t->result = result;
-        ready.push_back(t->id);
-      }
-    }
-    dispatch();
+  // The pump removed the easy handle from the multi; the callback runs in dispatch().
+  void finished(CURL* easy, CURLcode result) {
+    char* priv = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
+    auto* t = reinterpret_cast<Transfer*>(priv);
+    if (!t) return;
+    t->in_multi = false;
+    t->finished = true;
+    t->result = result;
+    ready.push_back(t->id);
   }
 
   void dispatch() {
@@ -374,46 +234,23 @@ struct HttpClient::Impl {
   void shutdown(std::function<void()> closed_cb) {
     if (closed) return;
     closed = true;
-    tracker->closing = true;
-    tracker->on_all_closed = std::move(closed_cb);
     for (auto& [id, t] : transfers) {
-      if (t->in_multi) curl_multi_remove_handle(multi, t->easy);
+      if (t->in_multi) pump->remove(t->easy);
       t->in_multi = false;
     }
     transfers.clear();
     ready.clear();
-    if (multi) {
-      curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, nullptr);
-      curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, nullptr);
-    }
-    // Stop watching sockets before libcurl closes them.
-    while (!polls.empty()) close_poll(polls.begin()->second);
-    if (multi) curl_multi_cleanup(multi);
-    multi = nullptr;
-    if (timer) {
-      timer->impl = nullptr;
-      uv_timer_stop(&timer->timer);
-      uv_close(reinterpret_cast<uv_handle_t*>(&timer->timer), &on_timer_closed);
-      timer = nullptr;
-    }
+    pump->close(std::move(closed_cb));
   }
 };
 
 HttpClient::HttpClient(uv_loop_t* loop) : impl_(std::make_unique<Impl>()) {
-  ensure_curl_initialised();
   impl_->loop = loop;
-  impl_->multi = curl_multi_init();
-  if (!impl_->multi) throw std::runtime_error("curl_multi_init failed");
-  impl_->timer = new TimerCtx;
-  impl_->timer->impl = impl_.get();
-  impl_->timer->timer.data = impl_->timer;
-  impl_->timer->tracker = impl_->tracker;
-  uv_timer_init(loop, &impl_->timer->timer);
-  ++impl_->tracker->open;
-  curl_multi_setopt(impl_->multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_curl_socket);
-  curl_multi_setopt(impl_->multi, CURLMOPT_SOCKETDATA, impl_.get());
-  curl_multi_setopt(impl_->multi, CURLMOPT_TIMERFUNCTION, &Impl::on_curl_timer);
-  curl_multi_setopt(impl_->multi, CURLMOPT_TIMERDATA, impl_.get());
+  Impl* im = impl_.get();
+  impl_->pump = std::make_unique<CurlMultiUv>(
+      loop, [im](CURL* easy, CURLcode result) { im->finished(easy, result); },
+      [im] { im->dispatch(); });  // last in each event: a callback may destroy the client
+  if (!impl_->pump->multi()) throw std::runtime_error("curl_multi_init failed");
 }
 
 HttpClient::~HttpClient() {
@@ -436,7 +273,7 @@ HttpClient::Id HttpClient::send(HttpRequest request, std::function<void(HttpResp
   ref.easy = curl_easy_init();
   if (ref.easy) rc = im.configure(ref);
   if (rc == CURLE_OK) {
-    if (curl_multi_add_handle(im.multi, ref.easy) == CURLM_OK) {
+    if (im.pump->add(ref.easy)) {
       ref.in_multi = true;
       return id;
     }
@@ -446,7 +283,7 @@ HttpClient::Id HttpClient::send(HttpRequest request, std::function<void(HttpResp
   ref.finished = true;
   ref.result = rc;
   im.ready.push_back(id);
-  im.arm_timer(0);
+  im.pump->wake();
   return id;
 }
 
@@ -456,7 +293,7 @@ void HttpClient::cancel(Id id) {
   if (it == im.transfers.end()) return;
   std::unique_ptr<Transfer> t = std::move(it->second);
   im.transfers.erase(it);
-  if (t->in_multi && im.multi) curl_multi_remove_handle(im.multi, t->easy);
+  if (t->in_multi) im.pump->remove(t->easy);
   t->in_multi = false;
 }
 

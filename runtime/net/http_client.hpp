@@ -1,6 +1,7 @@
-// Asynchronous HTTP(S) on an existing libuv loop: libcurl's multi interface driven by libuv
-// (CURLMOPT_SOCKETFUNCTION + CURLMOPT_TIMERFUNCTION with uv_poll_t / uv_timer_t, as in curl's
-// docs/examples/multi-uv.c).
+// Asynchronous HTTP(S) on an existing libuv loop: requests and responses on top of the one
+// libcurl-on-libuv pump (curl_multi_uv.hpp), which owns the sockets, the timer and the shutdown
+// order; this class adds transfers by id, deferred dispatch of their callbacks, and the guard
+// that lets a callback destroy the client.
 //
 // Threading: an HttpClient and everything it calls back belong to the thread running its loop.
 // Callbacks are always invoked from the loop (never from inside send()), at most once each, and
