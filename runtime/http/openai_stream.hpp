@@ -21,8 +21,8 @@
 // The fast path does not build a JSON tree: a single pass validates the whole
 // text with the full JSON grammar (RFC 8259, UTF-8 checked, surrogate pairs
 // checked) and picks the few fields above by position, with "last duplicate
-// key wins" like nlohmann::json. interpret_openai_json_reference() does the
-// same with nlohmann::json and is what the tests and the fuzzer compare with.
+// key wins" like nlohmann::json. The tests and the fuzzer compare it with an oracle doing
+// the same on an nlohmann::json tree (tests/support/openai_stream_reference.hpp).
 // The one deliberate difference: numbers too large for a double (1e400) are
 // valid JSON here, nlohmann rejects them.
 #pragma once
@@ -74,12 +74,6 @@ OpenAiEventKind interpret_openai_event(const SseEvent& event, OpenAiStreamEvent&
 // Interprets a whole JSON body (no [DONE] check). Same fields as above.
 OpenAiEventKind interpret_openai_json(std::string_view json, OpenAiStreamEvent& out,
                                       std::string* text_out = nullptr);
-
-// The slow oracle: the same interpretation done on an nlohmann::json tree.
-// For tests and fuzzing; on a JSON syntax error error_message holds
-// nlohmann's message.
-OpenAiEventKind interpret_openai_json_reference(std::string_view json, OpenAiStreamEvent& out,
-                                                std::string* text_out = nullptr);
 
 // Sums up the events of one streamed response.
 struct OpenAiStreamSummary {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "http/openai_stream.hpp"
+#include "openai_stream_reference.hpp"
 #include "http/sse_parser.hpp"
 
 namespace {

@@ -16,6 +16,10 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
+#include <csignal>
+#include <iterator>
+#include <filesystem>
 
 namespace runara::test {
 
@@ -157,9 +161,42 @@ ChildResult run_runara(std::vector<std::string> args, double timeout_s,
   return child.wait(timeout_s);
 }
 
+namespace {
+
+// The temporary folders of this test process, removed when it exits (RUNARA_KEEP_TEST_DIRS=1
+// keeps them, to look at after a failure). A guardian a test's run left behind (after SIGKILL it
+// retries an API the test has already stopped, until the run's deadline) is killed first: its
+// command line names the state folder inside one of them.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    if (dirs.empty() || std::getenv("RUNARA_KEEP_TEST_DIRS")) return;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+      std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (args.find("__guardian") == std::string::npos) continue;
+      for (const auto& dir : dirs) {
+        if (args.find(dir + "/") == std::string::npos) continue;
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") == std::string::npos) kill(std::stoi(name), SIGKILL);
+      }
+    }
+    std::error_code ignored;
+    for (const auto& dir : dirs) std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+TempDirs& temp_dirs() {
+  static TempDirs all;
+  return all;
+}
+
+}  // namespace
+
 std::string temp_dir(const std::string& tag) {
   std::string pattern = "/tmp/runara-test-" + tag + "-XXXXXX";
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  temp_dirs().dirs.push_back(pattern);
   return pattern;
 }
 

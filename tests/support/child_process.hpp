@@ -50,7 +50,8 @@ class ChildProcess {
 ChildResult run_runara(std::vector<std::string> args, double timeout_s = 30,
                        std::map<std::string, std::string> env = {}, const std::string& stdin_data = "");
 
-// A fresh temporary folder (removed by the OS's tmp cleaning; tests use unique names).
+// A fresh temporary folder, removed with what is in it when the test process exits (kept with
+// RUNARA_KEEP_TEST_DIRS=1); a guardian left running with its state in it is killed first.
 std::string temp_dir(const std::string& tag);
 std::string write_temp_file(const std::string& dir, const std::string& name, const std::string& content);
 
