@@ -51,11 +51,14 @@ char** complete(const char* text, int, int) {
 }
 
 // Reads one line; returns false at end of input (Ctrl-D). Ctrl-C at the prompt drops the line.
+// The prompt state lasts until a statement starts (signals.cpp): a Ctrl-C right after Enter then
+// interrupts that statement instead of stopping the session.
 bool read_line(const char* prompt, std::string& line, bool& interrupted) {
   set_repl_prompt(true);
   char* raw = readline(prompt);
-  set_repl_prompt(false);
-  interrupted = take_prompt_interrupt();
+  // A Ctrl-C that cut the line short makes readline return NULL. One that came after the line
+  // was complete (the terminal already back in canonical mode) stays pending for its statement.
+  interrupted = !raw && take_prompt_interrupt();
   if (!raw) return interrupted;  // an interrupted read also returns NULL: not an end
   line = raw;
   std::free(raw);
@@ -111,6 +114,7 @@ bool run_repl(Runtime& runtime) {
     }
     std::fflush(stdout);
   }
+  set_repl_prompt(false);  // leaving: Ctrl-C stops the session (and its teardown) again
   if (!buffer.empty()) {  // the input ended inside a statement
     std::fprintf(stderr, "error: the input ended in the middle of a statement: %s\n", buffer.c_str());
     failed = failed || piped;

@@ -56,7 +56,19 @@ void install_signal_handlers(Runtime& runtime) {
   signal(SIGPIPE, SIG_IGN);
 }
 
-void set_repl_statement_running(bool running) { g_statement_running = running; }
+// The REPL is always at its prompt or running a statement: each switch sets the new state before
+// clearing the old, so a Ctrl-C in between is never taken for a stop of the whole session. One
+// that came while the line was being handed over interrupts the statement it was meant for.
+void set_repl_statement_running(bool running) {
+  if (running) {
+    g_statement_running = true;
+    g_at_prompt = false;
+    if (g_prompt_interrupted.exchange(false) && g_runtime) g_runtime->interrupt();
+  } else {
+    g_at_prompt = true;
+    g_statement_running = false;
+  }
+}
 void set_repl_prompt(bool at_prompt) { g_at_prompt = at_prompt; }
 bool take_prompt_interrupt() { return g_prompt_interrupted.exchange(false); }
 

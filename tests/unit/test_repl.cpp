@@ -64,11 +64,17 @@ class PtyChild {
   }
 
   // Keys typed right after a prompt appears can reach the terminal before the line editor
-  // has switched it to raw mode (a Ctrl-D then gets lost): pause briefly, as a person would.
+  // has switched it to raw mode (a Ctrl-D then gets lost): wait until it has, as the terminal
+  // itself says (the master side reads the pty's settings).
   void send(const std::string& keys) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(80));
-    const ssize_t n = ::write(master_, keys.data(), keys.size());
-    (void)n;
+    wait_for_mode(true);
+    write_keys(keys);
+  }
+  // Ctrl-C while a statement runs: the line editor has given the terminal back (canonical mode,
+  // where Ctrl-C becomes SIGINT) once the statement started.
+  void interrupt() {
+    wait_for_mode(false);
+    write_keys("\x03");
   }
 
   // Ctrl-D at an empty prompt; returns the exit status (-1 if it did not exit).
@@ -96,6 +102,21 @@ class PtyChild {
       }
       if (now_s() > until || !pump(0.05)) return false;
     }
+  }
+
+  // Waits (at most 5 s, reading the output meanwhile) until the terminal is in the line editor's
+  // raw mode (`raw`) or back in canonical mode.
+  void wait_for_mode(bool raw) {
+    const double until = now_s() + 5;
+    while (now_s() < until) {
+      termios t{};
+      if (tcgetattr(master_, &t) == 0 && ((t.c_lflag & ICANON) == 0) == raw) return;
+      pump(0.005);
+    }
+  }
+  void write_keys(const std::string& keys) {
+    const ssize_t n = ::write(master_, keys.data(), keys.size());
+    (void)n;
   }
 
   // Everything after what has been consumed (for failure messages).
@@ -205,9 +226,8 @@ TEST_CASE("Ctrl-C interrupts the running statement and the REPL goes on", "[repl
 
   repl.type_line("runara.sleep(30)");
   REQUIRE(repl.expect("runara.sleep(30)\r\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the statement start
   const double sent = now_s();
-  repl.send("\x03");  // Ctrl-C: the terminal sends SIGINT to the REPL
+  repl.interrupt();  // Ctrl-C once the statement runs: the terminal sends SIGINT to the REPL
   CHECK(repl.expect("interrupted", 10));
   CHECK(now_s() - sent < 5);
   REQUIRE(repl.expect("runara> "));
@@ -219,8 +239,7 @@ TEST_CASE("Ctrl-C interrupts the running statement and the REPL goes on", "[repl
   // a busy statement is interruptible too
   repl.type_line("while true do end");
   REQUIRE(repl.expect("while true do end\r\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  repl.send("\x03");
+  repl.interrupt();
   CHECK(repl.expect("interrupted", 10));
   REQUIRE(repl.expect("runara> "));
   repl.type_line("x + 1");

@@ -11,6 +11,7 @@
 
 #include "child_process.hpp"
 #include "eventually.hpp"
+#include "test_text.hpp"
 #include "sim/fake_digitalocean.hpp"
 
 using runara::test::ChildProcess;
@@ -114,20 +115,30 @@ void run_case(const Case& c) {
 
   const int sig = signal_of(ending);
   if (sig) {
+    // Each moment is waited for as the fake API sees it, and checked just before the signal.
+    const auto posts = [&] { return fake.requests("POST /v2/droplets"); };
     switch (c.moment) {
-      case Moment::before_create: REQUIRE(child.wait_for_output("delaying", 10)); break;
-      case Moment::create_in_flight: REQUIRE(child.wait_for_output("creating droplet", 10)); break;
-      case Moment::waiting_for_active:
-        REQUIRE(child.wait_for_output("creating droplet", 10));
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      case Moment::before_create:
+        REQUIRE(child.wait_for_output("delaying", 10));
+        CHECK(posts() == 0);
+        break;
+      case Moment::create_in_flight:  // the POST arrived; its answer is 2 s away (latency_s)
+        REQUIRE(eventually([&] { return posts() >= 1; }, 10));
+        CHECK(fake.creates() <= c.droplets);
+        CHECK_FALSE(runara::test::contains(child.out_so_far(), "ALL ACTIVE"));
+        break;
+      case Moment::waiting_for_active:  // created, and polled while it is still "new"
+        REQUIRE(eventually([&] { return posts() == c.droplets && fake.requests("GET /v2/droplets/") >= 1; }, 10));
+        CHECK(fake.live_droplets() >= 1);
+        CHECK_FALSE(runara::test::contains(child.out_so_far(), "ALL ACTIVE"));
         break;
       case Moment::after_active:
       case Moment::during_teardown: REQUIRE(child.wait_for_output("ALL ACTIVE", 20)); break;
     }
     if (c.moment == Moment::during_teardown) {
       child.signal(SIGINT);  // teardown starts; the case's own signal hits it mid-way
-      REQUIRE(child.wait_for_output("destroying droplet", 10));
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      REQUIRE(eventually([&] { return fake.requests("DELETE /v2/droplets") >= 1; }, 10));
+      CHECK(fake.existing_droplets() >= 1);  // deleting takes 2 s (delete_after_s): still there
     }
     child.signal(sig);
   }
