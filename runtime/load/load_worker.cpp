@@ -1,26 +1,19 @@
 #include "load/load_worker.hpp"
 
-#include <curl/curl.h>
-#include <netdb.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <uv.h>
 
-#include <cstring>
 #include <deque>
 
-#include "http/openai_stream.hpp"
-#include "http/sse_parser.hpp"
-#include "load/http1_connection.hpp"
+#include "load/load_transport.hpp"
+#include "load/response_judge.hpp"
 #include "load/seeded_random.hpp"
-#include "net/curl_multi_uv.hpp"
 #include "net/precise_timer.hpp"
 
 namespace runara {
 
 namespace {
 
-constexpr std::size_t kMaxKeptBody = 64 * 1024;  // error bodies and non-streamed replies
 constexpr int kMaxSendsPerTurn = 1000;           // an open loop yields to I/O between bursts
 constexpr std::uint64_t kBatchMs = 100;          // a partly filled batch of records goes to the writer
 
@@ -30,45 +23,28 @@ constexpr std::uint64_t kBatchMs = 100;          // a partly filled batch of rec
 constexpr std::uint64_t kFirstBackoffMs = 10;
 constexpr std::uint64_t kMaxBackoffMs = 1000;
 
-// One request slot, reused request after request (keeping its connection): a native HTTP/1.1
-// connection for plain http://, a libcurl easy handle for https:// and HTTP/2.
-struct Stream final : Http1Connection::Handler {
-  LoadWorker::Impl* worker = nullptr;
-  CURL* easy = nullptr;
-  std::unique_ptr<Http1Connection> conn;
-  std::string head;                // native: request line and headers of the request in flight
-  std::unique_ptr<SseParser> parser;
+// One request slot, reused request after request (keeping its connection).
+struct Stream final : SlotEvents {
+  Stream(LoadWorker::Impl* w, const LoadSpec& spec)
+      : worker(w), judge(spec.mode, spec.stream, rec, [this](std::int64_t now) { token_at(now); }) {}
+
+  LoadWorker::Impl* worker;
   RequestRecord rec;
-  std::vector<std::int64_t> gaps;  // between token events, ns
-  std::int64_t last_token_ns = -1;
-  std::int64_t now = 0;            // arrival time of the bytes being parsed
-  bool status_known = false, http_error = false, done_seen = false, busy = false;
-  ErrorKind event_error = ErrorKind::kNone;
-  std::string message;             // the first error event's message
-  std::int64_t usage_prompt = -1, usage_completion = -1;
+  ResponseJudge judge;
+  std::unique_ptr<SlotConnection> conn;
   std::string body;                // templated request body
-  std::string reply;               // error body or non-streamed reply (capped)
-  std::string refusal;             // why the target policy refused the connection
-  char errbuf[CURL_ERROR_SIZE] = {};
+  bool busy = false;
   uv_timer_t* backoff = nullptr;   // closed loop: waits out a connect failure (created on first use)
   int connect_failures = 0;        // in a row, on this slot
 
-  void on_status(int status) override;
+  void on_status(int status) override { judge.status(status); }
   void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
   void on_complete(ErrorKind error, const std::string& message) override;
+  void token_at(std::int64_t now);
 
   void reset() {
     rec = RequestRecord{};
-    gaps.clear();
-    last_token_ns = -1;
-    status_known = http_error = done_seen = false;
-    event_error = ErrorKind::kNone;
-    message.clear();
-    usage_prompt = usage_completion = -1;
-    reply.clear();
-    refusal.clear();
-    errbuf[0] = 0;
-    if (parser) parser->reset();
+    judge.reset();
   }
 };
 
@@ -100,24 +76,6 @@ std::string expand_template(const std::string& text, std::uint64_t index, std::u
   return out;
 }
 
-ErrorKind kind_of(CURLcode code) {
-  switch (code) {
-    case CURLE_OPERATION_TIMEDOUT: return ErrorKind::kTimeout;
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION: return ErrorKind::kConnect;
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_GOT_NOTHING:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM: return ErrorKind::kReset;
-    default: return ErrorKind::kOther;
-  }
-}
-
 }  // namespace
 
 struct LoadWorker::Impl {
@@ -131,9 +89,7 @@ struct LoadWorker::Impl {
   uv_loop_t loop{};
   uv_async_t stop_async{};
   std::unique_ptr<PreciseTimer> send_timer;  // open loop: wakes the sender for the next due request
-  std::unique_ptr<CurlMultiUv> curl;
-  CURLSH* share = nullptr;
-  curl_slist* headers = nullptr;
+  std::unique_ptr<LoadTransport> transport;
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<Stream*> idle;
   std::deque<Due> waiting;  // open loop: due, but every slot is busy
@@ -142,16 +98,6 @@ struct LoadWorker::Impl {
   bool claims_over = false, stopped = false, closing = false;
   std::size_t in_flight = 0;
   std::uint64_t abandoned = 0;
-  OpenAiStreamEvent event;  // scratch, reused
-
-  // Native HTTP/1.1 (plain http:// without http2): where to connect and what to send.
-  bool native = false;
-  sockaddr_storage address{};
-  ErrorKind unreachable = ErrorKind::kNone;  // why no request can be sent, if so
-  std::string unreachable_message;
-  std::string head_prefix;                   // request line + fixed headers
-  std::string head_without_body;             // the whole head of a GET/HEAD
-  std::vector<char> read_buffer = std::vector<char>(256 * 1024);
 
   LoadStats stats{spec.slo};
   RequestLengths lengths{spec.max_lengths};
@@ -194,13 +140,8 @@ struct LoadWorker::Impl {
     guarded([this] { setup(); });
     uv_run(&loop, UV_RUN_DEFAULT);
     guarded([this] { hand_over(); });  // the last records, before the engine hears this worker is done
-    for (auto& s : streams) {
-      if (s->easy) curl_easy_cleanup(s->easy);
-    }
-    streams.clear();
-    curl.reset();
-    curl_share_cleanup(share);
-    curl_slist_free_all(headers);
+    streams.clear();  // slots before their transport
+    transport.reset();
     uv_loop_close(&loop);
     finished();
   }
@@ -222,15 +163,7 @@ struct LoadWorker::Impl {
       }, this);
       prctl(PR_SET_TIMERSLACK, 1UL);  // this thread's wake-ups on time to the microsecond, not 50 us late
     }
-    curl = std::make_unique<CurlMultiUv>(&loop, [this](CURL* e, CURLcode c) { guarded([&] { on_done(e, c); }); });
-    if (spec.http2) curl_multi_setopt(curl->multi(), CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
-    share = curl_share_init();
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    for (const auto& h : spec.header_lines()) headers = curl_slist_append(headers, h.c_str());
-    headers = curl_slist_append(headers, "Expect:");
-    native = spec.url.rfind("http://", 0) == 0 && !spec.http2;
-    if (native) prepare_native();
+    transport = make_load_transport(&loop, shared);
     if (spec.open_loop()) {
       schedule_next();
     } else {
@@ -261,58 +194,10 @@ struct LoadWorker::Impl {
     if (shared.request_log) left_out += shared.request_log->hand_over(batch);
   }
 
-  // Resolves the target once for the whole load (on this worker thread, not the Lua thread) and
-  // checks the address against the sandbox's target policy.
-  void prepare_native() {
-    CURLU* u = curl_url();
-    curl_url_set(u, CURLUPART_URL, spec.url.c_str(), 0);
-    char *path = nullptr, *query = nullptr;
-    curl_url_get(u, CURLUPART_PATH, &path, 0);
-    curl_url_get(u, CURLUPART_QUERY, &query, 0);
-    std::string target = path && *path ? path : "/";
-    if (query) target += std::string("?") + query;
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(u);
-    const std::string host_header = spec.url_host + (spec.url_port == 80 ? "" : ":" + std::to_string(spec.url_port));
-    head_prefix = spec.method + " " + target + " HTTP/1.1\r\nHost: " + host_header + "\r\nUser-Agent: runara\r\nAccept: */*\r\n";
-    for (const auto& h : spec.header_lines()) head_prefix += h + "\r\n";
-    head_without_body = head_prefix + "\r\n";
-    resolve();
-  }
-
-  void resolve() {
-    std::string host = spec.url_host;
-    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const int rc = getaddrinfo(host.c_str(), std::to_string(spec.url_port).c_str(), &hints, &found);
-    if (rc != 0) {
-      unreachable = ErrorKind::kConnect;
-      unreachable_message = "cannot resolve " + host + ": " + gai_strerror(rc);
-      return;
-    }
-    unreachable = ErrorKind::kRefused;
-    for (addrinfo* a = found; a; a = a->ai_next) {
-      std::string why;
-      if (spec.policy && !spec.policy->allows(a->ai_addr, spec.url_host, why)) {
-        if (unreachable_message.empty()) unreachable_message = why;
-        continue;
-      }
-      std::memcpy(&address, a->ai_addr, a->ai_addrlen);
-      unreachable = ErrorKind::kNone;
-      unreachable_message.clear();
-      break;
-    }
-    freeaddrinfo(found);
-  }
-
-  // What one slot holds, roughly: its buffers (error replies are kept up to kMaxKeptBody), a
-  // libcurl handle with its receive buffer, and its copy of a templated body.
+  // What one slot holds, roughly: its buffers (error replies are kept up to kMaxKeptBody), its
+  // connection, and its copy of a templated body.
   std::size_t stream_bytes() const {
-    std::size_t bytes = 16 * 1024 + kMaxKeptBody;
-    if (!native) bytes += 64 * 1024 + static_cast<std::size_t>(spec.buffer_bytes > 0 ? spec.buffer_bytes : 16 * 1024);
+    std::size_t bytes = 16 * 1024 + ResponseJudge::kMaxKeptBody + transport->slot_bytes();
     if (spec.templated) bytes += spec.bodies->front().size() + 32;
     return bytes;
   }
@@ -323,61 +208,10 @@ struct LoadWorker::Impl {
       end_load(spec.memory->refusal(stream_bytes(), "another request slot of " + spec.name));
       return nullptr;
     }
-    auto s = std::make_unique<Stream>();
-    s->worker = this;
-    if (native) {
-      s->conn = std::make_unique<Http1Connection>(&loop, address, *s, read_buffer.data(), read_buffer.size(), spec.method == "HEAD");
-      if (unreachable != ErrorKind::kNone) s->conn->refuse(unreachable, unreachable_message);
-    } else {
-      s->easy = curl_easy_init();  // configured before each request (send)
-    }
-    if (spec.mode == LoadMode::kOpenAi && spec.stream) {
-      Stream* raw = s.get();
-      s->parser = std::make_unique<SseParser>([this, raw](const SseEvent& e) { on_event(*raw, e); });
-    }
+    auto s = std::make_unique<Stream>(this, spec);
+    s->conn = transport->open(*s);
     streams.push_back(std::move(s));
     return streams.back().get();
-  }
-
-  // Sets every option from a reset handle, before each request: libcurl 7.88 counts "connection
-  // died, retrying" over a reused handle's whole life, so a slot would fail its 6th such retry ever.
-  void configure(Stream& s) {
-    CURL* e = s.easy;
-    curl_easy_reset(e);
-    curl_easy_setopt(e, CURLOPT_URL, spec.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &s);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s.errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    // No proxy from http_proxy and the like: the policy judges the server, so that is where
-    // the connection must go.
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(spec.timeout_s * 1000));
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(spec.timeout_s, 30.0) * 1000));
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(e, CURLOPT_SHARE, share);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &s);
-    if (spec.buffer_bytes > 0) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, spec.buffer_bytes);
-    if (!spec.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, spec.ca_file.c_str());
-    if (spec.http2) {
-      const bool tls = spec.url.rfind("https:", 0) == 0;
-      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, tls ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
-      curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-    } else {
-      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-    }
-    if (spec.method == "GET") {
-      curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-    } else if (spec.method == "HEAD") {
-      curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    } else {
-      if (spec.method == "POST") curl_easy_setopt(e, CURLOPT_POST, 1L);
-      else curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, spec.method.c_str());
-    }
   }
 
   // ---- issuing requests ----
@@ -444,117 +278,17 @@ struct LoadWorker::Impl {
     s.busy = true;
     ++in_flight;
     shared.started_one();
-    if (native) {
-      if (has_body) {
-        s.head.assign(head_prefix).append("Content-Length: ").append(std::to_string(body->size())).append("\r\n\r\n");
-      }
-      s.rec.sent_ns = shared.now();
-      s.conn->send(has_body ? s.head : head_without_body, has_body ? *body : kNoBody,
-                   static_cast<std::uint64_t>(spec.timeout_s * 1000));
-      return;
-    }
-    configure(s);
-    if (has_body) {
-      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDS, body->data());
-      curl_easy_setopt(s.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
-    }
     s.rec.sent_ns = shared.now();
-    curl->add(s.easy);
+    s.conn->send(*body, has_body);
   }
-
-  inline static const std::string kNoBody;
 
   // ---- receiving ----
 
-  static curl_socket_t on_open_socket(void* data, curlsocktype, curl_sockaddr* address) {
-    auto* s = static_cast<Stream*>(data);
-    const LoadSpec& spec = s->worker->spec;
-    // The port judged is the one in the address libcurl is about to connect to, not the URL's.
-    if (spec.policy && !spec.policy->allows(&address->addr, spec.url_host, s->refusal)) {
-      return CURL_SOCKET_BAD;
-    }
-    return socket(address->family, address->socktype, address->protocol);
-  }
-
-  static size_t on_write(char* data, size_t size, size_t n, void* user) {
-    auto* s = static_cast<Stream*>(user);
-    if (!s->status_known) {
-      long status = 0;
-      curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
-      s->worker->note_status(*s, static_cast<int>(status));
-    }
-    s->worker->guarded([&] { s->worker->body_bytes(*s, data, size * n, s->worker->shared.now()); });
-    return size * n;
-  }
-
-  void note_status(Stream& s, int status) {
-    s.rec.status = static_cast<std::int16_t>(status);
-    s.status_known = true;
-    s.http_error = status < 200 || status > 299;
-  }
-
-  // Response body bytes and when they arrived (ns since the start): the kernel's receive time
-  // on the native path, the time libcurl handed them over on the other.
-  void body_bytes(Stream& s, const char* data, std::size_t len, std::int64_t arrived) {
-    s.now = arrived;
-    s.rec.done_ns = s.now;
-    if (spec.mode == LoadMode::kHttp && s.rec.first_token_ns < 0) s.rec.first_token_ns = s.now;
-    if (s.http_error || (spec.mode == LoadMode::kOpenAi && !spec.stream)) {
-      if (s.reply.size() < kMaxKeptBody) s.reply.append(data, std::min(len, kMaxKeptBody - s.reply.size()));
-    } else if (s.parser) {
-      s.parser->feed(data, len);
-    }
-  }
-
-  void on_event(Stream& s, const SseEvent& e) {
-    interpret_openai_event(e, event);
-    if (event.kind == OpenAiEventKind::kDone) {
-      s.done_seen = true;
-    } else if (event.kind == OpenAiEventKind::kError) {
-      if (s.event_error == ErrorKind::kNone) {
-        s.event_error = event.error_kind == kMalformedSse ? ErrorKind::kMalformedSse : ErrorKind::kServerError;
-        s.message = std::string(event.error_kind) + ": " + event.error_message;
-      }
-    } else {
-      if (event.has_usage) {
-        s.usage_prompt = event.prompt_tokens;
-        s.usage_completion = event.completion_tokens;
-      }
-      if (event.has_token) token_arrived(s);
-    }
-  }
-
-  void token_arrived(Stream& s) {
-    if (s.last_token_ns < 0) s.rec.first_token_ns = s.now;
-    else s.gaps.push_back(s.now - s.last_token_ns);
-    s.last_token_ns = s.now;
-    ++s.rec.chunks;
-    if (!s.rec.warmup) stats.add_tokens_at(s.now, 1);
+  void token_arrived(const Stream& s, std::int64_t now) {
+    if (!s.rec.warmup) stats.add_tokens_at(now, 1);
   }
 
   // ---- finishing a request ----
-
-  void on_done(CURL* easy, CURLcode code) {
-    Stream* s = nullptr;
-    curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&s));
-    if (!s || !s->busy) return;
-    if (!s->status_known) {
-      long status = 0;
-      curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
-      s->rec.status = static_cast<std::int16_t>(status);
-    }
-    if (!s->refusal.empty()) return request_done(*s, ErrorKind::kRefused, s->refusal);
-    if (code != CURLE_OK) {
-      std::string text = curl_easy_strerror(code);
-      if (s->errbuf[0] && text != s->errbuf) text += ": " + std::string(s->errbuf);
-      return request_done(*s, kind_of(code), text);
-    }
-    request_done(*s, ErrorKind::kNone, {});
-  }
-
-  void native_done(Stream& s, ErrorKind error, const std::string& message) {
-    if (s.busy) request_done(s, error, message);
-  }
 
   // The transport is done with the request (`error`: how it failed, if it did): judge the
   // response, record it, and put the slot back to work.
@@ -564,8 +298,8 @@ struct LoadWorker::Impl {
     --in_flight;
     shared.finished_one();
     if (s->rec.done_ns < 0) s->rec.done_ns = shared.now();
-    if (s->parser) s->parser->finish(false);
-    const std::string message = error == ErrorKind::kNone ? conclude(*s) : fail(s->rec, error, transport_message);
+    const std::string message =
+        error == ErrorKind::kNone ? s->judge.conclude() : s->judge.transport_failed(error, transport_message);
     record(*s, message);
     if (!waiting.empty() && !stopped) {
       const Due due = waiting.front();
@@ -603,60 +337,8 @@ struct LoadWorker::Impl {
     return true;
   }
 
-  // A complete response arrived: decides whether it succeeded; returns a message when not.
-  std::string conclude(Stream& s) {
-    RequestRecord& r = s.rec;
-    if (r.status < 200 || r.status > 299) return fail(r, ErrorKind::kHttpStatus, http_error_text(s));
-    if (spec.mode == LoadMode::kHttp) return {};
-    if (!spec.stream) return conclude_whole_reply(s);
-    if (s.event_error != ErrorKind::kNone) return fail(r, s.event_error, s.message);
-    if (!s.done_seen) return fail(r, ErrorKind::kReset, "the stream ended without \"data: [DONE]\"");
-    count_tokens(s);
-    return {};
-  }
-
-  std::string conclude_whole_reply(Stream& s) {
-    interpret_openai_json(s.reply, event);
-    if (event.is_error()) {
-      const ErrorKind kind = event.error_kind == kMalformedSse ? ErrorKind::kMalformedSse : ErrorKind::kServerError;
-      return fail(s.rec, kind, std::string(event.error_kind) + ": " + event.error_message);
-    }
-    s.rec.first_token_ns = s.rec.done_ns;  // nothing streams: the first token is the whole reply
-    if (event.has_usage) {
-      s.usage_prompt = event.prompt_tokens;
-      s.usage_completion = event.completion_tokens;
-    }
-    s.rec.chunks = event.has_token ? 1 : 0;
-    count_tokens(s);
-    return {};
-  }
-
-  void count_tokens(Stream& s) {
-    s.rec.tokens_from_usage = s.usage_completion >= 0;
-    s.rec.output_tokens = static_cast<std::int32_t>(s.rec.tokens_from_usage ? s.usage_completion : s.rec.chunks);
-    if (s.usage_prompt >= 0) s.rec.input_tokens = static_cast<std::int32_t>(s.usage_prompt);
-  }
-
-  static std::string fail(RequestRecord& r, ErrorKind kind, std::string message) {
-    r.error = kind;
-    return message;
-  }
-
-  std::string http_error_text(Stream& s) {
-    std::string text = "HTTP " + std::to_string(s.rec.status);
-    interpret_openai_json(s.reply, event);
-    if (event.is_error() && event.error_kind == kServerError && !event.error_message.empty()) {
-      return text + ": " + event.error_message;
-    }
-    std::string body = s.reply.substr(0, 200);
-    for (char& c : body) {
-      if (c == '\n' || c == '\r' || static_cast<unsigned char>(c) < 0x20) c = ' ';
-    }
-    return body.empty() ? text : text + ": " + body;
-  }
-
   void record(Stream& s, const std::string& message) {
-    stats.add(s.rec, s.gaps, message);
+    stats.add(s.rec, s.judge.gaps(), message);
     lengths.add(s.rec, shared.lengths_taken);
     count_input_both_ways(s);
     if (spec.wants_record(s.rec)) keep(s.rec);  // chosen out by `record`: neither kept nor left out
@@ -670,7 +352,7 @@ struct LoadWorker::Impl {
     }
     ++progress.completed;
     if (s.rec.first_token_ns >= 0) progress.ttft.record(s.rec.first_token_ns - s.rec.intended_ns);
-    for (std::int64_t gap : s.gaps) progress.itl.record(gap);
+    for (std::int64_t gap : s.judge.gaps()) progress.itl.record(gap);
   }
 
   void count_input_both_ways(const Stream& s) {
@@ -678,8 +360,8 @@ struct LoadWorker::Impl {
     if (spec.body_tokens && s.rec.prompt < spec.body_tokens->size()) {
       stats.client_input_tokens += std::max((*spec.body_tokens)[s.rec.prompt], 0);
     }
-    if (s.usage_prompt >= 0) {
-      stats.server_input_tokens += s.usage_prompt;
+    if (s.judge.usage_prompt() >= 0) {
+      stats.server_input_tokens += s.judge.usage_prompt();
       ++stats.server_input_counted;
     }
   }
@@ -703,8 +385,7 @@ struct LoadWorker::Impl {
     if (send_timer) send_timer->stop();
     for (auto& s : streams) {
       if (!s->busy) continue;
-      if (s->conn) s->conn->abort();
-      else curl->remove(s->easy);
+      s->conn->abort();
       s->busy = false;
       shared.finished_one();
       ++abandoned;
@@ -724,12 +405,12 @@ struct LoadWorker::Impl {
       uv_close(reinterpret_cast<uv_handle_t*>(&batch_timer), nullptr);
     }
     for (auto& s : streams) {
-      s->conn.reset();  // open keep-alive connections would keep the loop running
+      s->conn.reset();  // open keep-alive connections would keep the loop running (slots before their transport)
       if (!s->backoff) continue;
       uv_close(reinterpret_cast<uv_handle_t*>(s->backoff), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
       s->backoff = nullptr;
     }
-    if (curl) curl->close();
+    if (transport) transport->close();
     if (send_timer) send_timer->close();
     std::lock_guard lock(async_mutex);
     async_open = false;
@@ -737,13 +418,16 @@ struct LoadWorker::Impl {
   }
 };
 
-void Stream::on_status(int status) { worker->note_status(*this, status); }
+// A transport's callbacks: any exception ends the load, not the process (guarded).
 void Stream::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
-  worker->guarded([&] { worker->body_bytes(*this, data, len, arrived_ns - worker->shared.start_ns); });
+  worker->guarded([&] { judge.body(data, len, arrived_ns); });
 }
 void Stream::on_complete(ErrorKind error, const std::string& message) {
-  worker->guarded([&] { worker->native_done(*this, error, message); });
+  worker->guarded([&] {
+    if (busy) worker->request_done(*this, error, message);
+  });
 }
+void Stream::token_at(std::int64_t now) { worker->token_arrived(*this, now); }
 
 LoadWorker::LoadWorker(LoadShared& shared, int slots, std::function<void()> finished)
     : impl_(std::make_unique<Impl>(shared, slots, std::move(finished))) {}

@@ -1,0 +1,138 @@
+// The load's native transport: plain http:// over HTTP/1.1 keep-alive connections
+// (Http1Connection), with each request's head prepared once per load and the target resolved
+// and judged once per worker.
+#include <curl/curl.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <vector>
+
+#include "load/http1_connection.hpp"
+#include "load/load_shared.hpp"
+#include "load/load_transport.hpp"
+
+namespace runara {
+
+namespace {
+
+class NativeTransport;
+
+class NativeSlot final : public SlotConnection, Http1Connection::Handler {
+ public:
+  NativeSlot(NativeTransport& transport, SlotEvents& events);
+  void send(const std::string& body, bool has_body) override;
+  void abort() override { conn_.abort(); }
+
+ private:
+  void on_status(int status) override { events_.on_status(status); }
+  void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
+  void on_complete(ErrorKind error, const std::string& message) override { events_.on_complete(error, message); }
+
+  NativeTransport& transport_;
+  SlotEvents& events_;
+  Http1Connection conn_;
+  std::string head_;  // request line and headers of the request in flight, when it has a body
+};
+
+class NativeTransport final : public LoadTransport {
+ public:
+  NativeTransport(uv_loop_t* loop, LoadShared& shared) : loop(loop), shared(shared), spec(shared.spec) {
+    prepare_heads();
+    resolve();
+  }
+
+  std::unique_ptr<SlotConnection> open(SlotEvents& events) override {
+    return std::make_unique<NativeSlot>(*this, events);
+  }
+  std::size_t slot_bytes() const override { return 0; }  // the read buffer is the worker's
+  void close() override {}
+
+  uv_loop_t* loop;
+  LoadShared& shared;
+  const LoadSpec& spec;
+  sockaddr_storage address{};
+  ErrorKind unreachable = ErrorKind::kNone;  // why no request can be sent, if so
+  std::string unreachable_message;
+  std::string head_prefix;        // request line + fixed headers
+  std::string head_without_body;  // the whole head of a GET/HEAD
+  std::vector<char> read_buffer = std::vector<char>(256 * 1024);
+
+ private:
+  void prepare_heads() {
+    CURLU* u = curl_url();
+    curl_url_set(u, CURLUPART_URL, spec.url.c_str(), 0);
+    char *path = nullptr, *query = nullptr;
+    curl_url_get(u, CURLUPART_PATH, &path, 0);
+    curl_url_get(u, CURLUPART_QUERY, &query, 0);
+    std::string target = path && *path ? path : "/";
+    if (query) target += std::string("?") + query;
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    const std::string host_header = spec.url_host + (spec.url_port == 80 ? "" : ":" + std::to_string(spec.url_port));
+    head_prefix = spec.method + " " + target + " HTTP/1.1\r\nHost: " + host_header + "\r\nUser-Agent: runara\r\nAccept: */*\r\n";
+    for (const auto& h : spec.header_lines()) head_prefix += h + "\r\n";
+    head_without_body = head_prefix + "\r\n";
+  }
+
+  // Once for the whole load (on the worker thread, not the Lua thread), each address judged by
+  // the sandbox's target policy.
+  void resolve() {
+    std::string host = spec.url_host;
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(host.c_str(), std::to_string(spec.url_port).c_str(), &hints, &found);
+    if (rc != 0) {
+      unreachable = ErrorKind::kConnect;
+      unreachable_message = "cannot resolve " + host + ": " + gai_strerror(rc);
+      return;
+    }
+    unreachable = ErrorKind::kRefused;
+    for (addrinfo* a = found; a; a = a->ai_next) {
+      std::string why;
+      if (spec.policy && !spec.policy->allows(a->ai_addr, spec.url_host, why)) {
+        if (unreachable_message.empty()) unreachable_message = why;
+        continue;
+      }
+      std::memcpy(&address, a->ai_addr, a->ai_addrlen);
+      unreachable = ErrorKind::kNone;
+      unreachable_message.clear();
+      break;
+    }
+    freeaddrinfo(found);
+  }
+};
+
+NativeSlot::NativeSlot(NativeTransport& transport, SlotEvents& events)
+    : transport_(transport),
+      events_(events),
+      conn_(transport.loop, transport.address, *this, transport.read_buffer.data(), transport.read_buffer.size(),
+            transport.spec.method == "HEAD") {
+  if (transport.unreachable != ErrorKind::kNone) conn_.refuse(transport.unreachable, transport.unreachable_message);
+}
+
+void NativeSlot::send(const std::string& body, bool has_body) {
+  static const std::string kNoBody;
+  if (has_body) {
+    head_.assign(transport_.head_prefix).append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n");
+  }
+  conn_.send(has_body ? head_ : transport_.head_without_body, has_body ? body : kNoBody,
+             static_cast<std::uint64_t>(transport_.spec.timeout_s * 1000));
+}
+
+// Http1Connection reports the kernel's receive time on uv_hrtime()'s clock; slots count from the
+// load's start.
+void NativeSlot::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
+  events_.on_body(data, len, arrived_ns - transport_.shared.start_ns);
+}
+
+}  // namespace
+
+std::unique_ptr<LoadTransport> make_native_transport(uv_loop_t* loop, LoadShared& shared) {
+  return std::make_unique<NativeTransport>(loop, shared);
+}
+
+}  // namespace runara

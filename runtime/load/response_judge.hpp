@@ -1,0 +1,76 @@
+// Judging one response of a load from its bytes: the status, the body as it arrives (an SSE
+// stream of OpenAI events, a whole JSON reply, or plain bytes), and the verdict once the
+// transport says the response is complete. It fills the request's record (first token, chunks,
+// tokens, error kind) and keeps the gaps between token events; it knows nothing of sockets,
+// libcurl, threads or statistics, so a test can feed it recorded bytes split any way.
+//
+// Contract: single-threaded (the worker's); `on_token` runs inside body() for each event that
+// carries a token, with the bytes' arrival time. A judge is reused request after request:
+// reset() before each. What it keeps is bounded: error replies and non-streamed bodies up to
+// kMaxKeptBody, one gap per token event.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "http/openai_stream.hpp"
+#include "load/load_spec.hpp"
+#include "load/request_record.hpp"
+
+namespace runara {
+
+class SseParser;
+struct SseEvent;
+
+class ResponseJudge {
+ public:
+  static constexpr std::size_t kMaxKeptBody = 64 * 1024;
+
+  // `mode`, `stream`: the load's (openai or plain http; an openai response streamed as SSE).
+  ResponseJudge(LoadMode mode, bool stream, RequestRecord& record, std::function<void(std::int64_t)> on_token);
+  ~ResponseJudge();
+  ResponseJudge(const ResponseJudge&) = delete;
+  ResponseJudge& operator=(const ResponseJudge&) = delete;
+
+  void reset();
+  bool status_known() const { return status_known_; }
+  void status(int status);
+  // Body bytes that arrived at `arrived_ns` (ns since the load started).
+  void body(const char* data, std::size_t len, std::int64_t arrived_ns);
+  // The transport delivered the whole response: "" when it succeeded, else why it did not
+  // (the record's error kind set).
+  std::string conclude();
+  // The transport failed (`kind`, its `message`): records it and returns the message.
+  std::string transport_failed(ErrorKind kind, std::string message);
+
+  const std::vector<std::int64_t>& gaps() const { return gaps_; }  // between token events, ns
+  std::int64_t usage_prompt() const { return usage_prompt_; }       // the server's count, -1 if none
+
+ private:
+  void on_event(const SseEvent& e);
+  std::string conclude_whole_reply();
+  void count_tokens();
+  std::string fail(ErrorKind kind, std::string message);
+  std::string http_error_text();
+
+  const LoadMode mode_;
+  const bool stream_;
+  RequestRecord& rec_;
+  std::function<void(std::int64_t)> on_token_;
+  std::unique_ptr<SseParser> parser_;  // openai streams only
+  OpenAiStreamEvent event_;            // scratch, reused
+  std::vector<std::int64_t> gaps_;
+  std::int64_t last_token_ns_ = -1;
+  std::int64_t now_ = 0;               // arrival time of the bytes being parsed
+  bool status_known_ = false, http_error_ = false, done_seen_ = false;
+  ErrorKind event_error_ = ErrorKind::kNone;
+  std::string message_;                // the first error event's message
+  std::int64_t usage_prompt_ = -1, usage_completion_ = -1;
+  std::string reply_;                  // error body or non-streamed reply (capped)
+};
+
+}  // namespace runara
