@@ -159,7 +159,6 @@ class MetricsPrimitive final : public Primitive {
 
   void open(lua_State* L, Context& ctx) override {
     ctx_ = &ctx;
-    http_ = std::make_unique<HttpClient>(ctx.loop());
     lua_newtable(L);
     lua_pushlightuserdata(L, this);
     ctx.push_async(L, &MetricsPrimitive::scrape, 1);
@@ -192,7 +191,7 @@ class MetricsPrimitive final : public Primitive {
     }
     if (ctx.stopping()) args::raise(L, "%s: the run is ending", kScrape);
     auto id = std::make_shared<HttpClient::Id>(0);
-    HttpClient* http = self.http_.get();
+    HttpClient* http = &self.http();
     const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
     *id = metrics::scrape_once(*http, url, allow, timeout, [&ctx, wait](metrics::PromParse p) {
       if (!p.error.empty()) return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(p.error));
@@ -224,7 +223,7 @@ class MetricsPrimitive final : public Primitive {
     req.max_body_bytes = std::size_t{1} << 20;  // what a probe needs; a hostile server gets no more
     req.allow_connect = allow;
     auto id = std::make_shared<HttpClient::Id>(0);
-    HttpClient* http = self.http_.get();
+    HttpClient* http = &self.http();
     const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
     const uint64_t started = uv_hrtime();
     *id = http->send(std::move(req), [&ctx, wait, url, started](HttpResponse r) {
@@ -274,7 +273,12 @@ class MetricsPrimitive final : public Primitive {
   }
 
   Context* ctx_ = nullptr;
-  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<HttpClient> http_;  // made on first use: a run that never scrapes never loads libcurl
+
+  HttpClient& http() {
+    if (!http_) http_ = std::make_unique<HttpClient>(ctx_->loop());
+    return *http_;
+  }
   std::vector<std::shared_ptr<RunScraper>> samplers_;
 };
 
