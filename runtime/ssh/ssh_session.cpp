@@ -442,12 +442,11 @@ void SshSession::pump() {
   if (!*alive || state_ != State::Ready) return;
   run_orphans();
   auto spent = [&] { return uv_hrtime() - started >= allowed; };
-  for (int round = 0; round < kMaxPumpRounds && !spent(); ++round) {
+  for (int round = 0; round < kMaxPumpRounds; ++round) {
     bool progressed = false;
-    std::vector<std::uint64_t> ids;
-    for (const auto& entry : steppers_) ids.push_back(entry.first);
-    for (std::uint64_t id : ids) {
-      const auto it = steppers_.find(id);  // an earlier step may have detached (or destroyed) it
+    const std::vector<std::uint64_t> ids = stepping_order();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const auto it = steppers_.find(ids[i]);  // an earlier step may have detached (or destroyed) it
       if (it == steppers_.end()) continue;
       recv_budget_ = kRecvBudget;
       const bool did = it->second->step() == Stepper::Step::Progress;
@@ -455,12 +454,31 @@ void SshSession::pump() {
       recv_budget_ = kNoBudget;
       if (did) progressed = true;
       if (state_ != State::Ready) return;
-      if (spent()) break;
+      if (spent() && i + 1 < ids.size()) {
+        // Out of time mid-pass: the steppers not yet stepped go first in the next loop phase.
+        // (Starting over from the first would starve the last ones whenever a pass costs more
+        // than the budget: 500 idle tunnels did, and the one whose channel was opening never
+        // finished, so no other tunnel could open.)
+        resume_at_ = ids[i + 1];
+        rearm();
+        return wake();
+      }
     }
+    resume_at_ = 0;
     if (!progressed) return rearm();
+    if (spent()) break;
   }
   rearm();
   wake();  // still busy: let other loop work run first, then continue
+}
+
+std::vector<std::uint64_t> SshSession::stepping_order() const {
+  std::vector<std::uint64_t> ids;
+  ids.reserve(steppers_.size());
+  const auto from = steppers_.lower_bound(resume_at_);
+  for (auto it = from; it != steppers_.end(); ++it) ids.push_back(it->first);
+  for (auto it = steppers_.begin(); it != from; ++it) ids.push_back(it->first);
+  return ids;
 }
 
 void SshSession::rearm() {

@@ -171,13 +171,17 @@ class SshSession {
   double deadline_ = 0, attempt_deadline_ = 0, close_deadline_ = 0, last_recv_ = 0;
   std::map<std::uint64_t, Stepper*> steppers_;
   std::uint64_t next_id_ = 1;
-  std::uint64_t open_turn_ = 0;
+  // Where the next pump starts: a pump out of time mid-pass leaves the rest the first turn of the
+  // next one, so every stepper is stepped however many there are (none is starved by the budget).
+  std::uint64_t resume_at_ = 0;
+  std::vector<std::uint64_t> stepping_order() const;
+  std::uint64_t open_turn_ = 0;  // the stepper opening a channel now, 0: none
   std::function<bool()> orphan_open_;  // a departed stepper's open, finished by the session
   std::vector<std::function<bool()>> orphans_;  // departed steppers' closes (adopt)
   static constexpr std::size_t kNoBudget = ~std::size_t{0};
   bool idle_keepalive_ = false;     // keepalives currently ask for no reply (no steppers)
   bool unread_while_idle_ = false;  // bytes wait that only a stepper's libssh2 call will read
-  std::size_t recv_budget_ = kNoBudget;  // socket bytes a step may still read  // the stepper opening a channel now, 0: none
+  std::size_t recv_budget_ = kNoBudget;  // socket bytes a step may still read
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   friend struct SessionIo;

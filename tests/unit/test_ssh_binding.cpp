@@ -304,6 +304,25 @@ TEST_CASE("ssh forward: http_load reaches a server through the tunnel without a 
   CHECK(r.out.find("completed\t40\tfailed\t0") != std::string::npos);
 }
 
+// Hundreds of tunnels on one session: stepping them all costs more than a loop phase's budget,
+// so a pump that always started over from the first one starved the last ones (the one opening
+// its channel among them, which held every other open back): a 512-stream sweep through the
+// tunnel stopped after a few dozen requests.
+TEST_CASE("ssh forward: 600 connections at once through one session all get their answer", "[ssh][ssh_lua]") {
+  SshRun t;
+  const auto r = t.run(R"(
+    local server = http_load.fake_server{ ttft_ms = 5, itl_ms = 2, output_tokens = 8 }
+    local s = ssh.connect("HOST")
+    local url = s:forward(server.port)
+    local res = http_load.run{ url = url, model = server.model, max_tokens = 8, concurrency = 600, requests = 600,
+                               threads = 2, timeout = 60 }
+    print("completed", res.completed, "failed", res.failed)
+  )", {}, 150);
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("completed\t600\tfailed\t0") != std::string::npos);
+}
+
 TEST_CASE("ssh exec of 100 MB of output keeps memory bounded", "[ssh][ssh_lua]") {
   SshRun t;
   const auto r = t.run(R"(
