@@ -37,6 +37,7 @@ end
 local function run()
   rep:phase("boot")
   local d = droplet.create{ name = "gemm", size = size, image = P.image or "gpu-amd-base", region = P.region or "atl1" }
+  rep:bill(d)  -- its cost goes into the report, a partial one too
   rep:metadata{ machine = d.name, region = d.region, hourly_usd = d.price_hourly }
   local s = ssh.connect(d, { wait_cloud_init = true })
   local info = machine.describe(s)
@@ -63,7 +64,6 @@ local function run()
   local best = {}
   for _, x in ipairs(results) do best[x.dtype] = math.max(best[x.dtype] or 0, x.tflops) end
   rep:set("benchmarks.gemm", { results = results, peak_tflops = best, container = container })
-  rep:metadata{ cost_usd = d:cost() }
 end
 
 rep:run(run, function(paths) print("\nreport: " .. paths.html) end)

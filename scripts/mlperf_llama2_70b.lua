@@ -53,6 +53,7 @@ end
 local function run()
   rep:phase("boot")
   local d = droplet.create{ name = "mlperf", size = size, image = P.image_slug or "gpu-amd-base", region = P.region or "atl1" }
+  rep:bill(d)  -- its cost goes into the report, a partial one too
   rep:metadata{ machine = d.name, region = d.region, hourly_usd = d.price_hourly }
   local s = ssh.connect(d, { wait_cloud_init = true })
   local info = machine.describe(s)
@@ -80,7 +81,6 @@ local function run()
   rep:add_gpu(gpu:stop())
   rep.gpu_sampler = nil
   s:download("mlperf", "logs/mlperf")
-  rep:metadata{ cost_usd = d:cost() }
 end
 
 rep:run(run, function(paths) print("\nreport: " .. paths.html) end)

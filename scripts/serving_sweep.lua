@@ -43,6 +43,7 @@ rep:metadata{ model = model, quantization = quantization:upper(), size = size }
 local function run()
   rep:phase("boot")
   local d = droplet.create{ name = "sweep", size = size, image = P.image or "gpu-amd-base", region = P.region or "atl1" }
+  rep:bill(d)  -- its cost goes into the report, a partial one too
   rep:metadata{ machine = d.name, region = d.region, hourly_usd = d.price_hourly }
   local s = ssh.connect(d, { wait_cloud_init = true })
   local gpu = gpu_metrics.start(s, { interval = 1 })
@@ -68,7 +69,6 @@ local function run()
   rep.gpu_sampler = nil
   server:download_log("logs/vllm.log")
   server:stop()
-  rep:metadata{ cost_usd = d:cost() }
 end
 
 rep:run(run, function(paths) print("\n" .. rep:summary(paths)) end)

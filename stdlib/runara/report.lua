@@ -34,13 +34,20 @@ function M.new(opts)
   return setmetatable({
     title = tostring(opts.title or "Runara report"), simulated = opts.simulated and true or false,
     reference = opts.reference and references[opts.reference], meta = {}, loads = {}, sweeps = {},
-    tables = {}, extra = {}, phases = {}, started = runara.now(), started_unix = os.time(),
+    tables = {}, extra = {}, phases = {}, billed = {}, started = runara.now(), started_unix = os.time(),
   }, Report)
 end
 
 function Report:metadata(fields)
   if type(fields) ~= "table" then fail(":metadata", "argument must be a table of fields") end
   for k, v in pairs(fields) do self.meta[tostring(k)] = v end
+end
+
+-- A droplet whose cost so far the report states (metadata.cost_usd, summed over every billed
+-- droplet), read when the report is written: a report of a failed run states it too.
+function Report:bill(d)
+  if type(d) ~= "userdata" and type(d) ~= "table" then fail(":bill", "argument must be a droplet") end
+  self.billed[#self.billed + 1] = d
 end
 
 -- A phase of the run starts now (and is marked on the GPU sampler given as rep.gpu_sampler).
@@ -151,15 +158,32 @@ function Report:benchmarks()
   return b
 end
 
+-- results.json's `comparable_nvidia` (seed 000 §5.1): this run's figures as ratios of the
+-- reference's, and a sentence saying what they mean and where the reference comes from.
 function Report:comparison(b)
   local ref = self.reference
   if not ref then return nil end
   local function ratio(a, r) return a and r and r > 0 and math.floor(a / r * 100 + 0.5) / 100 or nil end
   local c32 = b.concurrent and b.concurrent["32_requests_tokens_per_second"]
-  return { reference = ref.label, source = ref.source,
-           throughput_ratio = ratio(b.throughput and b.throughput.tokens_per_second, ref.throughput_tps),
-           ttft_ratio = ratio(b.latency and b.latency.time_to_first_token_ms, ref.ttft_ms),
-           concurrent_32_ratio = ratio(c32, ref.concurrent_32_tps), simulated = self.simulated }
+  local out = { reference = ref.label, source = ref.source,
+                h100_equivalent_throughput_ratio = ratio(b.throughput and b.throughput.tokens_per_second, ref.throughput_tps),
+                ttft_ratio = ratio(b.latency and b.latency.time_to_first_token_ms, ref.ttft_ms),
+                concurrent_32_ratio = ratio(c32, ref.concurrent_32_tps), simulated = self.simulated }
+  local said = {}
+  if out.h100_equivalent_throughput_ratio then
+    said[#said + 1] = string.format("%.2fx the single-stream throughput", out.h100_equivalent_throughput_ratio)
+  end
+  if out.concurrent_32_ratio then said[#said + 1] = string.format("%.2fx the 32-concurrent throughput", out.concurrent_32_ratio) end
+  if out.ttft_ratio then said[#said + 1] = string.format("%.2fx the time to first token", out.ttft_ratio) end
+  local vram = b.memory and b.memory.vram_peak_gb
+  if vram and ref.vram_gb then
+    said[#said + 1] = string.format("a VRAM peak of %.0f GB against its ~%.0f GB", vram, ref.vram_gb)
+  end
+  if #said > 0 then
+    out.notes = string.format("%sagainst %s: %s (reference: %s)", self.simulated and "SIMULATED figures, " or "",
+                              ref.label, table.concat(said, ", "), ref.source)
+  end
+  return out
 end
 
 local function merge(into, from)
@@ -206,18 +230,26 @@ function Report:write()
   local b = self:benchmarks()
   local meta = { timestamp = os.date("!%Y-%m-%dT%H:%M:%SZ", self.started_unix), simulated = self.simulated }
   merge(meta, self.meta)
-  local doc = { metadata = meta, benchmarks = b, comparable = self:comparison(b),
+  if meta.cost_usd == nil and #self.billed > 0 then
+    local total = 0
+    for _, d in ipairs(self.billed) do
+      local ok, c = pcall(function() return d:cost() end)
+      if ok and type(c) == "number" then total = total + c end
+    end
+    meta.cost_usd = total
+  end
+  local doc = { metadata = meta, benchmarks = b, comparable_nvidia = self:comparison(b),
                 report = { status = self.error and "partial" or "complete", error = self.error,
                            simulated = self.simulated, files = { "report.md", "report.html" } } }
   merge(doc, self.extra)
-  for _, key in ipairs({ "metadata", "benchmarks", "comparable", "report" }) do
+  for _, key in ipairs({ "metadata", "benchmarks", "comparable_nvidia", "report" }) do
     if doc[key] ~= nil then runara.result(key, doc[key]) end
   end
   for k, v in pairs(self.extra) do
-    if k ~= "metadata" and k ~= "benchmarks" and k ~= "comparable" and k ~= "report" then runara.result(k, v) end
+    if k ~= "metadata" and k ~= "benchmarks" and k ~= "comparable_nvidia" and k ~= "report" then runara.result(k, v) end
   end
   local view = { title = self.title, simulated = self.simulated, error = self.error, meta = meta, b = b,
-                 comparable = doc.comparable, reference = self.reference, loads = self.loads, sweeps = self.sweeps,
+                 comparable = doc.comparable_nvidia, reference = self.reference, loads = self.loads, sweeps = self.sweeps,
                  gpu = self.gpu, tables = self.tables, phases = self.phases }
   runara.write_file("report.md", render.markdown(view))
   runara.write_file("report.html", render.html(view, svg))

@@ -54,7 +54,8 @@ local function detect_gpu(s)
 end
 
 local function serve_args(opts, port)
-  local a = { "vllm", "serve", quote(opts.model), "--host", "0.0.0.0", "--port", tostring(port) }
+  -- Loopback only: the run reaches the server through s:forward, so no port opens on a public address.
+  local a = { "vllm", "serve", quote(opts.model), "--host", "127.0.0.1", "--port", tostring(port) }
   local function add(flag, value)
     if value ~= nil then a[#a + 1] = flag; a[#a + 1] = quote(value) end
   end

@@ -14,6 +14,7 @@
 
 #include "child_process.hpp"
 #include "eventually.hpp"
+#include "test_processes.hpp"
 #include "runara/runtime.hpp"
 #include "sim/fake_digitalocean.hpp"
 
@@ -21,29 +22,6 @@ using namespace runara::test;
 
 namespace {
 
-// Processes whose environment or command line mentions `needle` (the simulated cloud's folder).
-int processes_mentioning(const std::string& needle) {
-  int found = 0;
-  DIR* proc = opendir("/proc");
-  while (dirent* e = readdir(proc)) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    for (const char* what : {"/environ", "/cmdline"}) {
-      const int fd = open((std::string("/proc/") + e->d_name + what).c_str(), O_RDONLY);
-      if (fd < 0) continue;
-      std::string text;
-      char buf[8192];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-      close(fd);
-      if (text.find(needle) != std::string::npos) {
-        ++found;
-        break;
-      }
-    }
-  }
-  closedir(proc);
-  return found;
-}
 
 bool exists(const std::string& path) {
   struct stat st;
