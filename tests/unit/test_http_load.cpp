@@ -148,8 +148,16 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
   CHECK(std::abs(itl - sent_itl) <= 0.2);
   CHECK(std::abs(tpot - sent_tpot) <= 0.2);
   // The fake kept close to what it was told, so the points above are the ones the issue names.
-  CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < 0.1);
-  CHECK(std::abs(sent_itl / point.itl_ms - 1) < 0.1);
+  // Under AddressSanitizer the fake (instrumented, in this process) runs late at 512 streams and
+  // more (sent TTFT 73 ms for 60 seen on a 2-core machine); the client-against-wire checks above
+  // stay as tight.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr double kFakeSlack = 0.3;
+#else
+  constexpr double kFakeSlack = 0.1;
+#endif
+  CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < kFakeSlack);
+  CHECK(std::abs(sent_itl / point.itl_ms - 1) < kFakeSlack);
   // results.json's medians are those of the measured requests' exact values, to the histogram's
   // precision (nearest rank, bucket middle: within 0.05%).
   CHECK(r["median_ttft_ms"].get<double>() == Approx(nearest_rank_median(measured_ttft)).epsilon(0.001));
