@@ -14,5 +14,5 @@ loaded() { LD_DEBUG=files "$runara" -e "$1" 2>&1 | grep -c 'file=libcurl.so'; }
 # http_load parses its url with libcurl's URL parser: the first use loads the library, and works.
 out=$(LD_DEBUG=files "$runara" -e "local ok, err = pcall(http_load.run, { url = 'https://[::1' }); print(err)" 2>&1)
 echo "$out" | grep -q 'file=libcurl.so' || fail "a url parse did not load libcurl: $out"
-echo "$out" | grep -q "url" || fail "the url error is not libcurl's parse: $out"
+echo "$out" | grep -q "not a valid URL (libcurl: " || fail "the url error is not libcurl's parse: $out"
 echo "ok"

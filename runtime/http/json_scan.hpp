@@ -87,52 +87,47 @@ class JsonScan {
     return ok;
   }
 
+  // `"key" : value` items of an object: member(key) with the cursor at the value.
   template <class F>
   bool members(F&& member) {
-    ++p_;  // '{'
-    ws();
-    if (p_ < end_ && *p_ == '}') {
-      ++p_;
-      return true;
-    }
-    for (;;) {
+    return items('}', [&] {
       JsonStr key;
-      ws();
-      if (p_ >= end_ || *p_ != '"' || !string(key)) return false;
+      if (*p_ != '"' || !string(key)) return false;
       ws();
       if (p_ >= end_ || *p_ != ':') return false;
       ++p_;
       ws();
-      if (p_ >= end_ || !member(key)) return false;
-      if (!next_or_close('}')) return false;
-      if (closed_) return true;
-    }
+      return p_ < end_ && member(key);
+    });
   }
 
   template <class F>
   bool elements(F&& element) {
-    ++p_;  // '['
+    return items(']', element);
+  }
+
+  // The cursor at a container's opening byte: item() for each comma-separated item (cursor at
+  // its first byte, after whitespace), up to `close`.
+  template <class F>
+  bool items(char close, F&& item) {
+    ++p_;
     ws();
-    if (p_ < end_ && *p_ == ']') {
+    if (p_ < end_ && *p_ == close) {
       ++p_;
       return true;
     }
     for (;;) {
       ws();
-      if (p_ >= end_ || !element()) return false;
-      if (!next_or_close(']')) return false;
-      if (closed_) return true;
+      if (p_ >= end_ || !item()) return false;
+      ws();
+      if (p_ >= end_) return false;
+      if (*p_ == close) {
+        ++p_;
+        return true;
+      }
+      if (*p_ != ',') return false;
+      ++p_;
     }
-  }
-
-  // After a member or element: ',' (closed_ false) or the container's end (closed_ true).
-  bool next_or_close(char close) {
-    ws();
-    if (p_ >= end_) return false;
-    closed_ = *p_ == close;
-    if (*p_ != ',' && !closed_) return false;
-    ++p_;
-    return true;
   }
 
   const unsigned char* begin_;
@@ -141,7 +136,6 @@ class JsonScan {
   std::size_t max_depth_;
   std::size_t depth_ = 0;  // containers open around p_, outside skip_value's own stack
   bool too_deep_ = false;
-  bool closed_ = false;
 };
 
 }  // namespace runara

@@ -44,7 +44,8 @@ F* real(const char* name) {
 // CURLOPTTYPE_*); it is read back as that type and passed on, so the callee's va_arg matches.
 using AnyFunction = void (*)();
 
-CURLcode forward_option(CURLcode (*fn)(CURL*, CURLoption, ...), CURL* handle, CURLoption option, va_list args) {
+template <class Result, class Handle, class Option>
+Result forward_option(Result (*fn)(Handle*, Option, ...), Handle* handle, Option option, va_list args) {
   const long kind = static_cast<long>(option) / 10000 * 10000;
   if (kind == CURLOPTTYPE_LONG) return fn(handle, option, va_arg(args, long));
   if (kind == CURLOPTTYPE_FUNCTIONPOINT) return fn(handle, option, va_arg(args, AnyFunction));
@@ -105,16 +106,12 @@ CURLM* curl_multi_init(void) {
   return fn();
 }
 
+// CURLMOPT_* numbers encode their argument's type as CURLOPT_* ones do.
 CURLMcode curl_multi_setopt(CURLM* multi, CURLMoption option, ...) {
   RUNARA_CURL_REAL(curl_multi_setopt);
   va_list args;
   va_start(args, option);
-  const long kind = static_cast<long>(option) / 10000 * 10000;
-  CURLMcode result;
-  if (kind == CURLOPTTYPE_LONG) result = fn(multi, option, va_arg(args, long));
-  else if (kind == CURLOPTTYPE_FUNCTIONPOINT) result = fn(multi, option, va_arg(args, AnyFunction));
-  else if (kind == CURLOPTTYPE_OFF_T) result = fn(multi, option, va_arg(args, curl_off_t));
-  else result = fn(multi, option, va_arg(args, void*));
+  const CURLMcode result = forward_option(fn, multi, option, args);
   va_end(args);
   return result;
 }

@@ -225,28 +225,37 @@ function Report:run(body, after)
   return paths
 end
 
+-- results.json's own sections (seed 000 §5.1 and the report's status), in the order written;
+-- rep:set adds sections of its own beside them.
+local SECTIONS = { "metadata", "benchmarks", "comparable_nvidia", "report" }
+local IS_SECTION = {}
+for _, key in ipairs(SECTIONS) do IS_SECTION[key] = true end
+
+-- What the billed droplets cost so far; one whose cost cannot be read counts 0.
+function Report:billed_cost()
+  local total = 0
+  for _, d in ipairs(self.billed) do
+    local ok, c = pcall(function() return d:cost() end)
+    if ok and type(c) == "number" then total = total + c end
+  end
+  return total
+end
+
 -- Writes results.json's sections, report.md and report.html; never raises on partial data.
 function Report:write()
   local b = self:benchmarks()
   local meta = { timestamp = os.date("!%Y-%m-%dT%H:%M:%SZ", self.started_unix), simulated = self.simulated }
   merge(meta, self.meta)
-  if meta.cost_usd == nil and #self.billed > 0 then
-    local total = 0
-    for _, d in ipairs(self.billed) do
-      local ok, c = pcall(function() return d:cost() end)
-      if ok and type(c) == "number" then total = total + c end
-    end
-    meta.cost_usd = total
-  end
+  if meta.cost_usd == nil and #self.billed > 0 then meta.cost_usd = self:billed_cost() end
   local doc = { metadata = meta, benchmarks = b, comparable_nvidia = self:comparison(b),
                 report = { status = self.error and "partial" or "complete", error = self.error,
                            simulated = self.simulated, files = { "report.md", "report.html" } } }
   merge(doc, self.extra)
-  for _, key in ipairs({ "metadata", "benchmarks", "comparable_nvidia", "report" }) do
+  for _, key in ipairs(SECTIONS) do
     if doc[key] ~= nil then runara.result(key, doc[key]) end
   end
   for k, v in pairs(self.extra) do
-    if k ~= "metadata" and k ~= "benchmarks" and k ~= "comparable_nvidia" and k ~= "report" then runara.result(k, v) end
+    if not IS_SECTION[k] then runara.result(k, v) end
   end
   local view = { title = self.title, simulated = self.simulated, error = self.error, meta = meta, b = b,
                  comparable = doc.comparable_nvidia, reference = self.reference, loads = self.loads, sweeps = self.sweeps,

@@ -17,12 +17,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_fixtures.hpp"
 #include "http/openai_stream.hpp"
 #include "http/sse_parser.hpp"
 #include "sim/fake_llm_server.hpp"
 
 using namespace runara;
 using Clock = std::chrono::steady_clock;
+
+using runara::test::sse_fixture;
 
 namespace {
 
@@ -128,14 +131,6 @@ class Client {
   curl_slist* headers_;
 };
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream f(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/sse/" + name, std::ios::binary);
-  REQUIRE(f.good());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Key order of an object, recursively for the first element of "choices".
 std::vector<std::string> key_paths(const std::string& json) {
   auto j = nlohmann::ordered_json::parse(json);
@@ -157,7 +152,7 @@ std::vector<std::string> key_paths(const std::string& json) {
 std::vector<std::string> fixture_events(const std::string& name) {
   std::vector<std::string> out;
   SseParser p([&](const SseEvent& e) { out.push_back(e.data); });
-  p.feed(read_fixture(name));
+  p.feed(sse_fixture(name));
   p.finish(true);
   return out;
 }

@@ -11,21 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "test_fixtures.hpp"
 #include "http/openai_stream.hpp"
 #include "openai_stream_reference.hpp"
 #include "http/sse_parser.hpp"
 
 using namespace runara;
 
-namespace {
+using runara::test::sse_fixture;
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream f(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/sse/" + name, std::ios::binary);
-  REQUIRE(f.good());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+namespace {
 
 std::vector<SseEvent> events_of(const std::string& stream) {
   std::vector<SseEvent> out;
@@ -73,7 +68,7 @@ void check_same_as_reference(std::string_view json) {
 }  // namespace
 
 TEST_CASE("OpenAI stream: recorded vLLM completions stream", "[sse]") {
-  auto events = events_of(read_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse"));
+  auto events = events_of(sse_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse"));
   REQUIRE(events.size() == 8);
   OpenAiStreamSummary sum;
   std::string text;
@@ -102,7 +97,7 @@ TEST_CASE("OpenAI stream: recorded vLLM completions stream", "[sse]") {
 }
 
 TEST_CASE("OpenAI stream: recorded vLLM chat stream", "[sse]") {
-  auto events = events_of(read_fixture("vllm-0.5-chat-stream-qwen-no-usage-PARTIAL.sse"));
+  auto events = events_of(sse_fixture("vllm-0.5-chat-stream-qwen-no-usage-PARTIAL.sse"));
   REQUIRE(events.size() == 6);
   OpenAiStreamEvent role = interpret(events[0].data);
   CHECK(role.kind == OpenAiEventKind::kChunk);
@@ -124,7 +119,7 @@ TEST_CASE("OpenAI stream: recorded vLLM chat stream", "[sse]") {
 
 TEST_CASE("OpenAI stream: usage chunks", "[sse]") {
   // The Tenstorrent fork sends usage on every chunk.
-  auto tt = events_of(read_fixture("vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse"));
+  auto tt = events_of(sse_fixture("vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse"));
   REQUIRE(tt.size() == 1);
   OpenAiStreamEvent ev = interpret(tt[0].data);
   CHECK(ev.has_token);
@@ -271,7 +266,7 @@ TEST_CASE("OpenAI stream: fast scanner agrees with the nlohmann reference on mut
   for (const char* name : {"vllm-0.9-completions-stream-qwen3-4b-no-usage.sse",
                            "vllm-0.5-chat-stream-qwen-no-usage-PARTIAL.sse",
                            "vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse"}) {
-    for (const auto& e : events_of(read_fixture(name)))
+    for (const auto& e : events_of(sse_fixture(name)))
       if (e.data != "[DONE]") seeds.push_back(e.data);
   }
   seeds.push_back(R"({"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":12,"total_tokens":19,"completion_tokens":7}})");
@@ -340,7 +335,7 @@ TEST_CASE("OpenAI stream: UTF-8 and escape boundaries agree with the reference",
 // Not run by default: `runara_tests "[sse_bench]"`.
 TEST_CASE("OpenAI stream: fast scanner vs nlohmann speed", "[.][sse_bench]") {
   std::vector<std::string> datas;
-  for (const auto& e : events_of(read_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse")))
+  for (const auto& e : events_of(sse_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse")))
     datas.push_back(e.data);
   OpenAiStreamEvent ev;
   auto time_it = [&](auto fn) {

@@ -2,24 +2,17 @@
 // split at every byte boundary, vLLM's error bodies, cut streams and a hostile server's huge body.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "test_fixtures.hpp"
 #include "load/response_judge.hpp"
 
 using namespace runara;
 
-namespace {
+using runara::test::sse_fixture;
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream f(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/sse/" + name, std::ios::binary);
-  REQUIRE(f.good());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+namespace {
 
 // One response fed to a judge: status, then the body in pieces of `piece` bytes, the i-th piece
 // arriving at 1000 * (i + 1) ns.
@@ -50,7 +43,7 @@ Judged judge(LoadMode mode, bool stream, int status, const std::string& body, st
 }  // namespace
 
 TEST_CASE("response judge: a recorded vLLM stream gives the same verdict however it is split", "[response_judge]") {
-  const std::string body = read_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse") + "\n";
+  const std::string body = sse_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse") + "\n";
   for (std::size_t piece : {body.size(), std::size_t{1}, std::size_t{7}, std::size_t{300}}) {
     INFO("pieces of " << piece << " bytes");
     const Judged r = judge(LoadMode::kOpenAi, true, 200, body, piece);
@@ -69,7 +62,7 @@ TEST_CASE("response judge: a recorded vLLM stream gives the same verdict however
 }
 
 TEST_CASE("response judge: the token times are when the bytes ending each event arrived", "[response_judge]") {
-  const std::string body = read_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse") + "\n";
+  const std::string body = sse_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse") + "\n";
   const Judged r = judge(LoadMode::kOpenAi, true, 200, body, 1);
   // Byte-at-a-time: an event is complete at the blank line after it; byte k arrives at 1000 * (k + 1).
   std::size_t end = body.find("\n\n");
@@ -80,7 +73,7 @@ TEST_CASE("response judge: the token times are when the bytes ending each event 
 TEST_CASE("response judge: usage from the server wins over counted chunks", "[response_judge]") {
   // The Tenstorrent fork sends usage on every chunk; vLLM's key order kept.
   const std::string body =
-      read_fixture("vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse") + "\ndata: [DONE]\n\n";
+      sse_fixture("vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse") + "\ndata: [DONE]\n\n";
   const Judged r = judge(LoadMode::kOpenAi, true, 200, body, 13);
   CHECK(r.message.empty());
   CHECK(r.rec.tokens_from_usage);
@@ -90,7 +83,7 @@ TEST_CASE("response judge: usage from the server wins over counted chunks", "[re
 }
 
 TEST_CASE("response judge: a stream cut before [DONE] is a reset, keeping what arrived", "[response_judge]") {
-  std::string body = read_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse");
+  std::string body = sse_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse");
   body = body.substr(0, body.find("data: [DONE]"));
   const Judged r = judge(LoadMode::kOpenAi, true, 200, body, 64);
   CHECK(r.rec.error == ErrorKind::kReset);

@@ -8,20 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "test_fixtures.hpp"
 #include "http/sse_parser.hpp"
 
 using runara::SseEvent;
 using runara::SseParser;
 
-namespace {
+using runara::test::sse_fixture;
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream f(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/sse/" + name, std::ios::binary);
-  REQUIRE(f.good());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+namespace {
 
 const std::vector<std::string> kFixtures = {
     "vllm-0.9-completions-stream-qwen3-4b-no-usage.sse",
@@ -59,7 +54,7 @@ std::vector<std::string> datas(const Parsed& p) {
 TEST_CASE("SSE: recorded vLLM streams give the same events split at every byte", "[sse]") {
   for (const std::string& name : kFixtures) {
     INFO(name);
-    std::string s = read_fixture(name);
+    std::string s = sse_fixture(name);
     Parsed whole = parse(s, {}, true);
     REQUIRE(!whole.events.empty());
     for (size_t cut = 0; cut <= s.size(); ++cut) {
@@ -85,7 +80,7 @@ TEST_CASE("SSE: recorded vLLM streams give the same events split at every byte",
 TEST_CASE("SSE: the recorded streams parse to the expected events", "[sse]") {
   // The completions stream: 7 chunks, then [DONE] -- whose closing blank line
   // was lost in the recording, so the spec-strict finish() discards it.
-  std::string s = read_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse");
+  std::string s = sse_fixture("vllm-0.9-completions-stream-qwen3-4b-no-usage.sse");
   Parsed strict = parse(s);
   REQUIRE(strict.events.size() == 7);
   CHECK(strict.pending);
@@ -102,11 +97,11 @@ TEST_CASE("SSE: the recorded streams parse to the expected events", "[sse]") {
   CHECK(restored.events.size() == 8);
   CHECK_FALSE(restored.pending);
 
-  Parsed chat = parse(read_fixture("vllm-0.5-chat-stream-qwen-no-usage-PARTIAL.sse"), {}, true);
+  Parsed chat = parse(sse_fixture("vllm-0.5-chat-stream-qwen-no-usage-PARTIAL.sse"), {}, true);
   REQUIRE(chat.events.size() == 6);
   CHECK(chat.events[0].data.find("\"delta\":{\"role\":\"assistant\"}") != std::string::npos);
 
-  Parsed tt = parse(read_fixture("vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse"),
+  Parsed tt = parse(sse_fixture("vllm-tt-fork-completions-include-usage-every-chunk-PARTIAL.sse"),
                     {}, true);
   REQUIRE(tt.events.size() == 1);
 }
