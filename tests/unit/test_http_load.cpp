@@ -275,7 +275,7 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     const FakeLlmTimings served = server.sent_timings();
     REQUIRE(served.ttft_ms.size() == lines.size());
     CHECK(median(served.ttft_ms) == Approx(30).epsilon(0.1));
-    std::vector<double> reaction_ms;
+    std::vector<double> reaction_ms, overhead_ms;
     for (size_t i = 1; i < lines.size(); ++i) {
       const json& now = lines[i];
       const json& before = lines[i - 1];
@@ -285,7 +285,10 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
                       << ", served in " << served.ttft_ms[i] << " ms");
       CHECK(now["intended_ms"].get<double>() == Approx(20.0 * static_cast<double>(i)).margin(0.01));  // the schedule holds
       CHECK(queue > before["queue_ms"].get<double>());                               // the backlog grows...
-      CHECK(std::abs(e2el - queue - served.ttft_ms[i]) <= 1.0);                      // ...and shows in the latency
+      // ...and shows in the latency: what is left after the wait is the server's time plus the
+      // client's own overhead, well under the 10 ms the backlog grows by per request.
+      CHECK(std::abs(e2el - queue - served.ttft_ms[i]) < 5.0);
+      overhead_ms.push_back(std::abs(e2el - queue - served.ttft_ms[i]));
       reaction_ms.push_back(now["sent_ms"].get<double>() - previous_done);
     }
     // Each request goes out as soon as the slot frees, not at a later tick of the 20 ms schedule
@@ -293,6 +296,11 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     INFO("sent after the slot freed: median " << median(reaction_ms) << " ms, max "
                                               << *std::max_element(reaction_ms.begin(), reaction_ms.end()) << " ms");
     CHECK(median(reaction_ms) < 1.0);
+    // The client's overhead is typically far under a millisecond; one late wake-up of a thread on
+    // a busy machine (seen: 1.09 ms under AddressSanitizer in CI) is not a measurement error.
+    INFO("latency beyond queue and server time: median " << median(overhead_ms) << " ms, max "
+                                                        << *std::max_element(overhead_ms.begin(), overhead_ms.end()));
+    CHECK(median(overhead_ms) < 1.0);
     CHECK(*std::min_element(reaction_ms.begin(), reaction_ms.end()) >= 0);
     const json r = run.result();
     CHECK(r["p99_e2el_ms"].get<double>() > 350);
