@@ -1,29 +1,22 @@
-// The fake DigitalOcean's HTTP front: cpp-httplib server lifecycle, and the per-request pipeline
+// The fake DigitalOcean's HTTP front: the server's lifecycle, and the per-request pipeline
 // (unreachable -> rate limit -> injected failure -> auth -> route -> decorate -> latency).
 #include "sim/fake_digitalocean.hpp"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
 #include <deque>
-#include <filesystem>
 #include <mutex>
 #include <random>
 #include <stdexcept>
 #include <thread>
 
-#include <httplib.h>
-
 #include "sim/fake_do_ratelimit.hpp"
 #include "sim/fake_do_routes.hpp"
 #include "sim/fake_do_store.hpp"
 #include "sim/fake_do_support.hpp"
+#include "sim/loopback_http_server.hpp"
 
 namespace runara::sim {
 
@@ -52,30 +45,6 @@ fakedo::RateLimitConfig rate_config(const FakeDoConfig& c) {
   r.per_hour = c.rate_limit_per_hour;
   r.per_minute = c.rate_limit_per_minute;
   return r;
-}
-
-// Port of an AF_INET socket address, or -1.
-int port_of(const sockaddr_storage& a) {
-  if (a.ss_family != AF_INET) return -1;
-  return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-}
-
-// Shuts down (without closing: httplib still owns the descriptors) this process's accepted
-// connections on `server_port`: the one from `peer_port`, or all of them when peer_port < 0. The
-// peer then sees the connection end without an answer.
-void shutdown_connections(int server_port, int peer_port) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    const auto fd = fakedo::parse_int(entry.path().filename().string());
-    if (!fd) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t llen = sizeof local, plen = sizeof peer;
-    if (getsockname(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&local), &llen) != 0) continue;
-    if (port_of(local) != server_port) continue;
-    if (getpeername(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) continue;  // the listener
-    if (peer_port >= 0 && port_of(peer) != peer_port) continue;
-    ::shutdown(static_cast<int>(*fd), SHUT_RDWR);
-  }
 }
 
 std::string error_id_for(int status) {
@@ -130,8 +99,7 @@ struct FakeDigitalOcean::Impl {
 
   // Server lifecycle (start/stop/set_unreachable), separate from `mu` so requests keep flowing.
   std::mutex life_mu;
-  std::unique_ptr<httplib::Server> server;
-  std::thread thread;
+  std::unique_ptr<LoopbackHttpServer> server;
   std::atomic<int> port{0};
   bool started = false;  // between start() and stop()
 
@@ -139,72 +107,34 @@ struct FakeDigitalOcean::Impl {
 
   void launch(int want_port);  // life_mu held
   void halt();                 // life_mu held
-  void handle(const httplib::Request& req, httplib::Response& res);
+  HttpResponse handle(const HttpRequest& req);
 };
 
 void FakeDigitalOcean::Impl::launch(int want_port) {
-  auto svr = std::make_unique<httplib::Server>();
-  svr->new_task_queue = [] { return new httplib::ThreadPool(16); };
-  svr->set_keep_alive_timeout(2);
-  svr->set_read_timeout(10, 0);
-  svr->set_write_timeout(10, 0);
-  const auto handler = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
-  svr->Get(".*", handler);
-  svr->Post(".*", handler);
-  svr->Put(".*", handler);
-  svr->Patch(".*", handler);
-  svr->Delete(".*", handler);
-
-  int bound = -1;
-  if (want_port == 0) {
-    bound = svr->bind_to_any_port("127.0.0.1");
-  } else if (svr->bind_to_port("127.0.0.1", want_port)) {
-    bound = want_port;
+  auto svr = std::make_unique<LoopbackHttpServer>([this](const HttpRequest& req) { return handle(req); });
+  try {
+    port = svr->start(want_port);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("FakeDigitalOcean: ") + e.what());
   }
-  if (bound <= 0)
-    throw std::runtime_error("FakeDigitalOcean: cannot bind 127.0.0.1:" + std::to_string(want_port));
-  port = bound;
   {
     std::lock_guard<std::mutex> lock(mu);
     store.set_base_url(base_url());
   }
-
-  httplib::Server* raw = svr.get();
-  thread = std::thread([raw] {
-    // Writing to a connection the fake shut down must not raise SIGPIPE; the worker threads
-    // httplib creates from here inherit this mask.
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    raw->listen_after_bind();
-  });
   server = std::move(svr);
-  // stop() only takes effect once the accept loop runs.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!server->is_running() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-void FakeDigitalOcean::Impl::halt() {
-  if (!server) return;
-  server->stop();
-  // Wake workers idling on keep-alive connections so the pool joins promptly.
-  shutdown_connections(port, -1);
-  if (thread.joinable()) thread.join();
-  server.reset();
-}
+// Closes the port and every open connection; a request in flight gets no answer.
+void FakeDigitalOcean::Impl::halt() { server.reset(); }
 
-void FakeDigitalOcean::Impl::handle(const httplib::Request& req, httplib::Response& res) {
-  const std::string target = req.target.empty() ? req.path : req.target;
+HttpResponse FakeDigitalOcean::Impl::handle(const HttpRequest& req) {
   {
     std::lock_guard<std::mutex> lock(mu);
-    request_log.push_back(req.method + " " + target);
+    request_log.push_back(req.method + " " + req.target);
   }
-  if (unreachable) {
-    shutdown_connections(port, req.remote_port);
-    return;
-  }
+  HttpResponse res;
+  res.drop = true;  // what an unreachable API and a dropped create answer
+  if (unreachable) return res;
 
   fakedo::ApiRequest api;
   api.method = req.method == "HEAD" ? "GET" : req.method;
@@ -250,7 +180,7 @@ void FakeDigitalOcean::Impl::handle(const httplib::Request& req, httplib::Respon
         reply = fakedo::error_reply(f.status, error_id_for(f.status), "Injected failure.");
       }
     } else {
-      const std::string auth = req.get_header_value("Authorization");
+      const std::string auth = req.header("authorization");
       const std::string scheme = auth.substr(0, std::min<std::size_t>(7, auth.size()));
       bool ok = auth.size() > 7 && std::equal(scheme.begin(), scheme.end(), "bearer ", [](char a, char b) {
                   return std::tolower(static_cast<unsigned char>(a)) == b;
@@ -273,27 +203,25 @@ void FakeDigitalOcean::Impl::handle(const httplib::Request& req, httplib::Respon
   }
 
   if (latency > 0) std::this_thread::sleep_for(std::chrono::duration<double>(latency));
-  if (drop || unreachable) {
-    shutdown_connections(port, req.remote_port);
-    return;
-  }
+  if (drop || unreachable) return res;
 
+  res.drop = false;
   res.status = reply.status;
-  res.set_header("ratelimit-limit", std::to_string(rate.limit));
-  res.set_header("ratelimit-remaining", std::to_string(rate.remaining));
-  res.set_header("ratelimit-reset", std::to_string(rate.reset));
-  res.set_header("x-request-id", request_id);
-  if (retry_after) res.set_header("retry-after", std::to_string(*retry_after));
+  res.headers = {{"ratelimit-limit", std::to_string(rate.limit)},
+                 {"ratelimit-remaining", std::to_string(rate.remaining)},
+                 {"ratelimit-reset", std::to_string(rate.reset)},
+                 {"x-request-id", request_id},
+                 {"Content-Type", content_type}};
+  if (retry_after) res.headers.emplace_back("retry-after", std::to_string(*retry_after));
   if (!html.empty()) {
-    res.set_content(html, content_type.c_str());
-  } else if (reply.body.is_null()) {
-    res.set_header("Content-Type", content_type);
-  } else {
+    res.body = html;
+  } else if (!reply.body.is_null()) {
     if (reply.body.is_object() && reply.body.contains("id") && reply.body.contains("message") &&
         reply.status >= 400)
       reply.body["request_id"] = request_id;
-    res.set_content(reply.body.dump(), content_type.c_str());
+    res.body = reply.body.dump();
   }
+  return res;
 }
 
 FakeDigitalOcean::FakeDigitalOcean(FakeDoConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {}

@@ -2,8 +2,8 @@
 // multiple create, list with GPU/tag/name filters and pagination, get, delete, delete by tag),
 // sizes (regular and GPU), account, SSH keys, tags and actions, answering with the published
 // OpenAPI description's shapes (shared/specs/digitalocean-openapi, DigitalOcean's published spec), rate-limit headers
-// included. Runs cpp-httplib on its own thread bound to 127.0.0.1, and injects the faults a client
-// that must never leak a Droplet has to survive.
+// included. Serves 127.0.0.1 from its own threads (loopback_http_server.hpp), and injects the
+// faults a client that must never leak a Droplet has to survive.
 #pragma once
 
 #include <cstdint>
