@@ -10,32 +10,21 @@
 // another one fails at link time, which is where it should. A program linking libcurl itself
 // (the tests do) may: dlopen returns the loaded library, and its calls still reach libcurl.
 #include <curl/curl.h>
-#include <dlfcn.h>
 
 #include <cstdarg>
 
-#include <stdexcept>
-#include <string>
+#include "base/lazy_library.hpp"
 
 namespace {
 
 void* library() {
-  static void* lib = [] {
-    void* handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      throw std::runtime_error(std::string("cannot load libcurl (libcurl.so.4): ") + dlerror() +
-                               "; install Debian's libcurl4 package (./setup does)");
-    }
-    return handle;
-  }();
+  static void* const lib = runara::open_library("libcurl.so.4", "libcurl4");
   return lib;
 }
 
 template <class F>
 F* real(const char* name) {
-  void* symbol = dlsym(library(), name);
-  if (!symbol) throw std::runtime_error(std::string("libcurl.so.4 has no ") + name + " (libcurl too old?)");
-  return reinterpret_cast<F*>(symbol);
+  return reinterpret_cast<F*>(runara::library_symbol(library(), "libcurl.so.4", name));
 }
 
 #define RUNARA_CURL_REAL(name) static auto* const fn = real<decltype(name)>(#name)
