@@ -9,7 +9,7 @@
 // connection threads, several at once: it must be thread-safe, and it must not call stop().
 // Limits against a hostile client: headers up to 64 KiB, a body up to 8 MiB (413 beyond), 10 s to
 // send a request once begun, 2 s idle between requests on a kept-alive connection, 256 connections
-// at once (more wait in the listen backlog).
+// at once (one more is closed unanswered).
 #pragma once
 
 #include <functional>
