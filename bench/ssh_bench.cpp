@@ -1,9 +1,10 @@
 // The ssh engine against OpenSSH's own tools, side by side in one run, on a private sshd on
 // loopback (tests/support/sshd_fixture): SFTP upload/download vs `scp` and `sftp`, 100
-// sequential short execs vs `ssh host true` over a ControlMaster connection, and the event
-// loop's longest stall while 8 sessions stream output.
+// sequential short execs vs `ssh host true` over a ControlMaster connection, the event loop's
+// longest stall while 8 sessions stream output, and 64 streams through `s:forward` vs the same
+// server reached directly (a runara run).
 //
-//   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall runs one part)
+//   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall|forward runs one part)
 #include "child_process.hpp"
 #include "sshd_fixture.hpp"
 #include "ssh/sftp_transfer.hpp"
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -183,6 +185,36 @@ void bench_stall(uv_loop_t* loop, test::SshdFixture& sshd) {
   execs.clear();
 }
 
+// http_load at 64 streams against runara's fake LLM server, directly and through s:forward, in
+// one runara run, alternated three times. The server streams 64 tokens 2 ms apart after 10 ms,
+// so a request takes about 140 ms and 64 streams ask ~460 requests/s of the tunnel.
+void bench_forward(test::SshdFixture& sshd) {
+  const std::string dir = test::temp_dir("ssh-bench-forward");
+  const std::string host = "127.0.0.1:" + std::to_string(sshd.port());
+  std::ofstream(dir + "/forward.lua") << R"(
+local server = http_load.fake_server{ ttft_ms = 10, itl_ms = 2, output_tokens = 64 }
+local s = ssh.connect(")" << host << R"(")
+local paths = { { "direct", server.url }, { "s:forward", s:forward(server.port) } }
+for round = 1, 3 do
+  for _, p in ipairs(paths) do
+    local r = http_load.run{ name = p[1]:gsub(":", "-") .. "-" .. round, url = p[2], model = server.model,
+                             max_tokens = 64, concurrency = 64, duration = 5, warmup = 64, quiet = true,
+                             record = "none" }
+    print(string.format("  %-9s round %d: %6.1f req/s  %7.0f tok/s  TTFT p50 %6.2f p99 %6.2f ms" ..
+                        "  ITL p50 %5.2f p99 %5.2f ms  failed %d", p[1], round, r.request_throughput,
+                        r.output_throughput, r.median_ttft_ms, r.p99_ttft_ms, r.median_itl_ms, r.p99_itl_ms, r.failed))
+  end
+end
+)";
+  std::printf("s:forward: 64 streams through the tunnel vs direct (5 s each, after 64 warm-up requests)\n");
+  const test::ChildResult r =
+      test::run_runara({"--out", dir + "/out", "--allow-host", host, "--ssh-key", sshd.user_key_path(),
+                        "--accept-new-host-keys", dir + "/forward.lua"},
+                       120, {{"HOME", dir}});
+  std::printf("%s", r.out.c_str());
+  if (r.exit_code != 0) std::fprintf(stderr, "forward bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +228,7 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "sftp") bench_sftp(&loop, sshd, mib);
     if (only.empty() || only == "execs") bench_execs(&loop, sshd);
     if (only.empty() || only == "stall") bench_stall(&loop, sshd);
+    if (only.empty() || only == "forward") bench_forward(sshd);
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);

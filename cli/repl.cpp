@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "libedit_lazy.hpp"
+
 #include "signals.hpp"
 
 namespace runara::cli {
@@ -45,8 +47,8 @@ char* match_generator(const char* text, int state) {
 }
 
 char** complete(const char* text, int, int) {
-  rl_attempted_completion_over = 1;  // no filename completion
-  rl_completion_append_character = '\0';  // "runara" then '.' or ':': no space in between
+  libedit_variable<int>("rl_attempted_completion_over") = 1;  // no filename completion
+  libedit_variable<int>("rl_completion_append_character") = '\0';  // "runara" then '.' or ':': no space in between
   return rl_completion_matches(text, match_generator);
 }
 
@@ -76,8 +78,8 @@ bool run_repl(Runtime& runtime) {
   const std::string history = history_path();
   using_history();
   if (!history.empty()) read_history(history.c_str());
-  rl_attempted_completion_function = complete;
-  rl_basic_word_break_characters = const_cast<char*>(" \t\n\"'><=;+-*/%^~#{}()[],");
+  libedit_variable<rl_completion_func_t*>("rl_attempted_completion_function") = complete;
+  libedit_variable<const char*>("rl_basic_word_break_characters") = " \t\n\"'><=;+-*/%^~#{}()[],";
   std::printf("runara %s — Lua REPL. Ctrl-D to leave (tears down what the session created).\n",
               version().c_str());
 
