@@ -1,4 +1,5 @@
 #include "child_process.hpp"
+#include "test_processes.hpp"
 
 #include "exec_image.hpp"
 
@@ -36,9 +37,8 @@ std::string where_is(pid_t pid) {
   std::string exe(4096, '\0');
   const ssize_t n = readlink((proc + "/exe").c_str(), exe.data(), exe.size() - 1);
   exe.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  std::string wchan, stat;
-  std::getline(std::ifstream(proc + "/wchan"), wchan);
-  std::getline(std::ifstream(proc + "/stat"), stat);
+  std::string wchan = proc_file(proc + "/wchan"), stat = proc_file(proc + "/stat");
+  wchan = wchan.substr(0, wchan.find('\n'));
   const auto state_at = stat.rfind(") ");
   const std::string state = state_at == std::string::npos ? "?" : stat.substr(state_at + 2, 1);
   return "running " + (exe.empty() ? std::string("?") : exe) + ", state " + state + ", in " + (wchan.empty() ? "?" : wchan);
@@ -172,8 +172,7 @@ struct TempDirs {
   ~TempDirs() {
     if (dirs.empty() || std::getenv("RUNARA_KEEP_TEST_DIRS")) return;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-      std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string args = proc_file(entry.path() / "cmdline");
       if (args.find("__guardian") == std::string::npos) continue;
       for (const auto& dir : dirs) {
         if (args.find(dir + "/") == std::string::npos) continue;

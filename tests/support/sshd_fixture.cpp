@@ -1,4 +1,5 @@
 #include "sshd_fixture.hpp"
+#include "test_processes.hpp"
 
 #include "child_process.hpp"
 #include "exec_image.hpp"
@@ -71,7 +72,7 @@ std::vector<pid_t> descendants(pid_t root) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_file(entry.path().string() + "/stat");
+    const std::string stat = proc_file(entry.path().string() + "/stat");
     const auto close_paren = stat.rfind(") ");
     if (close_paren == std::string::npos) continue;
     std::istringstream rest(stat.substr(close_paren + 2));

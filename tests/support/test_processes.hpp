@@ -9,6 +9,20 @@
 
 namespace runara::test {
 
+// A /proc file's text, "" when it cannot be read. Plain read(2): a process may exit while its file
+// is read, and the read then fails with ESRCH, which libstdc++'s filebuf turns into an exception
+// (std::ios_base::failure from underflow) whatever the stream's exception mask.
+inline std::string proc_file(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buf[8192];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return text;
+}
+
 // Processes whose environment or command line mentions `needle` (e.g. the simulated cloud's folder).
 inline int processes_mentioning(const std::string& needle) {
   int found = 0;
@@ -17,14 +31,7 @@ inline int processes_mentioning(const std::string& needle) {
   while (dirent* e = readdir(proc)) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     for (const char* what : {"/environ", "/cmdline"}) {
-      const int fd = open((std::string("/proc/") + e->d_name + what).c_str(), O_RDONLY);
-      if (fd < 0) continue;
-      std::string text;
-      char buf[8192];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-      close(fd);
-      if (text.find(needle) != std::string::npos) {
+      if (proc_file(std::string("/proc/") + e->d_name + what).find(needle) != std::string::npos) {
         ++found;
         break;
       }

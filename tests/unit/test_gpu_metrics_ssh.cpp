@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "test_processes.hpp"
 #include "gpu/gpu_reader.hpp"
 #include "gpu/gpu_sampler.hpp"
 #include "gpu_shims.hpp"
@@ -22,9 +23,7 @@ namespace {
 
 bool sleeping_613() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (args == std::string("sleep\0" "613\0", 10)) return true;
+    if (runara::test::proc_file(entry.path() / "cmdline") == std::string("sleep\0" "613\0", 10)) return true;
   }
   return false;
 }
