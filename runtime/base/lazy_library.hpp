@@ -15,3 +15,8 @@ void* open_library(const char* soname, const char* debian_package);
 void* library_symbol(void* library, const char* soname, const char* name);
 
 }  // namespace runara
+
+// Inside a forwarder named `name`: `fn`, the real function, looked up once from the library that
+// `open` (a function returning the dlopen handle) opens.
+#define RUNARA_LAZY_REAL(open, soname, name) \
+  static auto* const fn = reinterpret_cast<decltype(&name)>(runara::library_symbol(open(), soname, #name))

@@ -18,8 +18,7 @@ void* libcrypto() {
 
 }  // namespace
 
-#define RUNARA_CRYPTO_REAL(name) \
-  static auto* const fn = reinterpret_cast<decltype(&name)>(runara::library_symbol(libcrypto(), "libcrypto.so.3", #name))
+#define RUNARA_CRYPTO_REAL(name) RUNARA_LAZY_REAL(libcrypto, "libcrypto.so.3", name)
 
 extern "C" {
 

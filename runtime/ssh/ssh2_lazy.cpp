@@ -17,8 +17,7 @@ void* libssh2() {
 
 }  // namespace
 
-#define RUNARA_SSH2_REAL(name) \
-  static auto* const fn = reinterpret_cast<decltype(&name)>(runara::library_symbol(libssh2(), "libssh2.so.1", #name))
+#define RUNARA_SSH2_REAL(name) RUNARA_LAZY_REAL(libssh2, "libssh2.so.1", name)
 
 extern "C" {
 
