@@ -2,7 +2,8 @@
 // s:forward (a 127.0.0.1 listener tunnelled through the session). Local paths obey the sandbox:
 // an upload reads only what runara.read_file may read (the script's folder, --allow-read; never
 // an output folder, not even one nested in a granted folder), a download writes only below the
-// run's output folder, reached from its descriptor without following a symlink.
+// run's output folder, reached from its descriptor without following a symlink, with the run's
+// secrets masked in what it writes (a machine the script controls can hold their values).
 #include <fcntl.h>
 #include <unistd.h>
 #include <uv.h>
@@ -136,6 +137,7 @@ int session_download(lua_State* L) {
   o.direction = ssh::TransferOptions::Direction::Download;
   o.local = box->ctx->out_dir() + "/" + relative;
   o.remote = remote;
+  o.mask = box->ctx->secret_mask();  // the output folder holds no secret, whatever the machine wrote
   return run_transfer(L, fn, box, std::move(o));
 }
 

@@ -52,6 +52,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   }
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
+  SecretMask secret_mask() const override { return secrets_.mask(); }
   std::string secret_value(lua_State* L, int index) override;
   std::string secret_name(lua_State* L, int index) const override {
     const char* name = Secrets::handle_name(L, index);

@@ -12,6 +12,8 @@
 
 #include <lua.hpp>
 
+#include "runara/secret_mask.hpp"
+
 namespace runara {
 
 class Secrets {
@@ -26,6 +28,7 @@ class Secrets {
   // exactly as long as `text`, and the time taken does not depend on the bytes of either.
   std::string redact(std::string_view text) const;
   std::size_t longest() const;  // the longest secret value's length (0 without secrets)
+  const SecretMask& mask() const { return mask_; }  // the same masking, for other threads (a copy)
   // "<secret NAME>" fitted to `length`: padded with '*' before the '>', or "<**>" / "*" if shorter.
   static std::string mask_for(const std::string& name, std::size_t length);
 
@@ -38,6 +41,7 @@ class Secrets {
   std::map<std::string, std::string> values_;
   std::map<std::string, std::string> masks_;
   std::map<std::string, bool> granted_;
+  SecretMask mask_;  // values_ and masks_ as pairs, rebuilt by add()
 };
 
 }  // namespace runara

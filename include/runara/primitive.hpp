@@ -27,6 +27,7 @@
 #include <lua.hpp>
 
 #include "runara/memory_budget.hpp"
+#include "runara/secret_mask.hpp"
 
 typedef struct uv_loop_s uv_loop_t;
 
@@ -92,6 +93,9 @@ class RUNARA_API Context {
   // with Exit::thresholds unless it fails otherwise. `what` is logged and recorded.
   virtual void report_threshold_crossed(std::string_view what) = 0;
   virtual std::string redact(std::string_view text) const = 0;
+  // The same masking as a value other threads may use (bytes written on libuv's thread pool): a
+  // snapshot of the secrets known now.
+  virtual SecretMask secret_mask() const = 0;
   // From now on `value` is redacted (masked as <****>, as long as the value) wherever the run
   // writes text. For values a primitive learns at run time (a token it read, a key it
   // generated). Scripts get no handle.

@@ -7,6 +7,7 @@
 
 #include "run_output.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -52,6 +53,8 @@ SftpTransfer::SftpTransfer(SshSession& session, TransferOptions options, Done do
   if (!session_->ready())
     throw std::runtime_error("transfer: the SSH session to " + session_->where() + " is not connected");
   if (options_.block_bytes < 32768) options_.block_bytes = 32768;
+  // A block must be longer than what masking holds back of it.
+  options_.block_bytes = std::max(options_.block_bytes, 2 * options_.mask.longest());
   id_ = session_->attach(this);
 }
 
@@ -351,6 +354,10 @@ bool SftpTransfer::download(const Job& job, bool& progressed) {
         start_io(cur_ ^ 1, true, written_, pending_ - written_);
         continue;
       }
+      if (carry_ > 0) {  // the held-back tail, masked with its block, opens the next block
+        std::memcpy(buffers_[cur_]->data(), buffers_[cur_ ^ 1]->data() + pending_, carry_);
+        carry_ = 0;
+      }
       file_done_ += pending_;
       result_.bytes += pending_;
       pending_ = 0;
@@ -373,10 +380,21 @@ bool SftpTransfer::download(const Job& job, bool& progressed) {
       step_ = 3;  // the end, all written
       break;
     }
-    pending_ = filled_;
+    if (options_.mask.empty()) {
+      pending_ = filled_;
+      written_ = 0;
+      filled_ = 0;
+      start_io(cur_, true, 0, pending_);
+      cur_ ^= 1;
+      continue;
+    }
+    // Masked: the tail a value could start in waits for the next block (its room is kept at
+    // the start of the other buffer, filled when this write ends), unless the file ended.
+    carry_ = eof_ ? 0 : options_.mask.longest() - 1;
+    pending_ = filled_ - carry_;
     written_ = 0;
-    filled_ = 0;
-    start_io(cur_, true, 0, pending_);
+    start_masked_write(cur_, filled_, pending_);
+    filled_ = carry_;
     cur_ ^= 1;
   }
   if (!close_file()) return false;
@@ -458,9 +476,27 @@ bool SftpTransfer::local_failed(const std::string& what, const std::string& path
 // is gone (owner null) it also closes the file, so the descriptor is never reused under it.
 struct SftpTransfer::LocalIo {
   uv_fs_t req{};
+  uv_work_t work{};  // a masked write instead: mask, then write, both on the thread pool
   std::shared_ptr<std::string> buffer;
   SftpTransfer* owner = nullptr;
   int orphan_fd = -1;
+  // A masked write's inputs and result.
+  SecretMask mask;
+  int fd = -1;
+  std::size_t masked = 0, length = 0;
+  long long result = 0;
+
+  // Back on the loop: hands the result to the transfer, or closes the file it was left.
+  static void finished(LocalIo* io, long long result) {
+    if (SftpTransfer* t = io->owner) {
+      t->io_ = nullptr;
+      t->io_ready_ = true;
+      t->io_result_ = result;
+      if (t->session_) t->session_->wake();
+    }
+    if (io->orphan_fd >= 0) ::close(io->orphan_fd);
+    delete io;
+  }
 };
 
 void SftpTransfer::start_io(int buffer, bool write, std::size_t offset, std::size_t length) {
@@ -473,19 +509,54 @@ void SftpTransfer::start_io(int buffer, bool write, std::size_t offset, std::siz
     auto* io = static_cast<LocalIo*>(req->data);
     const auto result = static_cast<long long>(req->result);
     uv_fs_req_cleanup(req);
-    if (SftpTransfer* t = io->owner) {
-      t->io_ = nullptr;
-      t->io_ready_ = true;
-      t->io_result_ = result;
-      if (t->session_) t->session_->wake();
-    }
-    if (io->orphan_fd >= 0) ::close(io->orphan_fd);
-    delete io;
+    LocalIo::finished(io, result);
   };
   uv_loop_t* loop = session_->loop();
   const int rc = write ? uv_fs_write(loop, &io->req, local_fd_, &buf, 1, -1, done)
                        : uv_fs_read(loop, &io->req, local_fd_, &buf, 1, -1, done);
   if (rc < 0) {  // not even queued: the result is the error, seen at once
+    delete io;
+    io_ready_ = true;
+    io_result_ = rc;
+    return;
+  }
+  io_ = io;
+}
+
+// Masks buffer[0, masked) and writes buffer[0, length) at the file's position, on the thread pool:
+// masking a 4 MiB block takes milliseconds, too long for the loop thread. The result is `length`
+// or -errno, never a short count.
+void SftpTransfer::start_masked_write(int buffer, std::size_t masked, std::size_t length) {
+  auto* io = new LocalIo;
+  io->buffer = buffers_[buffer];
+  io->owner = this;
+  io->mask = options_.mask;
+  io->fd = local_fd_;
+  io->masked = masked;
+  io->length = length;
+  io->work.data = io;
+  auto work = [](uv_work_t* req) {
+    auto* io = static_cast<LocalIo*>(req->data);
+    char* data = io->buffer->data();
+    io->mask.apply(data, io->masked);
+    std::size_t done = 0;
+    while (done < io->length) {
+      const ssize_t n = ::write(io->fd, data + done, io->length - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        io->result = -errno;
+        return;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    io->result = static_cast<long long>(done);
+  };
+  auto after = [](uv_work_t* req, int status) {
+    auto* io = static_cast<LocalIo*>(req->data);
+    LocalIo::finished(io, status < 0 ? status : io->result);
+  };
+  const int rc = uv_queue_work(session_->loop(), &io->work, work, after);
+  if (rc < 0) {
     delete io;
     io_ready_ = true;
     io_result_ = rc;

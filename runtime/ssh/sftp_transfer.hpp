@@ -21,6 +21,7 @@
 
 #include <libssh2_sftp.h>
 
+#include "runara/secret_mask.hpp"
 #include "ssh/ssh_session.hpp"
 
 namespace runara::ssh {
@@ -29,6 +30,10 @@ struct TransferOptions {
   enum class Direction { Upload, Download } direction = Direction::Upload;
   std::string local, remote;         // a file or a folder (copied with everything below it)
   std::size_t block_bytes = 4u << 20;  // handed to libssh2 per call: its pipeline depth
+  // Downloads: masked with this before they are written (the run's secrets), block by block on
+  // the thread pool; the last longest()-1 bytes of a block wait for the next, so a value split
+  // between two blocks is masked too. Empty: written as received.
+  SecretMask mask;
   // Bytes of the current file done and its size, and of the whole transfer so far.
   std::function<void(const std::string& path, std::uint64_t file_done, std::uint64_t file_size,
                      std::uint64_t total_done)>
@@ -79,6 +84,7 @@ class SftpTransfer final : public Stepper {
   void finish();
   struct LocalIo;
   void start_io(int buffer, bool write, std::size_t offset, std::size_t length);
+  void start_masked_write(int buffer, std::size_t masked, std::size_t length);
   void abandon_io();
 
   SshSession* session_;
@@ -103,6 +109,7 @@ class SftpTransfer final : public Stepper {
   bool io_ready_ = false;          // a request ended: io_result_ is its result (bytes, or -errno)
   long long io_result_ = 0;
   std::size_t pending_ = 0, written_ = 0;  // download: the block being written, and how much is
+  std::size_t carry_ = 0;  // download: bytes after pending_ held back for the next block (masking)
   std::uint64_t file_done_ = 0, file_size_ = 0;
   unsigned file_mode_ = 0644;
   bool eof_ = false;

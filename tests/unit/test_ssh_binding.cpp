@@ -174,6 +174,23 @@ TEST_CASE("ssh exec: a secret env value reaches the command but no log, output o
   }
 }
 
+TEST_CASE("ssh download: a file the machine wrote with a secret's value lands masked in the output folder",
+          "[ssh][ssh_lua]") {
+  SshRun t;
+  const std::string secret = "s3cr3t-ssh-download-77d0b2";
+  const auto r = t.run(R"(
+    local s = ssh.connect("HOST")
+    s:exec("printf 'token=%s\\n' \"$TOKEN\" > SSHDIR/leak.txt", { env = { TOKEN = runara.secret("TOKEN") } })
+    print("down", s:download("SSHDIR/leak.txt", "leak.txt").bytes)
+  )", {"--secret", "TOKEN@" + t.host()}, 60, {{"TOKEN", secret}});
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("down\t" + std::to_string(secret.size() + 7)) != std::string::npos);
+  const std::string leak = slurp(t.out + "/leak.txt");
+  CHECK(leak.find(secret) == std::string::npos);
+  CHECK(leak == "token=<secret TOKEN" + std::string(secret.size() - 14, '*') + ">\n");  // as long as the value
+}
+
 TEST_CASE("ssh spawn: lines as they come, kill takes the whole process group", "[ssh][ssh_lua]") {
   SshRun t;
   const std::string marker = "sleep 4242";

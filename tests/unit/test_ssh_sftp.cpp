@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -32,6 +34,11 @@ TransferResult transfer(TestLoop& t, SshSession& session, TransferOptions option
   SftpTransfer tr(session, std::move(options), [&](const TransferResult& r) { result = r; });
   if (!t.run_until([&] { return result.has_value(); }, max_s)) FAIL("the transfer did not finish in time");
   return *result;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 std::string sha256(const std::string& path) { return run_tool({"/usr/bin/sha256sum", path}).substr(0, 64); }
@@ -208,4 +215,52 @@ TEST_CASE("ssh sftp: a transfer destroyed while a block is read or written on th
     CHECK(sha256(dir + "/remote2") == sha256(dir + "/src"));
   }
   CHECK(t.close() == 0);  // every request ended and every handle closed
+}
+
+TEST_CASE("ssh sftp: a download masks the secrets it is given, also a value split between two blocks", "[ssh]") {
+  SshdFixture sshd;
+  TestLoop t;
+  const std::string dir = sshd.dir();
+  const std::string token = "tok-5f3a9c0e1b2d4f68a7", key = "k3y!";
+  const std::string token_mask(token.size(), '#'), key_mask(key.size(), '%');
+  // Values close together over a dozen 32 KiB blocks: wherever the blocks end, most end inside
+  // a value. The file also starts and ends with one.
+  std::string text = token;
+  for (int i = 0; text.size() < 400000; ++i) {
+    text += std::string(7 + i % 13, static_cast<char>('a' + i % 26));
+    text += i % 3 == 0 ? key : token;
+  }
+  text += token;
+  std::string expected = text;
+  for (const auto& [value, mask] : {std::pair{token, token_mask}, std::pair{key, key_mask}}) {
+    for (auto at = expected.find(value); at != std::string::npos; at = expected.find(value, at + value.size()))
+      expected.replace(at, value.size(), mask);
+  }
+  REQUIRE(expected != text);
+  std::ofstream(dir + "/secrets.txt") << text;
+  run_tool({"/bin/sh", "-c", "head -c 3000000 /dev/urandom > " + dir + "/noise"});
+  {
+    SshSession session(&t.loop, sshd_options(sshd));
+    REQUIRE(connect_session(t, session) == "");
+    TransferOptions o;
+    o.direction = Direction::Download;
+    o.block_bytes = 32768;
+    o.mask = runara::SecretMask({{token, token_mask}, {key, key_mask}});
+    o.remote = dir + "/secrets.txt";
+    o.local = dir + "/secrets.back";
+    const TransferResult r = transfer(t, session, o);
+    CHECK(r.error == "");
+    CHECK(r.bytes == text.size());
+    const std::string back = slurp(dir + "/secrets.back");
+    CHECK(back.size() == expected.size());
+    CHECK(back == expected);
+    CHECK(back.find(token) == std::string::npos);
+
+    // Nothing to mask: the bytes arrive as they are, through the same held-back tails.
+    o.remote = dir + "/noise";
+    o.local = dir + "/noise.back";
+    CHECK(transfer(t, session, o).error == "");
+    CHECK(sha256(dir + "/noise.back") == sha256(dir + "/noise"));
+  }
+  CHECK(t.close() == 0);
 }
