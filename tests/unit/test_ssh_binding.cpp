@@ -4,6 +4,7 @@
 #include "child_process.hpp"
 #include "gpu_shims.hpp"
 #include "sim/fake_digitalocean.hpp"
+#include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
 
 #include <catch2/catch.hpp>
@@ -319,6 +320,33 @@ TEST_CASE("ssh forward: http_load reaches a server through the tunnel without a 
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("url\ttrue\ttrue") != std::string::npos);
   CHECK(r.out.find("completed\t40\tfailed\t0") != std::string::npos);
+}
+
+TEST_CASE("ssh forward: remote_host names the address the machine connects to", "[ssh][ssh_lua]") {
+  SshRun t;
+  // A server only on 127.0.0.2: reached when the tunnel names that address, refused on the
+  // default 127.0.0.1 (so the argument really is what sshd connects to).
+  runara::FakeLlmConfig config;
+  config.host = "127.0.0.2";
+  config.output_tokens = 4;
+  runara::FakeLlmServer server(config);
+  const int port = server.start();
+  REQUIRE(port > 0);
+  const auto r = t.run(replace_all(R"(
+    local other = http_load.run{ url = ssh.connect("HOST"):forward(PORT, "127.0.0.2"), model = "fake-model",
+                                 max_tokens = 4, concurrency = 2, requests = 10, quiet = true }
+    print("127.0.0.2", other.completed, other.failed)
+    local default = ssh.connect("HOST"):forward(PORT)
+    print("default", pcall(http_load.run, { url = default, model = "fake-model", max_tokens = 4, requests = 1, quiet = true }))
+    print(pcall(function() return ssh.connect("HOST"):forward(PORT, "") end))
+  )", "PORT", std::to_string(port)));
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("127.0.0.2\t10\t0") != std::string::npos);
+  CHECK(r.out.find("default\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("every request failed (1 of 1; reset)") != std::string::npos);
+  CHECK(r.out.find("'remote_host' must be a host name or address") != std::string::npos);
+  CHECK(server.stats().requests_served == 10);
 }
 
 // Hundreds of tunnels on one session: stepping them all costs more than a loop phase's budget,
