@@ -2,7 +2,7 @@
 // loopback (tests/support/sshd_fixture): SFTP upload/download vs `scp` and `sftp`, 100
 // sequential short execs vs `ssh host true` over a ControlMaster connection, the event loop's
 // longest stall while 8 sessions stream output, and 64 streams through `s:forward` vs the same
-// server reached directly (a runara run).
+// server reached directly and through `ssh -N -L` (a runara run).
 //
 //   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall|forward runs one part)
 #include "child_process.hpp"
@@ -10,7 +10,13 @@
 #include "ssh/sftp_transfer.hpp"
 #include "ssh/ssh_exec.hpp"
 #include "ssh/ssh_session.hpp"
+#include "sim/fake_llm_server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <time.h>
@@ -24,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace runara;
@@ -185,20 +192,60 @@ void bench_stall(uv_loop_t* loop, test::SshdFixture& sshd) {
   execs.clear();
 }
 
-// http_load at 64 streams against runara's fake LLM server, directly and through s:forward, in
-// one runara run, alternated three times. The server streams 64 tokens 2 ms apart after 10 ms,
-// so a request takes about 140 ms and 64 streams ask ~460 requests/s of the tunnel.
+// A port nothing listens on now (bound, then released).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// http_load at 64 streams against runara's fake LLM server (in this process), directly, through
+// s:forward and through OpenSSH's own `ssh -N -L` tunnel to the same sshd, in one runara run,
+// alternated three times. The server streams 64 tokens 2 ms apart after 10 ms, so a request
+// takes about 140 ms and 64 streams ask ~460 requests/s of a tunnel.
+// FWD_STREAMS and FWD_ITL_MS change the stream count and the token gap (64 and 2).
 void bench_forward(test::SshdFixture& sshd) {
   const std::string dir = test::temp_dir("ssh-bench-forward");
   const std::string host = "127.0.0.1:" + std::to_string(sshd.port());
-  std::ofstream(dir + "/forward.lua") << R"(
-local server = http_load.fake_server{ ttft_ms = 10, itl_ms = 2, output_tokens = 64 }
+  const int streams = std::getenv("FWD_STREAMS") ? std::atoi(std::getenv("FWD_STREAMS")) : 64;
+  const double itl_ms = std::getenv("FWD_ITL_MS") ? std::atof(std::getenv("FWD_ITL_MS")) : 2;
+  FakeLlmConfig config;
+  config.ttft_ms = 10;
+  config.itl_ms = itl_ms;
+  config.output_tokens = 64;
+  FakeLlmServer server(config);
+  const int server_port = server.start();
+  const int tunnel_port = free_port();
+  test::ChildProcess tunnel({"/bin/sh", "-c", "exec ssh -N " + ssh_opts(sshd) + "-o ExitOnForwardFailure=yes -L " +
+                                                  std::to_string(tunnel_port) + ":127.0.0.1:" + std::to_string(server_port) +
+                                                  " -p " + std::to_string(sshd.port()) + " " + sshd.user() + "@127.0.0.1"});
+  for (int i = 0; i < 100 && !accepts(tunnel_port); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::ofstream(dir + "/forward.lua") << "local streams, port, tunnel = " << streams << ", " << server_port << ", "
+                                      << tunnel_port << R"(
 local s = ssh.connect(")" << host << R"(")
-local paths = { { "direct", server.url }, { "s:forward", s:forward(server.port) } }
+local paths = { { "direct", "http://127.0.0.1:" .. port }, { "s:forward", s:forward(port) },
+                { "ssh -L", "http://127.0.0.1:" .. tunnel } }
 for round = 1, 3 do
   for _, p in ipairs(paths) do
-    local r = http_load.run{ name = p[1]:gsub(":", "-") .. "-" .. round, url = p[2], model = server.model,
-                             max_tokens = 64, concurrency = 64, duration = 5, warmup = 64, quiet = true,
+    local r = http_load.run{ name = p[1]:gsub("[: ]", "-") .. "-" .. round, url = p[2], model = "fake-model",
+                             max_tokens = 64, concurrency = streams, duration = 5, warmup = streams, quiet = true,
                              record = "none" }
     print(string.format("  %-9s round %d: %6.1f req/s  %7.0f tok/s  TTFT p50 %6.2f p99 %6.2f ms" ..
                         "  ITL p50 %5.2f p99 %5.2f ms  failed %d", p[1], round, r.request_throughput,
@@ -206,13 +253,17 @@ for round = 1, 3 do
   end
 end
 )";
-  std::printf("s:forward: 64 streams through the tunnel vs direct (5 s each, after 64 warm-up requests)\n");
+  std::printf("s:forward: %d streams, tokens %g ms apart, direct vs s:forward vs `ssh -N -L` (5 s each, after as many "
+              "warm-up requests)\n", streams, itl_ms);
   const test::ChildResult r =
-      test::run_runara({"--out", dir + "/out", "--allow-host", host, "--ssh-key", sshd.user_key_path(),
+      test::run_runara({"--out", dir + "/out", "--allow-host", "127.0.0.1:" + std::to_string(server_port), "--allow-host",
+                        "127.0.0.1:" + std::to_string(tunnel_port), "--allow-host", host, "--ssh-key", sshd.user_key_path(),
                         "--accept-new-host-keys", dir + "/forward.lua"},
-                       120, {{"HOME", dir}});
+                       180, {{"HOME", dir}});
   std::printf("%s", r.out.c_str());
   if (r.exit_code != 0) std::fprintf(stderr, "forward bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
+  tunnel.signal(SIGTERM);
+  tunnel.wait(10);
 }
 
 }  // namespace

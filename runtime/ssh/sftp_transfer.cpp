@@ -115,6 +115,7 @@ bool SftpTransfer::init() {
     return sftp_failed("cannot start SFTP on", session_->where());
   }
   session_->release_open_turn(id_);
+  session_->note_command_started();
   phase_ = Phase::Plan;
   return true;
 }

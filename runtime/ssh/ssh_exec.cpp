@@ -89,6 +89,7 @@ bool SshExec::run_exec() {
   const int rc = libssh2_channel_exec(channel_, bootstrap_command().c_str());
   if (rc == LIBSSH2_ERROR_EAGAIN) return false;
   if (rc < 0) return failed("the server refused to run the command");
+  session_->note_command_started();
   // stdout and stderr stay apart: never merged into one stream.
   libssh2_channel_handle_extended_data2(channel_, LIBSSH2_CHANNEL_EXTENDED_DATA_NORMAL);
   phase_ = Phase::Run;

@@ -124,6 +124,12 @@ class SshSession {
   // gone, fail the session (every stepper is told lost) and return true.
   bool fatal(int rc);
   std::string last_error() const;  // libssh2's message for the last error
+  // OpenSSH's sshd turns Nagle's algorithm off on the connection only once a command or a
+  // subsystem starts on it (packet_set_interactive). Before that, each small packet it sends
+  // waits for our delayed ACK: up to 40 ms per reply through a tunnel (PortForward starts a
+  // command when none has run). Set by the steppers that start one.
+  bool command_started() const { return command_started_; }
+  void note_command_started() { command_started_ = true; }
 
  private:
   struct Handles;
@@ -179,6 +185,7 @@ class SshSession {
   std::function<bool()> orphan_open_;  // a departed stepper's open, finished by the session
   std::vector<std::function<bool()>> orphans_;  // departed steppers' closes (adopt)
   static constexpr std::size_t kNoBudget = ~std::size_t{0};
+  bool command_started_ = false;
   bool idle_keepalive_ = false;     // keepalives currently ask for no reply (no steppers)
   bool unread_while_idle_ = false;  // bytes wait that only a stepper's libssh2 call will read
   std::size_t recv_budget_ = kNoBudget;  // socket bytes a step may still read
