@@ -621,6 +621,27 @@ TEST_CASE("droplet: no token anywhere is a clear error, and doctl's config file 
     CHECK(cloud.fake.requests("") == 0);  // nothing at all was sent
     CHECK(cloud.fake.creates() == 0);
   }
+  // A fleet created from several tasks, with no token: every create fails, but the how-to is
+  // said once, not once per call (the per-task failure logs and the final error would repeat it).
+  SECTION("no token, creates in three tasks and in two calls one after another: the how-to is said once") {
+    const std::string how_to = "set DIGITALOCEAN_TOKEN";
+    const ChildResult tasks = cloud.run({}, "droplet_create.lua", {"spawn=1", "n=3"}, {{"DIGITALOCEAN_TOKEN", ""}});
+    const std::string log = cloud.run_file(1, "run.log");
+    INFO("stdout: " << tasks.out << "\nstderr: " << tasks.err << "\nrun.log: " << log);
+    CHECK(tasks.exit_code == 1);
+    CHECK(count_of(tasks.err, how_to) == 1);
+    CHECK(count_of(log, how_to) == 1);
+    // Each task still fails, and says why.
+    CHECK(count_of(tasks.err, "no DigitalOcean token") >= 3);
+    CHECK(contains(tasks.err, "task 3 "));
+    CHECK(contains(tasks.err, "task 4 "));
+    const ChildResult calls = cloud.run({}, "droplet_create.lua", {"n=2", "tolerate=1"}, {{"DIGITALOCEAN_TOKEN", ""}});
+    INFO("stdout: " << calls.out << "\nstderr: " << calls.err);
+    CHECK(calls.exit_code == 0);
+    CHECK(count_of(calls.out, "CREATE FAILED: no DigitalOcean token") == 2);
+    CHECK(count_of(calls.out, how_to) == 1);
+    CHECK(cloud.fake.requests("") == 0);
+  }
   SECTION("doctl's config.yaml") {
     fs::create_directories(cloud.dir + "/home/.config/doctl");
     std::ofstream(cloud.dir + "/home/.config/doctl/config.yaml")
