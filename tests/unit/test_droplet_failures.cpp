@@ -816,6 +816,34 @@ TEST_CASE("droplet: the droplet API (list, sizes, account, refresh, destroy, cos
 
 
 
+// Off a terminal (CI, nohup, a pipe) a boot is not silent: a plain progress line, on stderr and
+// in run.log, while the droplet is still new; at most one every few seconds, not one per poll.
+TEST_CASE("droplet: a boot shows progress lines on stderr and in run.log when stderr is not a terminal", "[droplet]") {
+  Cloud cloud(/*active_after_s=*/2.0);
+  const ChildResult r = cloud.run({}, "droplet_create.lua");
+  const std::string log = cloud.run_file(1, "run.log");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err << "\nrun.log: " << log);
+  CHECK(r.exit_code == 0);
+  const std::string name = words(line_starting(r.out, "CREATED ")).at(2);
+  const std::string booting = "droplet " + name + ": new (";
+  const std::string active = "droplet " + name + " is active at ";
+  CHECK(line_starting(r.err, booting).size() > booting.size());  // a whole line of its own
+  CHECK_FALSE(contains(r.err, "\r"));  // nothing meant to be overwritten
+  CHECK_FALSE(contains(r.err, "\033["));
+  REQUIRE(contains(r.err, active));
+  CHECK(r.err.find(booting) < r.err.find(active));
+  REQUIRE(contains(log, active));
+  CHECK(contains(log, "] " + booting));
+  CHECK(log.find(booting) < log.find(active));
+  // About twenty polls while it booted (every 0.1 s for 2 s), and a line every 5 s at most.
+  const int polls = cloud.fake.requests("GET /v2/droplets/");
+  const int lines = count_of(r.err, booting);
+  CHECK(polls >= 5);
+  CHECK(lines <= 2);
+  CHECK(count_of(log, booting) <= 2);
+  check_clean_end(cloud, 1);
+}
+
 TEST_CASE("droplet: the run record lists each machine with its size, lifetime and unrounded cost", "[droplet][record]") {
   Cloud cloud;
   const ChildResult r = cloud.run({"--assume-price", "s-1vcpu-1gb=0.5"}, "fleet.lua", {"n=2", "ending=error"}, {}, 60);
