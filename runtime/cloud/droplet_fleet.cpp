@@ -85,12 +85,17 @@ DropletFleet::~DropletFleet() {
 
 std::string DropletFleet::check_ready() {
   if (token_.empty()) {
+    // The how-to is given once per run: a fleet created from several tasks would otherwise
+    // repeat it in every task's failure and again in the final error.
+    const std::string missing = options_.context.empty()
+                                    ? std::string("no DigitalOcean token")
+                                    : "no DigitalOcean token for doctl context '" + options_.context + "'";
+    if (token_how_to_given_) return missing + " (how to give one: see this run's first droplet error)";
+    token_how_to_given_ = true;
     if (!options_.context.empty()) {
-      return "no DigitalOcean token for doctl context '" + options_.context +
-             "' (--context): its config.yaml has no such auth context (`doctl auth list` shows them)";
+      return missing + " (--context): its config.yaml has no such auth context (`doctl auth list` shows them)";
     }
-    return "no DigitalOcean token: set DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or log in with "
-           "`doctl auth init`)";
+    return missing + ": set DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or log in with `doctl auth init`)";
   }
   if (api_base_.rfind("http://", 0) != 0 && api_base_.rfind("https://", 0) != 0) {
     return "RUNARA_DO_API_URL must start with http:// or https://, got '" + api_base_ + "'";

@@ -107,6 +107,7 @@ class DropletFleet {
   Log log_, progress_;
   std::function<double()> remaining_s_;
   std::string api_base_, token_, token_source_, state_dir_;
+  bool token_how_to_given_ = false;  // a missing token's how-to went into one error already
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<DoClient> client_;
   std::unique_ptr<Ledger> ledger_;

@@ -621,6 +621,27 @@ TEST_CASE("droplet: no token anywhere is a clear error, and doctl's config file 
     CHECK(cloud.fake.requests("") == 0);  // nothing at all was sent
     CHECK(cloud.fake.creates() == 0);
   }
+  // A fleet created from several tasks, with no token: every create fails, but the how-to is
+  // said once, not once per call (the per-task failure logs and the final error would repeat it).
+  SECTION("no token, creates in three tasks and in two calls one after another: the how-to is said once") {
+    const std::string how_to = "set DIGITALOCEAN_TOKEN";
+    const ChildResult tasks = cloud.run({}, "droplet_create.lua", {"spawn=1", "n=3"}, {{"DIGITALOCEAN_TOKEN", ""}});
+    const std::string log = cloud.run_file(1, "run.log");
+    INFO("stdout: " << tasks.out << "\nstderr: " << tasks.err << "\nrun.log: " << log);
+    CHECK(tasks.exit_code == 1);
+    CHECK(count_of(tasks.err, how_to) == 1);
+    CHECK(count_of(log, how_to) == 1);
+    // Each task still fails, and says why.
+    CHECK(count_of(tasks.err, "no DigitalOcean token") >= 3);
+    CHECK(contains(tasks.err, "task 3 "));
+    CHECK(contains(tasks.err, "task 4 "));
+    const ChildResult calls = cloud.run({}, "droplet_create.lua", {"n=2", "tolerate=1"}, {{"DIGITALOCEAN_TOKEN", ""}});
+    INFO("stdout: " << calls.out << "\nstderr: " << calls.err);
+    CHECK(calls.exit_code == 0);
+    CHECK(count_of(calls.out, "CREATE FAILED: no DigitalOcean token") == 2);
+    CHECK(count_of(calls.out, how_to) == 1);
+    CHECK(cloud.fake.requests("") == 0);
+  }
   SECTION("doctl's config.yaml") {
     fs::create_directories(cloud.dir + "/home/.config/doctl");
     std::ofstream(cloud.dir + "/home/.config/doctl/config.yaml")
@@ -794,6 +815,34 @@ TEST_CASE("droplet: the droplet API (list, sizes, account, refresh, destroy, cos
 }
 
 
+
+// Off a terminal (CI, nohup, a pipe) a boot is not silent: a plain progress line, on stderr and
+// in run.log, while the droplet is still new; at most one every few seconds, not one per poll.
+TEST_CASE("droplet: a boot shows progress lines on stderr and in run.log when stderr is not a terminal", "[droplet]") {
+  Cloud cloud(/*active_after_s=*/2.0);
+  const ChildResult r = cloud.run({}, "droplet_create.lua");
+  const std::string log = cloud.run_file(1, "run.log");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err << "\nrun.log: " << log);
+  CHECK(r.exit_code == 0);
+  const std::string name = words(line_starting(r.out, "CREATED ")).at(2);
+  const std::string booting = "droplet " + name + ": new (";
+  const std::string active = "droplet " + name + " is active at ";
+  CHECK(line_starting(r.err, booting).size() > booting.size());  // a whole line of its own
+  CHECK_FALSE(contains(r.err, "\r"));  // nothing meant to be overwritten
+  CHECK_FALSE(contains(r.err, "\033["));
+  REQUIRE(contains(r.err, active));
+  CHECK(r.err.find(booting) < r.err.find(active));
+  REQUIRE(contains(log, active));
+  CHECK(contains(log, "] " + booting));
+  CHECK(log.find(booting) < log.find(active));
+  // About twenty polls while it booted (every 0.1 s for 2 s), and a line every 5 s at most.
+  const int polls = cloud.fake.requests("GET /v2/droplets/");
+  const int lines = count_of(r.err, booting);
+  CHECK(polls >= 5);
+  CHECK(lines <= 2);
+  CHECK(count_of(log, booting) <= 2);
+  check_clean_end(cloud, 1);
+}
 
 TEST_CASE("droplet: the run record lists each machine with its size, lifetime and unrounded cost", "[droplet][record]") {
   Cloud cloud;

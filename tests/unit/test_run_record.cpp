@@ -3,6 +3,8 @@
 // it fails; printed costs that add up (runtime/cloud/cost_report.*).
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -15,11 +17,13 @@
 #include "test_text.hpp"
 
 using nlohmann::json;
+using runara::test::ChildProcess;
 using runara::test::ChildResult;
 using runara::test::run_runara;
 using runara::test::temp_dir;
 using runara::test::write_temp_file;
 
+using runara::test::contains;
 using runara::test::read_all;
 
 namespace {
@@ -40,6 +44,24 @@ Recorded run_recorded(const std::string& code, std::vector<std::string> flags = 
   args.insert(args.end(), params.begin(), params.end());
   Recorded out;
   out.r = run_runara(args, 30);
+  const json results = json::parse(read_all(dir + "/out/results.json"), nullptr, false);
+  if (results.is_object() && results.contains("run")) out.run = results["run"];
+  out.log = read_all(dir + "/out/run.log");
+  return out;
+}
+
+// The same, stopped by `signal_number` once the script has started (it prints "ready", then waits).
+Recorded signalled_run(int signal_number) {
+  const std::string dir = temp_dir("record-signal");
+  const std::string script =
+      write_temp_file(dir, "scenario.lua", "runara.log('started')\nprint('ready')\nrunara.sleep(60)\nprint('not reached')\n");
+  ChildProcess child({RUNARA_BINARY, "--out", dir + "/out", script});
+  child.close_stdin();
+  Recorded out;
+  const bool ready = child.wait_for_output("ready", 20);
+  child.signal(signal_number);
+  out.r = child.wait(20);
+  REQUIRE(ready);
   const json results = json::parse(read_all(dir + "/out/results.json"), nullptr, false);
   if (results.is_object() && results.contains("run")) out.run = results["run"];
   out.log = read_all(dir + "/out/run.log");
@@ -110,6 +132,45 @@ TEST_CASE("run record: a successful run, a watchdog stop and a refused result na
     CHECK(forged.r.err.find("'run' is written by runara itself") != std::string::npos);
     REQUIRE(forged.run.is_object());
     CHECK(forged.run["status"] == "failed");
+  }
+}
+
+TEST_CASE("run record: a run stopped by SIGINT, SIGTERM or SIGHUP is 'stopped', with the signal's exit status", "[record][signals]") {
+  struct Case {
+    const char* name;
+    int signal_number;
+    int exit_code;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"SIGINT", SIGINT, 130, "interrupted (SIGINT)"},
+      {"SIGTERM", SIGTERM, 143, "terminated (SIGTERM)"},
+      {"SIGHUP", SIGHUP, 129, "hung up (SIGHUP)"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      const Recorded s = signalled_run(c.signal_number);
+      INFO("stdout: " << s.r.out << "\nstderr: " << s.r.err << "\nrun.log: " << s.log);
+      CHECK_FALSE(s.r.timed_out);
+      CHECK(s.r.exit_code == c.exit_code);
+      CHECK_FALSE(contains(s.r.out, "not reached"));
+      REQUIRE(s.run.is_object());
+      CHECK(s.run["status"] == "stopped");
+      CHECK(s.run["exit_code"] == c.exit_code);
+      CHECK(s.run["error"].is_string());
+      CHECK(contains(s.run["error"].dump(), c.message));
+      CHECK(s.run["error_location"].is_null());
+      CHECK(s.run["end_unix"].get<double>() >= s.run["start_unix"].get<double>());
+      // run.log: what the script logged, then the reason it was stopped, then the exit status, last.
+      const std::size_t started = s.log.find("started");
+      const std::size_t reason = s.log.find(std::string("error: ") + c.message, started == std::string::npos ? 0 : started);
+      const std::size_t status = s.log.find("exit status " + std::to_string(c.exit_code) + " (stopped)");
+      CHECK(started != std::string::npos);
+      CHECK(reason != std::string::npos);
+      CHECK(status != std::string::npos);
+      CHECK(reason < status);
+      CHECK(contains(last_line(s.log), "exit status " + std::to_string(c.exit_code) + " (stopped)"));
+    }
   }
 }
 
