@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,7 +28,8 @@ const char* const kUsage =
     "usage: runara serve-fake-llm [--port N] [--host ADDR] [--model NAME] [--ttft-ms MS] [--itl-ms MS]\n"
     "         [--output-tokens N | --output-tokens-range MIN:MAX] [--tokens-per-chunk N]\n"
     "         [--usage request|always|never] [--error-500 FRACTION] [--stall FRACTION:MS]\n"
-    "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY] [--threads N]\n";
+    "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY] [--threads N]\n"
+    "         [--report-sent yes|no]\n";
 
 const char* const kHelp =
     "\n"
@@ -53,7 +56,10 @@ const char* const kHelp =
     "  --seed N                 seed of the lengths and failures drawn (default 42)\n"
     "  --static BODY            answer GET/HEAD of any other path with BODY (plain HTTP benchmarks)\n"
     "  --threads N              N servers, one event-loop thread each, sharing the port\n"
-    "                           (SO_REUSEPORT: the kernel spreads connections; default 1)\n";
+    "                           (SO_REUSEPORT: the kernel spreads connections; default 1)\n"
+    "  --report-sent yes|no     keep the time of every chunk written and print, when stopped, the\n"
+    "                           TTFT and token gaps as sent (p50, p99): what a client's figures are\n"
+    "                           checked against (default no; the lists grow with every token)\n";
 
 constexpr long long kMaxTokens = 1 << 24;  // the server's own cap on a response's length
 
@@ -188,6 +194,12 @@ const Flag kFlags[] = {
        s.config.seed = std::strtoull(v.c_str(), &end, 10);
        return errno == 0 && *end == '\0';
      }},
+    {"--report-sent", "yes or no",
+     [](const std::string& v, Settings& s) {
+       if (v != "yes" && v != "no") return false;
+       s.config.record_timings = v == "yes";
+       return true;
+     }},
     {"--static", "a response body",
      [](const std::string& v, Settings& s) {
        s.config.serve_static = true;
@@ -263,6 +275,27 @@ FakeLlmStats sum(const std::vector<FakeLlmStats>& all) {
   return t;
 }
 
+// Nearest rank: the value at or below which `q` of them lie.
+double percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(k, v.size() - 1)), v.end());
+  return v[std::min(k, v.size() - 1)];
+}
+
+void print_sent(const std::vector<std::unique_ptr<FakeLlmServer>>& servers) {
+  std::vector<double> ttft, itl;
+  for (const auto& server : servers) {
+    FakeLlmTimings t = server->sent_timings();
+    ttft.insert(ttft.end(), t.ttft_ms.begin(), t.ttft_ms.end());
+    itl.insert(itl.end(), t.itl_ms.begin(), t.itl_ms.end());
+  }
+  std::printf("sent: %zu first tokens, TTFT p50 %.4f p99 %.4f ms; %zu token gaps, ITL p50 %.4f p99 %.4f ms\n",
+              ttft.size(), percentile(ttft, 0.5), percentile(ttft, 0.99), itl.size(), percentile(itl, 0.5),
+              percentile(itl, 0.99));
+  std::fflush(stdout);
+}
+
 void print_summary(const FakeLlmStats& st) {
   std::printf(
       "fake LLM server stopped: %llu requests served, %llu tokens sent (%llu connections, %llu injected errors, "
@@ -315,6 +348,7 @@ int serve(const Settings& s) {
     stats.push_back(server->stats());
   }
   print_summary(sum(stats));
+  if (s.config.record_timings) print_sent(servers);
   if (servers.size() > 1) {
     std::printf("requests served per thread:");
     for (const auto& st : stats) std::printf(" %llu", static_cast<unsigned long long>(st.requests_served));

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -195,6 +196,7 @@ TEST_CASE("serve-fake-llm rejects bad flags with exit 2, naming flag, value and 
       {{"--stall", "0.5:x"},
        "--stall expects FRACTION:MS, a fraction from 0 to 1 and a number of milliseconds >= 0, got '0.5:x'"},
       {{"--seed", "-3"}, "--seed expects a whole number >= 0, got '-3'"},
+      {{"--report-sent", "true"}, "--report-sent expects yes or no, got 'true'"},
       {{"--static"}, "--static expects a response body, got nothing"},
       {{"--bogus"}, "unknown argument '--bogus'"},
   };
@@ -217,6 +219,34 @@ TEST_CASE("serve-fake-llm --help and runara --help document it", "[serve_fake_ll
   CHECK(contains(own.out, "--stall FRACTION:MS"));
   ChildResult top = run_runara({"--help"});
   CHECK(contains(top.out, "runara serve-fake-llm"));
+}
+
+// The bench checks a client against these figures (bench/http_load.sh, part b).
+TEST_CASE("serve-fake-llm --report-sent yes prints the TTFT and token gaps it wrote when stopped", "[serve_fake_llm]") {
+  Server server({"--ttft-ms", "20", "--itl-ms", "5", "--output-tokens", "6", "--report-sent", "yes"});
+  const ChildResult load = run_runara(
+      {"--quiet", "--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", runara::test::temp_dir("sent") + "/out",
+       "-e", "local r = http_load.run{ url = 'http://127.0.0.1:" + std::to_string(server.port) +
+                 "', model = 'fake-model', concurrency = 4, requests = 20, max_tokens = 6 } print(r.completed)"},
+      60);
+  INFO(load.out << load.err);
+  CHECK(load.out == "20\n");
+  server.child.signal(SIGINT);
+  const ChildResult done = server.child.wait(10);
+  INFO(done.out);
+  const std::size_t at = done.out.find("sent: 20 first tokens, TTFT p50 ");
+  REQUIRE(at != std::string::npos);
+  double ttft50 = 0, ttft99 = 0, itl50 = 0, itl99 = 0;
+  std::size_t gaps = 0;
+  REQUIRE(std::sscanf(done.out.c_str() + at, "sent: %*u first tokens, TTFT p50 %lf p99 %lf ms; %zu token gaps, ITL p50 %lf p99 %lf",
+                      &ttft50, &ttft99, &gaps, &itl50, &itl99) == 5);
+  CHECK(gaps == 20 * 5);  // 6 tokens, one chunk each
+  // Never early; late only by a wake-up (generous for a loaded or sanitized machine).
+  CHECK(ttft50 >= 20);
+  CHECK(ttft50 < 25);
+  CHECK(itl50 > 4.5);  // a gap after a late send can be shorter, never the median
+  CHECK(itl50 < 6);
+  CHECK(itl99 >= itl50);
 }
 
 TEST_CASE("serve-fake-llm --threads N: N loops share the port, each serving its connections", "[serve_fake_llm]") {
