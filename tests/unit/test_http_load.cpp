@@ -149,14 +149,15 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
   CHECK(std::abs(tpot - sent_tpot) <= 0.2);
   // The fake kept close to what it was told, so the points above are the ones the issue names.
   // Under AddressSanitizer the fake (instrumented, in this process) runs late at 512 streams and
-  // more (sent TTFT 73 ms for 60 seen on a 2-core machine); the client-against-wire checks above
-  // stay as tight.
+  // more: its TTFT most, as the C requests of the opening wave arrive at once and are parsed one
+  // after another (sent TTFT 73 and 80.5 ms for 60 seen on a 2-core machine, the second beside
+  // two other tests under ctest -j3). The client-against-wire checks above stay as tight.
 #if defined(__SANITIZE_ADDRESS__)
-  constexpr double kFakeSlack = 0.3;
+  constexpr double kFakeSlack = 0.3, kFakeTtftSlack = 0.6;
 #else
-  constexpr double kFakeSlack = 0.1;
+  constexpr double kFakeSlack = 0.1, kFakeTtftSlack = 0.1;
 #endif
-  CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < kFakeSlack);
+  CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < kFakeTtftSlack);
   CHECK(std::abs(sent_itl / point.itl_ms - 1) < kFakeSlack);
   // results.json's medians are those of the measured requests' exact values, to the histogram's
   // precision (nearest rank, bucket middle: within 0.05%).
