@@ -150,8 +150,9 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
   // The fake kept close to what it was told, so the points above are the ones the issue names.
   // Under AddressSanitizer the fake (instrumented, in this process) runs late at 512 streams and
   // more: its TTFT most, as the C requests of the opening wave arrive at once and are parsed one
-  // after another (sent TTFT 73 and 80.5 ms for 60 seen on a 2-core machine, the second beside
-  // two other tests under ctest -j3). The client-against-wire checks above stay as tight.
+  // after another (sent TTFT 73 and 80.5 ms for 60 seen on a 2-core machine, where the fake
+  // shares the cores with the client's two worker threads). The client-against-wire checks above
+  // stay as tight.
 #if defined(__SANITIZE_ADDRESS__)
   constexpr double kFakeSlack = 0.3, kFakeTtftSlack = 0.6;
 #else
