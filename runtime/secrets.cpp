@@ -1,8 +1,5 @@
 #include "secrets.hpp"
 
-#include <algorithm>
-
-#include <cstdint>
 #include <cstring>
 
 namespace runara {
@@ -34,18 +31,11 @@ std::string Secrets::mask_for(const std::string& name, std::size_t length) {
 
 void Secrets::add(const std::string& name, const std::string& value, bool grantable) {
   values_[name] = value;
-  masks_[name] = mask_for(name, value.size());
   if (grantable) granted_[name] = true;
   else granted_.erase(name);  // re-added as never grantable (the cloud token): stays so
   std::vector<std::pair<std::string, std::string>> pairs;
-  for (const auto& [n, v] : values_) pairs.emplace_back(v, masks_.at(n));
+  for (const auto& [n, v] : values_) pairs.emplace_back(v, mask_for(n, v.size()));
   mask_ = SecretMask(std::move(pairs));
-}
-
-std::size_t Secrets::longest() const {
-  std::size_t n = 0;
-  for (const auto& [name, value] : values_) n = std::max(n, value.size());
-  return n;
 }
 
 std::string Secrets::redact(std::string_view text) const {

@@ -27,7 +27,7 @@ class Secrets {
   // Masks every occurrence of a secret's value with mask_for(NAME, its length): the result is
   // exactly as long as `text`, and the time taken does not depend on the bytes of either.
   std::string redact(std::string_view text) const;
-  std::size_t longest() const;  // the longest secret value's length (0 without secrets)
+  std::size_t longest() const { return mask_.longest(); }  // the longest value's length (0: none)
   const SecretMask& mask() const { return mask_; }  // the same masking, for other threads (a copy)
   // "<secret NAME>" fitted to `length`: padded with '*' before the '>', or "<**>" / "*" if shorter.
   static std::string mask_for(const std::string& name, std::size_t length);
@@ -39,9 +39,8 @@ class Secrets {
 
  private:
   std::map<std::string, std::string> values_;
-  std::map<std::string, std::string> masks_;
   std::map<std::string, bool> granted_;
-  SecretMask mask_;  // values_ and masks_ as pairs, rebuilt by add()
+  SecretMask mask_;  // each value with its mask_for(), rebuilt by add()
 };
 
 }  // namespace runara

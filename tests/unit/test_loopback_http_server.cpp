@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "sim/loopback_http_server.hpp"
 
@@ -66,6 +67,15 @@ bool closed_by_peer(int fd, double seconds) {
   if (::poll(&p, 1, static_cast<int>(seconds * 1000)) <= 0) return false;
   char c;
   return ::recv(fd, &c, 1, MSG_PEEK) <= 0;
+}
+
+// What a fresh connection gets back (within 5 s) for `parts`, sent one after another.
+std::string answer_to(int port, const std::vector<std::string>& parts) {
+  const int fd = connect_to(port);
+  for (const std::string& part : parts) send_text(fd, part);
+  std::string got = read_text(fd, 5);
+  ::close(fd);
+  return got;
 }
 
 std::size_t count_of(const std::string& s, const std::string& what) {
@@ -139,24 +149,18 @@ TEST_CASE("fake DO's HTTP server: a hostile client gets 431, 413 or 400 and the 
     ::close(fd);
   }
   SECTION("a declared body over 8 MiB is refused before it is sent") {
-    const int fd = connect_to(echo.port);
-    send_text(fd, "POST / HTTP/1.1\r\nContent-Length: 9000000\r\nExpect: 100-continue\r\n\r\n");
-    CHECK(read_text(fd, 5).rfind("HTTP/1.1 413 ", 0) == 0);
-    ::close(fd);
+    const std::string got =
+        answer_to(echo.port, {"POST / HTTP/1.1\r\nContent-Length: 9000000\r\nExpect: 100-continue\r\n\r\n"});
+    CHECK(got.rfind("HTTP/1.1 413 ", 0) == 0);
   }
   SECTION("a chunked body growing past 8 MiB") {
-    const int fd = connect_to(echo.port);
-    send_text(fd, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
     const std::string chunk = "100000\r\n" + std::string(0x100000, 'x') + "\r\n";
-    for (int i = 0; i < 9; ++i) send_text(fd, chunk);
-    CHECK(read_text(fd, 5).find("HTTP/1.1 413 ") != std::string::npos);
-    ::close(fd);
+    std::vector<std::string> parts{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"};
+    parts.insert(parts.end(), 9, chunk);
+    CHECK(answer_to(echo.port, parts).find("HTTP/1.1 413 ") != std::string::npos);
   }
   SECTION("not HTTP") {
-    const int fd = connect_to(echo.port);
-    send_text(fd, "\x16\x03\x01 hello, this is TLS\r\n\r\n");
-    CHECK(read_text(fd, 5).rfind("HTTP/1.1 400 ", 0) == 0);
-    ::close(fd);
+    CHECK(answer_to(echo.port, {"\x16\x03\x01 hello, this is TLS\r\n\r\n"}).rfind("HTTP/1.1 400 ", 0) == 0);
   }
   CHECK(echo.calls == 0);  // nothing reached the handler
   // And the server still answers.

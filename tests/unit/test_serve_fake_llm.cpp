@@ -47,6 +47,15 @@ struct Server {
     REQUIRE(port > 0);
   }
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+  // A closed-loop http_load run against it (a runara child); prints the completed count.
+  ChildResult load(int concurrency, int requests, int max_tokens) const {
+    return run_runara({"--quiet", "--allow-host", "127.0.0.1:" + std::to_string(port), "--out",
+                       runara::test::temp_dir("load") + "/out", "-e",
+                       "local r = http_load.run{ url = '" + url("") + "', model = 'fake-model', concurrency = " +
+                           std::to_string(concurrency) + ", requests = " + std::to_string(requests) +
+                           ", max_tokens = " + std::to_string(max_tokens) + " } print(r.completed)"},
+                      60);
+  }
 
   static std::vector<std::string> command(std::vector<std::string> args) {
     args.insert(args.begin(), {RUNARA_BINARY, "serve-fake-llm", "--port", "0"});
@@ -224,11 +233,7 @@ TEST_CASE("serve-fake-llm --help and runara --help document it", "[serve_fake_ll
 // The bench checks a client against these figures (bench/http_load.sh, part b).
 TEST_CASE("serve-fake-llm --report-sent yes prints the TTFT and token gaps it wrote when stopped", "[serve_fake_llm]") {
   Server server({"--ttft-ms", "20", "--itl-ms", "5", "--output-tokens", "6", "--report-sent", "yes"});
-  const ChildResult load = run_runara(
-      {"--quiet", "--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", runara::test::temp_dir("sent") + "/out",
-       "-e", "local r = http_load.run{ url = 'http://127.0.0.1:" + std::to_string(server.port) +
-                 "', model = 'fake-model', concurrency = 4, requests = 20, max_tokens = 6 } print(r.completed)"},
-      60);
+  const ChildResult load = server.load(4, 20, 6);
   INFO(load.out << load.err);
   CHECK(load.out == "20\n");
   server.child.signal(SIGINT);
@@ -236,7 +241,7 @@ TEST_CASE("serve-fake-llm --report-sent yes prints the TTFT and token gaps it wr
   INFO(done.out);
   const std::size_t at = done.out.find("sent: 20 first tokens, TTFT p50 ");
   REQUIRE(at != std::string::npos);
-  double ttft50 = 0, ttft99 = 0, itl50 = 0, itl99 = 0;
+  double ttft50 = 0, ttft99 = 0, itl50 = 0, itl99 = 0;  // the p99s: parsed, so the line's format is checked
   std::size_t gaps = 0;
   REQUIRE(std::sscanf(done.out.c_str() + at, "sent: %*u first tokens, TTFT p50 %lf p99 %lf ms; %zu token gaps, ITL p50 %lf p99 %lf",
                       &ttft50, &ttft99, &gaps, &itl50, &itl99) == 5);
@@ -246,18 +251,13 @@ TEST_CASE("serve-fake-llm --report-sent yes prints the TTFT and token gaps it wr
   CHECK(ttft50 < 25);
   CHECK(itl50 > 4.5);  // a gap after a late send can be shorter, never the median
   CHECK(itl50 < 6);
-  CHECK(itl99 >= itl50);
 }
 
 TEST_CASE("serve-fake-llm --threads N: N loops share the port, each serving its connections", "[serve_fake_llm]") {
   Server server({"--threads=2", "--ttft-ms", "1", "--itl-ms", "1", "--output-tokens", "4"});
   // 16 connections, each hashed by the kernel to one of the 2 listeners: both get some (all on
   // one has a chance of 2^-15).
-  const ChildResult load = run_runara(
-      {"--quiet", "--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", runara::test::temp_dir("threads") + "/out",
-       "-e", "local r = http_load.run{ url = 'http://127.0.0.1:" + std::to_string(server.port) +
-                 "', model = 'fake-model', concurrency = 16, requests = 160, max_tokens = 4 } print(r.completed)"},
-      60);
+  const ChildResult load = server.load(16, 160, 4);
   INFO(load.out << load.err);
   CHECK(load.out == "160\n");
   // Another server on the same port is refused, though SO_REUSEPORT would have let it share.
