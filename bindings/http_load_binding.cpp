@@ -15,6 +15,7 @@
 #include <cmath>
 #include <thread>
 
+#include "http_load_remote.hpp"
 #include "http_load_summary.hpp"
 #include "http_load_thresholds.hpp"
 #include "load/load_job.hpp"
@@ -400,14 +401,14 @@ void parse_limits(lua_State* L, Context& rt, LoadSpec& base) {
   parse_record(L, base);
 }
 
-LoadPlan parse_plan(lua_State* L, Context& rt, int load_number) {
+LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<RemoteLoadChoice>& remote) {
   args::table(L, 1, kRun, "options");
   args::only_fields(L, 1, kRun,
                     {"url", "model", "mode", "endpoint", "stream", "prompts", "seed", "max_tokens", "ignore_eos",
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
-                     "max_request_lines", "thresholds", "quiet", "record", "gpu"});
+                     "max_request_lines", "thresholds", "quiet", "record", "gpu", "on"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -433,8 +434,9 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number) {
   }
   base.url_host = parsed.host;
   base.url_port = parsed.port;
+  remote = parse_remote_load(L, rt, parsed, secrets);
   auto policy = target_policy(rt, secrets, parsed.scheme == "http");
-  check_literal_target(L, *policy, parsed);
+  if (!remote) check_literal_target(L, *policy, parsed);  // the agent judges its own target
   base.policy = policy;
   base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));
   base.timeout_s = positive(L, 1, kRun, "timeout", base.mode == LoadMode::kOpenAi ? 600 : 60, 86400, false);
@@ -486,6 +488,7 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number) {
   plan.out_fd = make_out_fd(out_fd);
   plan.out_dir = rt.out_dir();
   if (sweep) plan.sweep_dir = plan.out_dir + "/" + name;
+  if (remote) run_points_remotely(plan, rt, *remote);
   return plan;
 }
 
@@ -531,7 +534,8 @@ class HttpLoadPrimitive final : public Primitive {
   static int run(lua_State* L) {
     auto& self = primitive_of(L);
     auto& rt = Context::from(L);
-    LoadPlan plan = parse_plan(L, rt, ++self.loads_);
+    std::optional<RemoteLoadChoice> remote;
+    LoadPlan plan = parse_plan(L, rt, ++self.loads_, remote);
     // Each load writes the folder it is named after: a second load of the same name (two tasks
     // running the same suite) would overwrite the first one's results.
     std::vector<std::string> folders;
@@ -561,8 +565,13 @@ class HttpLoadPrimitive final : public Primitive {
     hooks.point_ended = std::move(gpu.ended);
     hooks.point_finished = point_reporter(rt, args::opt_bool(L, 1, kRun, "quiet").value_or(rt.options().quiet), sweep);
     auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
-    const WaitId wait = rt.suspend(L, [job] { job->abort(); });
-    job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
+    auto cancelled = std::make_shared<bool>(false);
+    const WaitId wait = rt.suspend(L, [job, cancelled] {
+      *cancelled = true;
+      job->abort();
+    });
+    auto start = [&rt, wait, sweep, job] {
+      job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
       // Not Context::fail, which redacts the whole message: it quotes the script's own text (the
       // load's name, in its folder), and a masked copy would tell which text was a secret. The
       // job redacted what the server sent; run.log gets a copy redacted whole.
@@ -574,7 +583,17 @@ class HttpLoadPrimitive final : public Primitive {
         push_results(co, results, sweep);
         return 1;
       });
-    });
+      });
+    };
+    if (!remote) {
+      start();
+    } else {
+      install_agent(*remote, [&rt, wait, cancelled, start](const std::string& error) {
+        if (*cancelled) return;
+        if (!error.empty()) return rt.fail(wait, "http_load.run: cannot start the load agent: " + error);
+        start();
+      });
+    }
     return rt.yield(L);
   }
 

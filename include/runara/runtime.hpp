@@ -75,6 +75,9 @@ struct Options {
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
   double teardown_budget_s = 300;              // how long teardown may take before giving up
   bool quiet = false;                          // no http_load summaries unless a load asks (--quiet)
+  // The runara-agent executable `http_load.run{ on = session }` uploads and runs on the machine;
+  // "": the one built with this library (its build tree, else the installed one).
+  std::string load_agent;
   CloudOptions cloud;
   SshOptions ssh;
 };

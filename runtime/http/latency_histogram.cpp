@@ -164,4 +164,58 @@ double LatencyHistogram::max_relative_error() const {
   return 0.5 / static_cast<double>(sub_bucket_half_count_);
 }
 
+LatencyHistogram::State LatencyHistogram::state() const {
+  State s;
+  s.highest = highest_;
+  s.significant_figures = sig_figs_;
+  s.count = count_;
+  s.saturated = saturated_;
+  s.min = min_;
+  s.max = max_;
+  s.sum = sum_;
+  s.sum_sq = sum_sq_;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i]) s.buckets.emplace_back(static_cast<uint32_t>(i), counts_[i]);
+  }
+  return s;
+}
+
+bool LatencyHistogram::from_state(const State& s, LatencyHistogram& out, std::string& error) {
+  if (s.highest < 2 || s.significant_figures < 1 || s.significant_figures > 5) {
+    error = "histogram shape out of range";
+    return false;
+  }
+  LatencyHistogram h(s.highest, s.significant_figures);
+  uint64_t total = 0;
+  int64_t previous = -1;
+  for (const auto& [slot, samples] : s.buckets) {
+    if (slot >= h.counts_.size() || static_cast<int64_t>(slot) <= previous || samples == 0 ||
+        samples > s.count - total) {
+      error = "histogram bucket " + std::to_string(slot) + " out of range, out of order or over the count";
+      return false;
+    }
+    previous = slot;
+    h.counts_[slot] = samples;
+    total += samples;
+  }
+  if (total != s.count || s.saturated > s.count || s.min < 0 || s.min > s.max || (s.count == 0 && (s.max || s.sum))) {
+    error = "histogram counts or extremes do not add up";
+    return false;
+  }
+  // Loops over the buckets run from min's bucket to max's: every sample must lie between them.
+  if (s.count && (s.buckets.front().first != h.index_of(std::min(s.min, h.highest_)) ||
+                  s.buckets.back().first != h.index_of(std::min(s.max, h.highest_)))) {
+    error = "histogram min/max do not match its buckets";
+    return false;
+  }
+  h.count_ = s.count;
+  h.saturated_ = s.saturated;
+  h.min_ = s.min;
+  h.max_ = s.max;
+  h.sum_ = s.sum;
+  h.sum_sq_ = s.sum_sq;
+  out = std::move(h);
+  return true;
+}
+
 }  // namespace runara

@@ -16,6 +16,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace runara {
@@ -57,6 +59,22 @@ class LatencyHistogram {
   int significant_figures() const { return sig_figs_; }
   // Upper bound of |percentile - exact| / exact for in-range values.
   double max_relative_error() const;
+  // The whole state, so that an equal histogram can be rebuilt elsewhere (the remote load agent
+  // sends its histograms so): shape, exact statistics and the non-empty buckets in order.
+  struct State {
+    int64_t highest = kOneHourNs;
+    int significant_figures = 3;
+    uint64_t count = 0, saturated = 0;
+    int64_t min = 0, max = 0;
+    __int128 sum = 0;
+    unsigned __int128 sum_sq = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> buckets;  // (slot, samples), samples > 0
+  };
+  State state() const;
+  // A histogram equal to the one `s` came from; false, with `error` saying what is wrong, for a
+  // state no histogram could have (a bucket out of range or out of order, counts that do not add
+  // up, min above max). Checks everything: the state may come from another machine.
+  static bool from_state(const State& s, LatencyHistogram& out, std::string& error);
   size_t memory_bytes() const { return sizeof(*this) + counts_.capacity() * sizeof(uint64_t); }
   size_t bucket_slots() const { return counts_.size(); }
 

@@ -34,25 +34,38 @@ struct LoadOutcome {
   std::string error;                   // why the load stopped early (gave up, out of memory)
   std::uint64_t left_out = 0;          // finished requests not in requests.jsonl (max_request_lines, a full queue)
   MemoryReservation held;              // what the workers and the lengths took from the run's budget
+  // Where the load ran: "" here; the machine's address when the remote agent ran it, with the
+  // round trip from runara to the agent (ms; -1 unknown): what a local run would have added.
+  std::string load_host;
+  double controller_rtt_ms = -1;
 };
 
-class LoadEngine {
+// What runs one point of a load: this process's LoadEngine, or the remote load agent
+// (load/remote_load.hpp) doing the same on another machine. LoadJob sees only this.
+class LoadRunner {
  public:
   using Progress = std::function<void(const std::string& line)>;
   using Done = std::function<void(LoadOutcome&)>;
+  virtual ~LoadRunner() = default;
+  // Where finished requests' records go (before start(); without it they are only counted).
+  virtual void write_requests_to(std::shared_ptr<RequestLog> log) = 0;
+  // Starts the load; `done` runs on the loop once, when it has finished.
+  virtual void start(Done done) = 0;
+  // Stops the load now: returns what was measured so far. `done` is not called afterwards.
+  virtual LoadOutcome abort() = 0;
+};
 
+class LoadEngine final : public LoadRunner {
+ public:
   LoadEngine(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, Progress progress);
-  ~LoadEngine();  // aborts and joins if still running
+  ~LoadEngine() override;  // aborts and joins if still running
   LoadEngine(const LoadEngine&) = delete;
   LoadEngine& operator=(const LoadEngine&) = delete;
 
-  // Where finished requests' records go (before start(); without it they are only counted).
-  void write_requests_to(std::shared_ptr<RequestLog> log);
-  // Starts the load; `done` runs on `loop` once, when it has finished.
-  void start(Done done);
-  // Stops the workers now and waits for them (a few ms): returns what was measured so far.
-  // `done` is not called afterwards.
-  LoadOutcome abort();
+  void write_requests_to(std::shared_ptr<RequestLog> log) override;
+  void start(Done done) override;
+  // Stops the workers now and waits for them (a few ms).
+  LoadOutcome abort() override;
 
   struct Impl;
 

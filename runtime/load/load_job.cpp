@@ -108,7 +108,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   std::size_t point = 0;
   std::vector<nlohmann::json> results;
   std::shared_ptr<LoadSpec> spec;
-  std::unique_ptr<LoadEngine> engine;
+  std::unique_ptr<LoadRunner> engine;
   bool aborted = false;
   nlohmann::json sweep_rows = nlohmann::json::array();  // a sweep's table so far (redacted)
   bool writing = false;  // between point_done and point_written: the thread pool owns the files
@@ -260,7 +260,6 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (!error.empty() || point == plan.points.size()) return finish();
     spec = std::make_shared<LoadSpec>(plan.points[point]);
     if (pool) {
-      spec->prompts = pool;
       spec->bodies = bodies;
       spec->body_tokens = tokens;
     }
@@ -268,7 +267,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (hooks.point_started) hooks.point_started(spec->name);
     auto log = open_request_log();
     if (!log) return finish();
-    engine = std::make_unique<LoadEngine>(loop, spec, hooks.progress);
+    if (plan.runner) engine = plan.runner(loop, spec, hooks.progress);
+    else engine = std::make_unique<LoadEngine>(loop, spec, hooks.progress);
     engine->write_requests_to(std::move(log));
     auto self = shared_from_this();
     engine->start([self](LoadOutcome& outcome) { self->point_done(std::make_shared<LoadOutcome>(std::move(outcome))); });

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "load/load_engine.hpp"
 #include "load/load_spec.hpp"
 #include "load/openai_request.hpp"
 
@@ -43,6 +44,9 @@ struct LoadPlan {
   std::shared_ptr<const int> out_fd;
   std::string sweep_dir;         // a sweep's folder for sweep.json / sweep.csv; "" when not a sweep
   std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
+  // What runs each point: null for this process's LoadEngine; the remote agent's runner for
+  // `http_load.run{ on = session }` (load/remote_load.hpp).
+  std::function<std::unique_ptr<LoadRunner>(uv_loop_t*, std::shared_ptr<const LoadSpec>, LoadRunner::Progress)> runner;
 };
 
 // Owns `fd` (an open folder): closed when the last copy goes.

@@ -118,6 +118,10 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   out["load_model"] = spec.open_loop() ? "open" : "closed";
   if (spec.open_loop()) out["arrival"] = spec.arrival == Arrival::kConstant ? "constant" : spec.arrival == Arrival::kPoisson ? "poisson" : "gamma";
   out["threads"] = o.threads;
+  // Where the load generator ran: "local" (runara's own machine) or the machine the remote agent
+  // ran on, with the round trip from runara to it (what a local run's TTFT would have carried).
+  out["load_host"] = o.load_host.empty() ? "local" : o.load_host;
+  out["controller_rtt_ms"] = o.controller_rtt_ms >= 0 ? json(o.controller_rtt_ms) : json(nullptr);
   out["wall_time_s"] = o.wall_s;
   out["warmup_requests"] = s.warmup;
   out["abandoned"] = o.abandoned;

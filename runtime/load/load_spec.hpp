@@ -12,7 +12,6 @@
 
 #include "load/arrival_schedule.hpp"
 #include "load/load_stats.hpp"
-#include "load/prompt_pool.hpp"
 #include "load/target_policy.hpp"
 #include "load/thresholds.hpp"
 #include "runara/memory_budget.hpp"
@@ -42,8 +41,9 @@ struct LoadSpec {
   // The request bodies: one per prompt in openai mode (request i uses bodies[prompt(i)]),
   // one template in http mode ("{{index}}" / "{{random}}" replaced per request when templated).
   std::shared_ptr<const std::vector<std::string>> bodies;
-  std::shared_ptr<const std::vector<std::int32_t>> body_tokens;  // input tokens of each body (-1 unknown)
-  std::shared_ptr<const PromptPool> prompts;  // openai: chooses the body of each request
+  // openai: input tokens of each body (-1 unknown); set only in openai mode, where request i
+  // uses bodies[pick_prompt(i, seed, bodies.size())] (load/prompt_pick.hpp).
+  std::shared_ptr<const std::vector<std::int32_t>> body_tokens;
   std::uint64_t seed = 0;                 // prompt choice and templating
   bool templated = false;
   bool stream = true;                     // openai: parse the response as SSE

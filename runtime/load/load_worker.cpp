@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "load/load_transport.hpp"
+#include "load/prompt_pick.hpp"
 #include "load/response_judge.hpp"
 #include "load/seeded_random.hpp"
 #include "net/precise_timer.hpp"
@@ -265,9 +266,8 @@ struct LoadWorker::Impl {
     s.rec.intended_ns = due.intended_ns;
     s.rec.warmup = shared.is_warmup(due.index, due.intended_ns);
     const std::string* body = &spec.bodies->front();
-    if (spec.prompts) {
-      const Prompt& p = spec.prompts->pick(due.index, spec.seed);
-      s.rec.prompt = static_cast<std::uint32_t>(&p - &spec.prompts->at(0));
+    if (spec.body_tokens) {  // openai mode: one body per prompt
+      s.rec.prompt = static_cast<std::uint32_t>(pick_prompt(due.index, spec.seed, spec.bodies->size()));
       body = &(*spec.bodies)[s.rec.prompt];
       s.rec.input_tokens = (*spec.body_tokens)[s.rec.prompt];
     } else if (spec.templated) {

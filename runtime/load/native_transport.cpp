@@ -1,8 +1,6 @@
 // The load's native transport: plain http:// over HTTP/1.1 keep-alive connections
 // (Http1Connection), with each request's head prepared once per load and the target resolved
 // and judged once per worker.
-#include <curl/curl.h>
-#include <netdb.h>
 #include <sys/socket.h>
 
 #include <cstring>
@@ -11,6 +9,7 @@
 #include "load/http1_connection.hpp"
 #include "load/load_shared.hpp"
 #include "load/load_transport.hpp"
+#include "load/request_target.hpp"
 
 namespace runara {
 
@@ -60,16 +59,7 @@ class NativeTransport final : public LoadTransport {
 
  private:
   void prepare_heads() {
-    CURLU* u = curl_url();
-    curl_url_set(u, CURLUPART_URL, spec.url.c_str(), 0);
-    char *path = nullptr, *query = nullptr;
-    curl_url_get(u, CURLUPART_PATH, &path, 0);
-    curl_url_get(u, CURLUPART_QUERY, &query, 0);
-    std::string target = path && *path ? path : "/";
-    if (query) target += std::string("?") + query;
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(u);
+    const std::string target = request_target_of(spec.url);
     const std::string host_header = spec.url_host + (spec.url_port == 80 ? "" : ":" + std::to_string(spec.url_port));
     head_prefix = spec.method + " " + target + " HTTP/1.1\r\nHost: " + host_header + "\r\nUser-Agent: runara\r\nAccept: */*\r\n";
     for (const auto& h : spec.header_lines()) head_prefix += h + "\r\n";
@@ -79,30 +69,23 @@ class NativeTransport final : public LoadTransport {
   // Once for the whole load (on the worker thread, not the Lua thread), each address judged by
   // the sandbox's target policy.
   void resolve() {
-    std::string host = spec.url_host;
-    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const int rc = getaddrinfo(host.c_str(), std::to_string(spec.url_port).c_str(), &hints, &found);
-    if (rc != 0) {
+    const auto found = resolve_host(spec.url_host, spec.url_port, unreachable_message);
+    if (found.empty()) {
       unreachable = ErrorKind::kConnect;
-      unreachable_message = "cannot resolve " + host + ": " + gai_strerror(rc);
       return;
     }
     unreachable = ErrorKind::kRefused;
-    for (addrinfo* a = found; a; a = a->ai_next) {
+    for (const auto& a : found) {
       std::string why;
-      if (spec.policy && !spec.policy->allows(a->ai_addr, spec.url_host, why)) {
+      if (spec.policy && !spec.policy->allows(reinterpret_cast<const sockaddr*>(&a), spec.url_host, why)) {
         if (unreachable_message.empty()) unreachable_message = why;
         continue;
       }
-      std::memcpy(&address, a->ai_addr, a->ai_addrlen);
+      address = a;
       unreachable = ErrorKind::kNone;
       unreachable_message.clear();
       break;
     }
-    freeaddrinfo(found);
   }
 };
 

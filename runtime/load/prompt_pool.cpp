@@ -11,6 +11,7 @@
 
 #include "json_limits.hpp"
 #include "load/bpe_tokenizer.hpp"
+#include "load/prompt_pick.hpp"
 #include "load/seeded_random.hpp"
 
 namespace runara {
@@ -36,8 +37,6 @@ constexpr std::array<std::string_view, 64> kVocabulary = {
 };
 constexpr int kPrefixWords = 4;           // 64^4 = 2^24 distinct prefixes
 constexpr int kMaxInputTokens = 1 << 24;  // far beyond any context window
-// Keeps pick()'s hashes unrelated to synthetic()'s draws under the same seed.
-constexpr std::uint64_t kPickStream = 0x7069636b5f707070ull;
 
 // Word j (< kPrefixWords) of prompt i's prefix: i's j-th base-64 digit put
 // through a bijection of [0, 64) chosen by the seed and the digits below it.
@@ -331,11 +330,7 @@ std::optional<PromptPool> PromptPool::from_text(std::string_view text, std::stri
 }
 
 const Prompt& PromptPool::pick(std::uint64_t request_index, std::uint64_t seed) const {
-  // Both mixes are bijections, so distinct indices never collide before the
-  // reduction to [0, size()) by multiply-high.
-  std::uint64_t h = splitmix64(splitmix64(seed ^ kPickStream) ^ request_index);
-  auto i = (static_cast<unsigned __int128>(h) * prompts_.size()) >> 64;
-  return prompts_[static_cast<std::size_t>(i)];
+  return prompts_[pick_prompt(request_index, seed, prompts_.size())];
 }
 
 }  // namespace runara

@@ -18,8 +18,9 @@ constexpr std::size_t kLineSlack = 4096;  // the text buffer may pass kTextBytes
 
 }  // namespace
 
-RequestLog::RequestLog(int fd, std::string name, std::size_t queue_bytes, int workers, std::shared_ptr<MemoryBudget> budget)
-    : fd_(fd), name_(std::move(name)) {
+RequestLog::RequestLog(int fd, std::string name, std::size_t queue_bytes, int workers, std::shared_ptr<MemoryBudget> budget,
+                       RequestLogOutput output)
+    : fd_(fd), name_(std::move(name)), output_(output) {
   const bool bounded = budget != nullptr;
   held_ = MemoryReservation(std::move(budget), 0);
   reserve(queue_bytes, workers, bounded);
@@ -133,7 +134,8 @@ void RequestLog::run() {
 void RequestLog::write_batches(std::vector<Batch>& batches, std::string& text) {
   for (const Batch& batch : batches) {
     for (const RequestRecord& r : batch) {
-      append_request_line(text, r);
+      if (output_.format) output_.format(text, r);
+      else append_request_line(text, r);
       if (text.size() >= kTextBytes) write_text(text);
     }
   }
@@ -150,6 +152,8 @@ void RequestLog::write_batches(std::vector<Batch>& batches, std::string& text) {
 void RequestLog::write_text(std::string& text) {
   const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
   std::size_t done = 0;
+  std::unique_lock<std::mutex> shared_fd;
+  if (output_.fd_lock) shared_fd = std::unique_lock(*output_.fd_lock);
   while (error_.empty() && done < text.size()) {
     const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;

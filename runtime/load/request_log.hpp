@@ -30,6 +30,14 @@
 
 namespace runara {
 
+// How a RequestLog's records become text, and who else writes to its fd: requests.jsonl's lines
+// by default; the remote load agent (agent/) writes its protocol's record lines to its stdout,
+// which its main thread shares (each write(2) of the writer then holds `fd_lock`).
+struct RequestLogOutput {
+  void (*format)(std::string& out, const RequestRecord& record) = nullptr;  // null: append_request_line
+  std::mutex* fd_lock = nullptr;
+};
+
 class RequestLog {
  public:
   using Batch = std::vector<RequestRecord>;
@@ -42,7 +50,8 @@ class RequestLog {
   // Takes ownership of `fd` (open for writing, empty); `name` names it in errors. `workers`
   // threads will hand over batches. Reserves from `budget` (null: unbounded). Starts the writer
   // thread (std::system_error if the system refuses it).
-  RequestLog(int fd, std::string name, std::size_t queue_bytes, int workers, std::shared_ptr<MemoryBudget> budget);
+  RequestLog(int fd, std::string name, std::size_t queue_bytes, int workers, std::shared_ptr<MemoryBudget> budget,
+             RequestLogOutput output = {});
   ~RequestLog();  // finish()
   RequestLog(const RequestLog&) = delete;
   RequestLog& operator=(const RequestLog&) = delete;
@@ -69,6 +78,7 @@ class RequestLog {
 
   const int fd_;
   const std::string name_;
+  const RequestLogOutput output_;
   MemoryReservation held_;
   std::size_t pool_size_ = 0;     // batch buffers the queue may use
   std::size_t worker_batches_ = 0;  // first_batch() calls the reservation covers

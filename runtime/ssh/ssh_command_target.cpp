@@ -1,5 +1,6 @@
 #include "ssh/ssh_command_target.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 
@@ -21,6 +22,9 @@ class SshCommandTarget::Handle final : public CommandTarget::Running {
  public:
   Handle(SshCommandTarget& target, std::shared_ptr<Job> job, std::shared_ptr<bool> target_alive)
       : target_(target), job_(std::move(job)), target_alive_(std::move(target_alive)) {}
+  void write(std::string_view data) override {
+    if (!job_->finished && job_->exec) job_->exec->send_input(data);
+  }
   ~Handle() override {
     job_->listening = false;
     job_->handlers = {};
@@ -33,20 +37,44 @@ class SshCommandTarget::Handle final : public CommandTarget::Running {
   std::shared_ptr<bool> target_alive_;
 };
 
-SshCommandTarget::SshCommandTarget(SshSession& session, std::string name)
-    : session_(session), name_(std::move(name)) {}
+struct SshCommandTarget::Install {
+  std::string local, remote, part;
+  std::function<void(const std::string&)> done;
+  int step = 0;  // 0: check, 1: upload, 2: rename
+  std::unique_ptr<Running> command;
+  std::unique_ptr<SftpTransfer> upload;
+};
+
+SshCommandTarget::SshCommandTarget(SshSession& session, std::string name, std::string address)
+    : session_(session), name_(std::move(name)), address_(std::move(address)) {}
 
 SshCommandTarget::~SshCommandTarget() {
   *alive_ = false;
+  // Installs still under way end here, told why (their callers wait on them); their commands
+  // and transfers go first, without callbacks.
+  auto pending = std::move(installs_);
+  installs_.clear();
+  for (auto& [raw, job] : pending) {
+    auto done = std::move(job->done);
+    job.reset();
+    if (done) done("the ssh session to " + name_ + " was closed");
+  }
   dying_.clear();  // execs freed before their session (the owner's contract); no callbacks
 }
 
 std::unique_ptr<CommandTarget::Running> SshCommandTarget::run(const std::string& command, Handlers handlers) {
+  return run(command, std::move(handlers), Input{});
+}
+
+std::unique_ptr<CommandTarget::Running> SshCommandTarget::run(const std::string& command, Handlers handlers, Input input) {
   auto job = std::make_shared<Job>();
   job->handlers = std::move(handlers);
   ExecOptions options;
   options.command = command;
   options.tail_bytes = kTargetTail;
+  options.stdin_data = std::move(input.data);
+  options.hold_stdin = input.hold_open;
+  options.max_line = input.max_line;
   Job* raw = job.get();
   options.on_stdout = [raw](std::string_view line) {
     if (raw->listening && raw->handlers.on_line) raw->handlers.on_line(line);
@@ -83,6 +111,68 @@ void SshCommandTarget::abandon(const std::shared_ptr<Job>& job) {
   if (!job->exec || job->finished) return;
   dying_[job.get()] = job;
   job->exec->kill("TERM");
+}
+
+// Three steps, each started from the previous one's callback: is an executable file there
+// already (then done); upload to a part file beside it; make it executable and rename it into
+// place, so a half-copied file is never taken for the real one (the rename is atomic).
+void SshCommandTarget::install(const std::string& local_path, const std::string& remote_path,
+                               std::function<void(const std::string& error)> done) {
+  auto job = std::make_unique<Install>();
+  job->local = local_path;
+  job->remote = remote_path;
+  job->part = remote_path + ".part" + std::to_string(reinterpret_cast<std::uintptr_t>(job.get()) % 1000000);
+  job->done = std::move(done);
+  Install& raw = *job;
+  installs_[&raw] = std::move(job);
+  install_step(raw);
+}
+
+void SshCommandTarget::install_step(Install& job) {
+  Install* raw = &job;
+  auto exited = [this, raw](const Exit& exit) {
+    if (raw->step == 0 && exit.code == 0) return install_done(raw, "");  // already there
+    if (raw->step == 0 && exit.code == 1) {
+      raw->step = 1;
+      return install_step(*raw);
+    }
+    if (raw->step == 2 && exit.code == 0) return install_done(raw, "");
+    install_done(raw, "cannot install " + raw->remote + " on " + name_ + ": " +
+                          (exit.error.empty() ? "exit " + std::to_string(exit.code) : exit.error) +
+                          (exit.stderr_tail.empty() ? "" : " (" + exit.stderr_tail + ")"));
+  };
+  const auto slash = job.remote.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : job.remote.substr(0, slash);
+  if (job.step == 0) {
+    auto command = run("mkdir -p " + shell_quote(dir) + " && { test -x " + shell_quote(job.remote) + " || exit 1; }", {nullptr, exited});
+    if (installs_.count(raw)) raw->command = std::move(command);  // else it failed at once and is gone
+  } else if (job.step == 1) {
+    TransferOptions options;
+    options.local = job.local;
+    options.remote = job.part;
+    try {
+      job.upload = std::make_unique<SftpTransfer>(session_, std::move(options), [this, raw](const TransferResult& r) {
+        if (!r.error.empty()) return install_done(raw, "cannot upload " + raw->local + " to " + name_ + ": " + r.error);
+        raw->step = 2;
+        install_step(*raw);
+      });
+    } catch (const std::exception& e) {
+      install_done(raw, std::string("cannot upload to ") + name_ + ": " + e.what());
+    }
+  } else {
+    auto command = run("chmod 755 " + shell_quote(job.part) + " && mv -f " + shell_quote(job.part) + " " + shell_quote(job.remote), {nullptr, exited});
+    if (installs_.count(raw)) raw->command = std::move(command);
+  }
+}
+
+// Frees the job, then tells the caller. Called from the job's own command's or transfer's last
+// callback, which may destroy that command or transfer (their contracts allow it).
+void SshCommandTarget::install_done(Install* job, const std::string& error) {
+  auto it = installs_.find(job);
+  if (it == installs_.end()) return;
+  auto done = std::move(job->done);
+  installs_.erase(it);
+  if (done) done(error);
 }
 
 }  // namespace runara::ssh

@@ -23,8 +23,8 @@ SshExec::SshExec(SshSession& session, ExecOptions options, Done done)
       options_(std::move(options)),
       done_(std::move(done)),
       input_(preamble(options_.command, options_.env) + options_.stdin_data),
-      out_(options_.tail_bytes),
-      err_(options_.tail_bytes) {
+      out_(options_.tail_bytes, options_.max_line),
+      err_(options_.tail_bytes, options_.max_line) {
   options_.stdin_data.clear();  // kept once, in input_
   out_.set_on_line(std::move(options_.on_stdout));
   err_.set_on_line(std::move(options_.on_stderr));
@@ -109,6 +109,11 @@ bool SshExec::write_stdin(bool& progressed) {
     written_ += static_cast<std::size_t>(n);
     progressed = true;
   }
+  if (options_.hold_stdin && !eof_sent_) {
+    std::string().swap(input_);  // written; send_input() adds more
+    written_ = 0;
+    return true;
+  }
   if (!eof_sent_) {
     const int rc = libssh2_channel_send_eof(channel_);
     if (rc == LIBSSH2_ERROR_EAGAIN) return true;
@@ -119,6 +124,12 @@ bool SshExec::write_stdin(bool& progressed) {
     progressed = true;
   }
   return true;
+}
+
+void SshExec::send_input(std::string_view data) {
+  if (!options_.hold_stdin || eof_sent_ || phase_ == Phase::Done) return;
+  input_.append(data);
+  session_->wake();
 }
 
 bool SshExec::read_streams(bool& progressed) {

@@ -29,7 +29,9 @@ namespace runara::ssh {
 struct ExecOptions {
   std::string command;
   EnvList env;             // exported before the command runs; never on a command line
-  std::string stdin_data;  // then end of input
+  std::string stdin_data;  // then end of input, unless hold_stdin
+  bool hold_stdin = false;  // stdin stays open for send_input() until the exec ends or is killed
+  std::size_t max_line = 64u << 10;  // longer stdout/stderr lines arrive in pieces (LineOutput)
   double timeout_s = 0;    // 0: none; else TERM to the group, KILL after kill_grace_s
   double kill_grace_s = 3;
   std::size_t tail_bytes = 8u << 20;  // per stream
@@ -59,6 +61,8 @@ class SshExec final : public Stepper {
   // Signal the remote process group (as soon as it is known); "TERM" escalates to "KILL"
   // after kill_grace_s, and the channel is dropped if even that does not end it.
   void kill(const std::string& signal = "TERM");
+  // More stdin (hold_stdin only), written after what came before.
+  void send_input(std::string_view data);
   bool running() const { return phase_ != Phase::Done; }
   long pgid() const { return pgid_; }  // 0 until the remote side reported it
   // What was kept so far of each stream (the same tails the result will hold), while it runs.

@@ -1,0 +1,132 @@
+#include "http_load_remote.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "load/remote_load.hpp"
+#include "load/request_target.hpp"
+#include "load/target_policy.hpp"
+#include "lua_args.hpp"
+#include "runara/command_target.hpp"
+#include "runara/runtime.hpp"
+
+namespace runara {
+
+namespace {
+
+const char* const kRun = "http_load.run";
+
+std::string default_agent() {
+  return access(RUNARA_DEFAULT_AGENT, X_OK) == 0 ? RUNARA_DEFAULT_AGENT : RUNARA_INSTALLED_AGENT;
+}
+
+// 64-bit FNV-1a of the agent's bytes, for its remote file name: a changed agent gets a new
+// name, so a stale copy is never run. Read once per path and size for the process (a few MB).
+std::string agent_hash(const std::string& path, std::string& error) {
+  static std::map<std::string, std::string> known;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "the load agent " + path + " cannot be read (build the runara_agent target, or set Options::load_agent)";
+    return {};
+  }
+  in.seekg(0, std::ios::end);
+  const std::string key = path + "@" + std::to_string(static_cast<long long>(in.tellg()));
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  in.seekg(0);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(block[i])) * 0x100000001b3ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return known[key] = hex;
+}
+
+void check_target_url(lua_State* L, const TargetUrl& url, const CommandTarget& target) {
+  if (url.scheme != "http") {
+    args::raise(L, "%s: option 'on': the load agent speaks plain http:// to the machine's own server; give url = \"http://127.0.0.1:PORT\", not %s://", kRun, url.scheme.c_str());
+  }
+  sockaddr_storage address{};
+  if (!numeric_host(url.host, url.port, address)) {
+    args::raise(L, "%s: option 'on': the url's host must be a numeric address on that machine (e.g. 127.0.0.1), got '%s'", kRun, url.host.c_str());
+  }
+  const AddressClass cls = classify_address(reinterpret_cast<const sockaddr*>(&address));
+  const std::string text = address_text(reinterpret_cast<const sockaddr*>(&address));
+  if (cls != AddressClass::kLoopback && cls != AddressClass::kPrivate && text != target.address()) {
+    args::raise(L, "%s: option 'on': the agent may load only the machine it runs on: its loopback (127.0.0.1) or its own private address, not %s (%s)", kRun,
+                text.c_str(), std::string(address_class_name(cls)).c_str());
+  }
+}
+
+// A secret in the load's headers travels to the machine (inside ssh), so it must be allowed
+// to go there, as a local load's secrets must be allowed to go to its server.
+void check_secrets(lua_State* L, Context& ctx, const std::vector<std::string>& secrets, const CommandTarget& target) {
+  if (secrets.empty()) return;
+  TargetPolicy policy;
+  for (const auto& [address, port] : ctx.reachable()) policy.add_reachable(address, port);
+  for (const auto& grant : ctx.permissions().hosts) policy.add_grant(grant);
+  for (const auto& name : secrets) {
+    const auto it = ctx.permissions().secret_destinations.find(name);
+    policy.bind_secret(name, it == ctx.permissions().secret_destinations.end() ? std::vector<std::string>{} : it->second, false);
+  }
+  sockaddr_storage address{};
+  std::string why = "its address is not numeric";
+  if (!numeric_host(target.address(), 22, address) || !policy.allows(reinterpret_cast<const sockaddr*>(&address), target.address(), why)) {
+    args::raise(L, "%s: option 'on': the load carries a secret, which would go to %s: %s", kRun, target.name().c_str(), why.c_str());
+  }
+}
+
+}  // namespace
+
+std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, const TargetUrl& url,
+                                                  const std::vector<std::string>& secrets) {
+  lua_getfield(L, 1, "on");
+  const int index = lua_gettop(L);
+  if (lua_isnil(L, index)) {
+    lua_pop(L, 1);
+    return std::nullopt;
+  }
+  auto target = ctx.command_target(L, index);
+  if (!target || target->address().empty()) {
+    args::raise(L, "%s: option 'on' must be an open ssh session (from ssh.connect), got %s", kRun, luaL_typename(L, index));
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "http2");
+  const bool http2 = lua_toboolean(L, -1);
+  lua_getfield(L, 1, "ca_file");
+  const bool ca_file = !lua_isnil(L, -1);
+  lua_pop(L, 2);
+  if (http2) args::raise(L, "%s: option 'on': the load agent speaks HTTP/1.1 only; leave out http2 (or measure from here without 'on')", kRun);
+  if (ca_file) args::raise(L, "%s: option 'on': the load agent speaks plain http:// only; 'ca_file' has no use there", kRun);
+  check_target_url(L, url, *target);
+  check_secrets(L, ctx, secrets, *target);
+  RemoteLoadChoice choice;
+  choice.target = target;
+  choice.agent_local = ctx.options().load_agent.empty() ? default_agent() : ctx.options().load_agent;
+  std::string error;
+  const std::string hash = agent_hash(choice.agent_local, error);
+  if (hash.empty()) args::raise(L, "%s: option 'on': %s", kRun, error.c_str());
+  choice.agent_remote = ".cache/runara/runara-agent-" + hash;
+  return choice;
+}
+
+void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& remote) {
+  const std::size_t memory = ctx.options().max_memory_bytes;
+  plan.runner = [remote, memory, &ctx](uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, LoadRunner::Progress progress) {
+    RemoteLoadPlan plan{remote.target, remote.agent_remote, ctx.remaining_runtime_s(), memory};
+    return make_remote_load(loop, std::move(spec), std::move(progress), std::move(plan));
+  };
+}
+
+void install_agent(const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done) {
+  auto target = remote.target.lock();
+  if (!target) return done("the ssh session was closed");
+  target->install(remote.agent_local, remote.agent_remote, std::move(done));
+}
+
+}  // namespace runara

@@ -1,0 +1,38 @@
+// `http_load.run{ on = session, ... }`: the load runs on the machine behind an ssh session, by
+// the remote load agent (agent/, runtime/load/remote_load.hpp), so its TTFT and ITL carry no
+// network between runara and the cloud. This file reads the option, refuses what the agent
+// cannot do, and installs the agent before the load starts.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "load/load_job.hpp"
+#include "load/target_url.hpp"
+#include "runara/primitive.hpp"
+
+namespace runara {
+
+struct RemoteLoadChoice {
+  std::weak_ptr<CommandTarget> target;
+  std::string agent_local;   // the agent executable here
+  std::string agent_remote;  // where it is installed there (named by its content's hash)
+};
+
+// Option 'on' of the options table at index 1: nullopt when absent. Raises for a value that is
+// not an ssh session, and for what the agent cannot honour (https, http2, ca_file, a host name,
+// a target that is not the machine itself, a secret that may not go to that machine).
+std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, const TargetUrl& url,
+                                                  const std::vector<std::string>& secrets);
+
+// Runs each point of `plan` on the agent.
+void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& remote);
+
+// Installs the agent (once per machine: an existing copy of the same content is kept), then
+// `done("")`, or `done(why)`.
+void install_agent(const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done);
+
+}  // namespace runara

@@ -1,0 +1,59 @@
+// The line protocol between runara and its remote load agent (agent/, `http_load.run{ on = s }`).
+// Versioned: both sides name kAgentProtocol, and a mismatch is refused before any load runs.
+//
+// runara -> agent, on the agent's stdin (then held open: its end, EOF, stops the agent):
+//   ping N                 answered at once with "pong N" (runara times the round trip)
+//   spec {json}            the load to run (encode_agent_spec); exactly one
+// agent -> runara, on its stdout, one message per line:
+//   runara-agent P V       first: protocol P, agent version V
+//   pong N
+//   P text                 the engine's live progress line
+//   R i intended sent first done in out chunks prompt status error flags
+//                          one finished request (append_record_line), integers, times in ns
+//                          after the load's start on the agent's monotonic clock
+//   S {json}               the outcome: statistics, lengths and counters (encode_outcome); last
+//   E text                 the agent cannot run the load: why; last
+//
+// Contract: pure functions, any thread, no I/O. Every decoder checks everything it reads (the
+// other side may be a broken or hostile program) and never throws: false and `error` say what
+// was wrong.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "load/load_engine.hpp"
+#include "load/load_spec.hpp"
+
+namespace runara {
+
+inline constexpr int kAgentProtocol = 1;
+// The longest line either side sends (an outcome with full histograms and 100,000 lengths is
+// about 3 MB); a longer one is an error.
+inline constexpr std::size_t kAgentMaxLine = 16u << 20;
+
+// ---- runara -> agent ----
+// The spec line, without its newline. `deadline_s`: the agent stops the load after this long.
+// `memory_bytes`: the agent's cap on what the load may hold (0: none).
+std::string encode_agent_spec(const LoadSpec& spec, double deadline_s, std::size_t memory_bytes);
+// The agent's side. The spec gets no target policy and no memory budget: the agent sets both.
+bool decode_agent_spec(std::string_view json, LoadSpec& spec, double& deadline_s, std::size_t& memory_bytes,
+                       std::string& error);
+
+// ---- agent -> runara ----
+std::string hello_line(std::string_view agent_version);
+// The protocol version a hello line names; false when `line` is not a hello line.
+bool parse_hello(std::string_view line, int& protocol, std::string& agent_version);
+
+void append_record_line(std::string& out, const RequestRecord& r);  // "R ...\n"
+// `fields`: the line after "R ".
+bool parse_record_line(std::string_view fields, RequestRecord& r, std::string& error);
+
+// The outcome line's JSON (after "S "): stats, lengths and counters. `records_dropped`: records
+// the agent's output queue dropped (runara then lacks them).
+std::string encode_outcome(const LoadOutcome& outcome, std::uint64_t records_dropped);
+bool decode_outcome(std::string_view json, const Slo& slo, std::size_t max_lengths, LoadOutcome& out,
+                    std::uint64_t& records_dropped, std::string& error);
+
+}  // namespace runara

@@ -1,0 +1,210 @@
+#include "load/remote_load.hpp"
+
+#include <uv.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "load/agent_protocol.hpp"
+
+namespace runara {
+
+namespace {
+
+constexpr int kPings = 3;
+
+std::string excerpt(std::string_view line) {
+  std::string out(line.substr(0, 80));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  }
+  return line.size() > 80 ? out + "..." : out;
+}
+
+class RemoteLoad final : public LoadRunner {
+ public:
+  RemoteLoad(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, Progress progress, RemoteLoadPlan plan)
+      : loop_(loop), spec_(std::move(spec)), progress_(std::move(progress)), plan_(std::move(plan)),
+        partial_(spec_->slo), lengths_(spec_->max_lengths) {
+    if (auto target = plan_.target.lock()) {
+      host_ = target->name();
+      address_ = target->address();
+    }
+  }
+
+  ~RemoteLoad() override {
+    *alive_ = false;
+    running_.reset();
+  }
+
+  void write_requests_to(std::shared_ptr<RequestLog> log) override {
+    log_ = std::move(log);
+    if (log_) batch_ = log_->first_batch();
+  }
+
+  void start(Done done) override {
+    done_ = std::move(done);
+    started_ns_ = uv_hrtime();
+    CommandTarget::Input input;
+    input.hold_open = true;
+    input.max_line = kAgentMaxLine + 2;
+    auto target = plan_.target.lock();
+    if (!target) return fail("the ssh session for the load agent was closed before the load started");
+    auto alive = alive_;
+    auto running = target->run("exec " + plan_.agent_command,
+                               {[this](std::string_view line) { on_line(line); },
+                                [this](const CommandTarget::Exit& exit) { on_exit(exit); }},
+                               std::move(input));
+    if (!*alive) return;  // it failed at once, and `done` destroyed this runner
+    if (!finished_) running_ = std::move(running);
+  }
+
+  LoadOutcome abort() override {
+    finished_ = true;
+    running_.reset();  // TERM to the agent's group, its stdin closed
+    return partial("", true);
+  }
+
+ private:
+  const std::string& host() const { return host_; }
+
+  void on_line(std::string_view line) {
+    if (finished_) return;
+    if (line.size() > kAgentMaxLine) return fail("a line from the agent on " + host() + " is too long");
+    if (!hello_) return on_hello(line);
+    if (line.starts_with("R ")) return on_record(line.substr(2));
+    if (line.starts_with("P ")) {
+      if (progress_) progress_(std::string(line.substr(2)) + "  (agent on " + address_ + ")");
+      return;
+    }
+    if (line.starts_with("pong ")) return on_pong();
+    if (line.starts_with("S ")) return on_outcome(line.substr(2));
+    if (line.starts_with("E ")) return fail("the load agent on " + host() + " refused the load: " + std::string(line.substr(2)));
+    fail("the load agent on " + host() + " sent a line runara does not understand: '" + excerpt(line) + "'");
+  }
+
+  void on_hello(std::string_view line) {
+    int protocol = 0;
+    std::string version;
+    if (!parse_hello(line, protocol, version)) {
+      return fail("the program started as the load agent on " + host() + " did not answer as one (its first line: '" +
+                  excerpt(line) + "')");
+    }
+    if (protocol != kAgentProtocol) {
+      return fail("the load agent on " + host() + " speaks protocol " + std::to_string(protocol) + " (runara-agent " +
+                  excerpt(version) + "), this runara speaks " + std::to_string(kAgentProtocol));
+    }
+    hello_ = true;
+    ping();
+  }
+
+  void ping() {
+    ping_sent_ns_ = uv_hrtime();
+    if (running_) running_->write("ping " + std::to_string(pings_) + "\n");
+  }
+
+  void on_pong() {
+    const double rtt = static_cast<double>(uv_hrtime() - ping_sent_ns_) / 1e6;
+    rtt_ms_ = pings_ == 0 ? rtt : std::min(rtt_ms_, rtt);
+    if (++pings_ < kPings) return ping();
+    const double deadline = std::max(0.001, plan_.deadline_s - static_cast<double>(uv_hrtime() - started_ns_) / 1e9);
+    if (running_) running_->write("spec " + encode_agent_spec(*spec_, deadline, plan_.memory_bytes) + "\n");
+  }
+
+  void on_record(std::string_view fields) {
+    RequestRecord r;
+    std::string error;
+    if (!parse_record_line(fields, r, error)) return fail("the load agent on " + host() + " sent a broken line: " + error);
+    partial_.add(r, {}, "");
+    lengths_.add(r, lengths_taken_);
+    if (!log_) return;
+    if (batch_.capacity() == 0) {
+      ++left_out_;
+      return;
+    }
+    batch_.push_back(r);
+    if (batch_.size() == RequestLog::kBatchRecords) left_out_ += log_->hand_over(batch_);
+  }
+
+  void on_outcome(std::string_view json) {
+    LoadOutcome outcome;
+    std::uint64_t dropped = 0;
+    std::string error;
+    if (!decode_outcome(json, spec_->slo, spec_->max_lengths, outcome, dropped, error)) {
+      return fail("the load agent on " + host() + ": " + error);
+    }
+    outcome.left_out += left_out_;
+    complete(std::move(outcome));
+  }
+
+  void on_exit(const CommandTarget::Exit& exit) {
+    if (finished_) return;
+    std::string why = !exit.error.empty() ? exit.error : "exit status " + std::to_string(exit.code);
+    if (exit.code == 127) why += " (the agent is not on the machine, or cannot run there)";
+    if (!exit.stderr_tail.empty()) why += "; its last error output: " + excerpt(exit.stderr_tail);
+    fail("the load agent on " + host() + " ended before its results: " + why);
+  }
+
+  void fail(const std::string& why) {
+    if (finished_) return;
+    running_.reset();
+    complete(partial(why, false));
+  }
+
+  // What the records received so far say, for an agent that could not finish.
+  LoadOutcome partial(const std::string& error, bool interrupted) {
+    LoadOutcome out;
+    out.stats = partial_;
+    out.lengths = std::move(lengths_);
+    out.wall_s = static_cast<double>(uv_hrtime() - started_ns_) / 1e9;
+    out.threads = spec_->threads;
+    out.interrupted = interrupted;
+    out.error = error;
+    out.left_out = left_out_;
+    out.load_host = address_;
+    out.controller_rtt_ms = hello_ && pings_ > 0 ? rtt_ms_ : -1;
+    if (log_) log_->hand_over(batch_);
+    out.request_log = std::move(log_);
+    return out;
+  }
+
+  void complete(LoadOutcome outcome) {
+    finished_ = true;
+    if (outcome.load_host.empty()) {
+      outcome.load_host = address_;
+      outcome.controller_rtt_ms = rtt_ms_;
+      if (log_) outcome.left_out += log_->hand_over(batch_);
+      outcome.request_log = std::move(log_);
+    }
+    if (done_) done_(outcome);  // may destroy this runner
+  }
+
+  uv_loop_t* loop_;
+  std::shared_ptr<const LoadSpec> spec_;
+  Progress progress_;
+  RemoteLoadPlan plan_;
+  std::string host_, address_;  // the target's name and address, for messages and results
+  Done done_;
+  std::unique_ptr<CommandTarget::Running> running_;
+  std::shared_ptr<RequestLog> log_;
+  RequestLog::Batch batch_;
+  LoadStats partial_;
+  RequestLengths lengths_;
+  std::atomic<std::uint64_t> lengths_taken_{0};
+  std::uint64_t left_out_ = 0;
+  std::uint64_t started_ns_ = 0, ping_sent_ns_ = 0;
+  int pings_ = 0;
+  double rtt_ms_ = -1;
+  bool hello_ = false;
+  bool finished_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace
+
+std::unique_ptr<LoadRunner> make_remote_load(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec,
+                                             LoadRunner::Progress progress, RemoteLoadPlan plan) {
+  return std::make_unique<RemoteLoad>(loop, std::move(spec), std::move(progress), std::move(plan));
+}
+
+}  // namespace runara
