@@ -413,7 +413,7 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
   if (url.empty()) args::raise(L, "%s: option 'url' is required (e.g. url = \"http://\" .. d.ip .. \":8000\")", kRun);
-  const TargetUrl parsed = parse_url(L, url);
+  TargetUrl parsed = parse_url(L, url);
   const bool has_model = args::opt_string(L, 1, kRun, "model").has_value();
   const std::string mode = args::opt_string(L, 1, kRun, "mode").value_or(has_model ? "openai" : "http");
   if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
@@ -421,6 +421,7 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
   std::vector<std::string> secrets;
   std::vector<std::string> headers = parse_headers(L, rt, secrets);
   check_header_size(L, headers);
+  remote = parse_remote_load(L, rt, parsed, secrets);  // may point `parsed` at a simulated machine's own address
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);
@@ -434,7 +435,6 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
   }
   base.url_host = parsed.host;
   base.url_port = parsed.port;
-  remote = parse_remote_load(L, rt, parsed, secrets);
   auto policy = target_policy(rt, secrets, parsed.scheme == "http");
   if (!remote) check_literal_target(L, *policy, parsed);  // the agent judges its own target
   base.policy = policy;

@@ -81,9 +81,19 @@ void check_secrets(lua_State* L, Context& ctx, const std::vector<std::string>& s
   }
 }
 
+// A simulated droplet shares this computer's loopback with the others: its "own loopback" is the
+// address it was given (RunMachine::forward_host).
+void point_at_simulated_machine(Context& ctx, const CommandTarget& target, TargetUrl& url) {
+  const RunMachine* machine = ctx.machine(target.address());
+  if (!machine || machine->forward_host.empty() || (url.host != "127.0.0.1" && url.host != "localhost")) return;
+  const auto at = url.url.find("://" + url.host);
+  if (at != std::string::npos) url.url.replace(at + 3, url.host.size(), machine->forward_host);
+  url.host = machine->forward_host;
+}
+
 }  // namespace
 
-std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, const TargetUrl& url,
+std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, TargetUrl& url,
                                                   const std::vector<std::string>& secrets) {
   lua_getfield(L, 1, "on");
   const int index = lua_gettop(L);
@@ -103,6 +113,7 @@ std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, co
   lua_pop(L, 2);
   if (http2) args::raise(L, "%s: option 'on': the load agent speaks HTTP/1.1 only; leave out http2 (or measure from here without 'on')", kRun);
   if (ca_file) args::raise(L, "%s: option 'on': the load agent speaks plain http:// only; 'ca_file' has no use there", kRun);
+  point_at_simulated_machine(ctx, *target, url);
   check_target_url(L, url, *target);
   check_secrets(L, ctx, secrets, *target);
   RemoteLoadChoice choice;

@@ -24,8 +24,10 @@ struct RemoteLoadChoice {
 
 // Option 'on' of the options table at index 1: nullopt when absent. Raises for a value that is
 // not an ssh session, and for what the agent cannot honour (https, http2, ca_file, a host name,
-// a target that is not the machine itself, a secret that may not go to that machine).
-std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, const TargetUrl& url,
+// a target that is not the machine itself, a secret that may not go to that machine). On a
+// simulated droplet (runara --sim) 127.0.0.1 in `url` becomes the address standing for the
+// machine's own loopback, as s:forward does.
+std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, TargetUrl& url,
                                                   const std::vector<std::string>& secrets);
 
 // Runs each point of `plan` on the agent.

@@ -63,6 +63,8 @@ SSH (the ssh primitive):
                           your own ssh_keys (default ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
   --accept-new-host-keys  trust a granted host whose key ~/.ssh/known_hosts lacks (a changed
                           key is still refused)
+  --load-agent PATH       the runara-agent that http_load.run{ on = session } uploads to the
+                          machine (default: the one built with runara)
 Limits:
   --max-runtime SECONDS   hard deadline for the whole run (default 7200)
   --max-memory SIZE       cap on the script's Lua heap, e.g. 512M, 2G (default 1G)
@@ -181,6 +183,9 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
     } else if (a == "--allow-host") {
       if (!(error = value(a, v)).empty()) return error;
       out.options.permissions.hosts.push_back(v);
+    } else if (a == "--load-agent") {
+      if (!(error = value(a, out.options.load_agent)).empty()) return error;
+      if (out.options.load_agent.empty()) return "--load-agent expects the path of a runara-agent executable";
     } else if (a == "--ssh-key") {
       if (!(error = value(a, out.options.ssh.key_path)).empty()) return error;
       if (out.options.ssh.key_path.empty()) return "--ssh-key expects the path of a private key file";

@@ -8,7 +8,7 @@
 -- with the model downloads (about $4). The worst case under the default 2 h limit is $10.76,
 -- inside the default --budget of $20. Rehearse it for free: runara --sim scripts/compare_mi300x_h100.lua
 --
--- Params: model=meta-llama/Llama-3.3-70B-Instruct quantization=fp8 profile=full|quick
+-- Params: model=meta-llama/Llama-3.3-70B-Instruct quantization=fp8 profile=full|quick remote=false
 --   amd_size=gpu-mi300x1-192gb amd_image=gpu-amd-base amd_region=atl1
 --   nvidia_size=gpu-h100x1-80gb nvidia_image=gpu-h100x1-base nvidia_region=nyc2
 -- Secrets: --secret HF_TOKEN (gated model; not needed under --sim).
@@ -39,7 +39,8 @@ local function measure(side)
   local gpu = gpu_metrics.start(s, { interval = 1 })
   local server = vllm.start(s, { model = model, quantization = quantization, hf_token = HF_TOKEN,
                                  max_model_len = tonumber(P.max_model_len or 8192) })
-  local r = suite.run(server, { gpu = gpu, profile = P.profile, quiet = true, name_prefix = side.key .. "_" })
+  local r = suite.run(server, { gpu = gpu, profile = P.profile, quiet = true, name_prefix = side.key .. "_",
+                                    remote = P.remote ~= "false" })
   server:download_log("logs/vllm-" .. side.key .. ".log")
   local g = gpu:stop()
   server:stop()

@@ -17,6 +17,8 @@
 --   model=meta-llama/Llama-3.3-70B-Instruct  quantization=fp8  max_model_len=8192
 --   gpu_memory_utilization=0.9  mode=docker|pip  vllm_image=rocm/vllm:latest
 --   ready_timeout=1800 (seconds for the server to answer)  profile=full|quick (default full; quick on the simulated cloud)
+--   remote=false (load from this machine through a tunnel; by default runara-agent loads the server
+--   from the droplet itself, so the numbers carry no network between you and the cloud)
 -- Secrets: --secret HF_TOKEN (the model is gated on Hugging Face; not needed under --sim).
 local report = require("runara.report")
 local vllm = require("runara.vllm")
@@ -70,7 +72,7 @@ local function run()
   })
   rep:metadata{ framework = "vLLM " .. server.version, server_ready_s = server.ready_s }
 
-  suite.run(server, { report = rep, gpu = gpu, profile = P.profile })
+  suite.run(server, { report = rep, gpu = gpu, profile = P.profile, remote = P.remote ~= "false" })
   rep:phase("done")
   server:download_log("logs/vllm.log")
   rep:add_gpu(gpu:stop())

@@ -13,6 +13,7 @@
 -- Params (key=value): size=gpu-mi300x1-192gb image=gpu-amd-base region=atl1
 --   model=meta-llama/Llama-3.3-70B-Instruct quantization=fp8 levels=64,128,256,512,1024,2048
 --   input_tokens=1024 range_ratio=0.5 max_tokens=256 (64 under --sim) requests_per_stream=2 (1 under --sim)
+--   remote=false (load from this machine; by default runara-agent loads the server from the droplet)
 -- Secrets: --secret HF_TOKEN (gated model; not needed under --sim).
 local report = require("runara.report")
 local vllm = require("runara.vllm")
@@ -58,7 +59,7 @@ local function run()
   local server_metrics = metrics.start(server.url .. "/metrics", { interval = 1, prefix = "vllm:" })
   local sim = runara.simulated
   suite.sweep(server, {
-    concurrency = levels(), report = rep, gpu = gpu,
+    concurrency = levels(), report = rep, gpu = gpu, remote = P.remote ~= "false",
     input_tokens = tonumber(P.input_tokens or 1024), range_ratio = tonumber(P.range_ratio or 0.5),
     max_tokens = tonumber(P.max_tokens or (sim and 64 or 256)),
     requests_per_stream = tonumber(P.requests_per_stream or (sim and 1 or 2)),

@@ -1,7 +1,11 @@
 #include "load/agent_protocol.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "json_limits.hpp"
 
@@ -11,13 +15,95 @@ using nlohmann::json;
 
 namespace {
 
+// ---- numbers and strings, checked ----
+
+// A JSON number as T; refused when it is not one of T's kind or does not fit (nlohmann's get<>
+// would quietly cut 2^32 + 1 to 1, -1 to 2^64 - 1, 2.5 to 2, and read true as 1).
+template <typename T>
+T number(const json& v, std::string_view name) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (v.is_number()) return v.get<T>();
+  } else if (v.is_number_unsigned()) {
+    if (const auto n = v.get<std::uint64_t>(); std::in_range<T>(n)) return static_cast<T>(n);
+  } else if (v.is_number_integer()) {
+    if (const auto n = v.get<std::int64_t>(); std::in_range<T>(n)) return static_cast<T>(n);
+  }
+  throw std::invalid_argument(std::string(name) + (std::is_floating_point_v<T> ? " must be a number" : " must be an integer in range"));
+}
+
+template <typename T>
+T number_at(const json& j, const char* key) {
+  return number<T>(j.at(key), key);
+}
+
+template <typename T>
+std::vector<T> numbers(const json& v, std::string_view name) {
+  if (!v.is_array()) throw std::invalid_argument(std::string(name) + " must be an array");
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (const json& n : v) out.push_back(number<T>(n, name));
+  return out;
+}
+
+// A script's strings (an http body, a header) may hold any bytes, JSON strings only UTF-8 (a
+// dump would replace the rest with U+FFFD): such a string travels as {"hex": "..."}.
+json text(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return s;
+  } catch (const json::type_error&) {
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * s.size());
+  for (unsigned char c : s) {
+    hex += kDigits[c >> 4];
+    hex += kDigits[c & 15];
+  }
+  return {{"hex", std::move(hex)}};
+}
+
+json texts(const std::vector<std::string>& list) {
+  json out = json::array();
+  for (const auto& s : list) out.push_back(text(s));
+  return out;
+}
+
+std::string text_from(const json& v, std::string_view name) {
+  if (v.is_string()) return v.get<std::string>();
+  const json* hex = v.is_object() && v.size() == 1 && v.contains("hex") && v["hex"].is_string() ? &v["hex"] : nullptr;
+  const std::string* digits = hex ? hex->get_ptr<const std::string*>() : nullptr;
+  if (!digits || digits->size() % 2) throw std::invalid_argument(std::string(name) + " must be a string");
+  std::string out(digits->size() / 2, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    unsigned byte = 0;
+    const char* at = digits->data() + 2 * i;
+    const auto [end, ec] = std::from_chars(at, at + 2, byte, 16);
+    if (ec != std::errc() || end != at + 2) throw std::invalid_argument(std::string(name) + " must be a string");
+    out[i] = static_cast<char>(byte);
+  }
+  return out;
+}
+
+std::string text_at(const json& j, const char* key) { return text_from(j.at(key), key); }
+
+std::vector<std::string> texts_at(const json& j, const char* key) {
+  const json& v = j.at(key);
+  if (!v.is_array()) throw std::invalid_argument(std::string(key) + " must be an array");
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (const json& s : v) out.push_back(text_from(s, key));
+  return out;
+}
+
 // ---- histograms: 128-bit sums travel as [high, low] 64-bit halves ----
 
 json u128(unsigned __int128 v) { return json::array({static_cast<std::uint64_t>(v >> 64), static_cast<std::uint64_t>(v)}); }
 
 unsigned __int128 u128_from(const json& j) {
   if (!j.is_array() || j.size() != 2) throw std::invalid_argument("a 128-bit value must be [high, low]");
-  return (static_cast<unsigned __int128>(j[0].get<std::uint64_t>()) << 64) | j[1].get<std::uint64_t>();
+  return (static_cast<unsigned __int128>(number<std::uint64_t>(j[0], "a 128-bit value")) << 64) |
+         number<std::uint64_t>(j[1], "a 128-bit value");
 }
 
 json histogram_json(const LatencyHistogram& h) {
@@ -34,17 +120,17 @@ json histogram_json(const LatencyHistogram& h) {
 
 LatencyHistogram histogram_from(const json& j, const char* name) {
   LatencyHistogram::State s;
-  s.highest = j.at("highest").get<std::int64_t>();
-  s.significant_figures = j.at("figures").get<int>();
-  s.count = j.at("count").get<std::uint64_t>();
-  s.saturated = j.at("saturated").get<std::uint64_t>();
-  s.min = j.at("min").get<std::int64_t>();
-  s.max = j.at("max").get<std::int64_t>();
+  s.highest = number_at<std::int64_t>(j, "highest");
+  s.significant_figures = number_at<int>(j, "figures");
+  s.count = number_at<std::uint64_t>(j, "count");
+  s.saturated = number_at<std::uint64_t>(j, "saturated");
+  s.min = number_at<std::int64_t>(j, "min");
+  s.max = number_at<std::int64_t>(j, "max");
   s.sum = static_cast<__int128>(u128_from(j.at("sum")));
   s.sum_sq = u128_from(j.at("sum_sq"));
   const json& b = j.at("buckets");
   if (!b.is_array() || b.size() % 2) throw std::invalid_argument(std::string(name) + ": buckets must be [slot, count, ...]");
-  for (std::size_t i = 0; i < b.size(); i += 2) s.buckets.emplace_back(b[i].get<std::uint32_t>(), b[i + 1].get<std::uint64_t>());
+  for (std::size_t i = 0; i < b.size(); i += 2) s.buckets.emplace_back(number<std::uint32_t>(b[i], name), number<std::uint64_t>(b[i + 1], name));
   LatencyHistogram out;
   std::string error;
   if (!LatencyHistogram::from_state(s, out, error)) throw std::invalid_argument(std::string(name) + ": " + error);
@@ -76,30 +162,32 @@ bool known_kind(const std::string& name) {
 
 LoadStats stats_from(const json& j, const Slo& slo) {
   LoadStats s(slo);
-  s.completed = j.at("completed").get<std::uint64_t>();
-  s.failed = j.at("failed").get<std::uint64_t>();
-  s.warmup = j.at("warmup").get<std::uint64_t>();
-  s.good = j.at("good").get<std::uint64_t>();
-  s.input_tokens = j.at("input_tokens").get<std::int64_t>();
-  s.output_tokens = j.at("output_tokens").get<std::int64_t>();
-  s.client_input_tokens = j.at("client_input_tokens").get<std::int64_t>();
-  s.server_input_tokens = j.at("server_input_tokens").get<std::int64_t>();
-  s.server_input_counted = j.at("server_input_counted").get<std::uint64_t>();
-  s.usage_counted = j.at("usage_counted").get<std::uint64_t>();
-  s.chunk_counted = j.at("chunk_counted").get<std::uint64_t>();
+  s.completed = number_at<std::uint64_t>(j, "completed");
+  s.failed = number_at<std::uint64_t>(j, "failed");
+  s.warmup = number_at<std::uint64_t>(j, "warmup");
+  s.good = number_at<std::uint64_t>(j, "good");
+  s.input_tokens = number_at<std::int64_t>(j, "input_tokens");
+  s.output_tokens = number_at<std::int64_t>(j, "output_tokens");
+  s.client_input_tokens = number_at<std::int64_t>(j, "client_input_tokens");
+  s.server_input_tokens = number_at<std::int64_t>(j, "server_input_tokens");
+  s.server_input_counted = number_at<std::uint64_t>(j, "server_input_counted");
+  s.usage_counted = number_at<std::uint64_t>(j, "usage_counted");
+  s.chunk_counted = number_at<std::uint64_t>(j, "chunk_counted");
   s.ttft = histogram_from(j.at("ttft"), "ttft");
   s.tpot = histogram_from(j.at("tpot"), "tpot");
   s.itl = histogram_from(j.at("itl"), "itl");
   s.e2el = histogram_from(j.at("e2el"), "e2el");
   s.queue = histogram_from(j.at("queue"), "queue");
-  s.errors = j.at("errors").get<std::array<std::uint64_t, kErrorKinds>>();
+  const auto errors = numbers<std::uint64_t>(j.at("errors"), "errors");
+  if (errors.size() != s.errors.size()) throw std::invalid_argument("errors must have one count per kind");
+  std::copy(errors.begin(), errors.end(), s.errors.begin());
   for (const auto& [key, n] : j.at("statuses").items()) {
     int status = 0;
     const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), status);
     if (ec != std::errc() || end != key.data() + key.size() || status < 0 || status > 999) {
       throw std::invalid_argument("statuses: '" + key + "' is not an HTTP status");
     }
-    s.statuses[status] = n.get<std::uint64_t>();
+    s.statuses[status] = number<std::uint64_t>(n, "statuses");
   }
   for (const auto& [kind, samples] : j.at("error_samples").items()) {
     if (!known_kind(kind)) throw std::invalid_argument("error_samples: unknown kind '" + kind + "'");
@@ -107,12 +195,12 @@ LoadStats stats_from(const json& j, const Slo& slo) {
     if (list.size() > LoadStats::kSamplesPerKind) list.resize(LoadStats::kSamplesPerKind);
     s.error_samples[kind] = std::move(list);
   }
-  s.first_sent_ns = j.at("first_sent_ns").get<std::int64_t>();
-  s.last_sent_ns = j.at("last_sent_ns").get<std::int64_t>();
-  s.first_due_ns = j.at("first_due_ns").get<std::int64_t>();
-  s.last_due_ns = j.at("last_due_ns").get<std::int64_t>();
-  s.last_done_ns = j.at("last_done_ns").get<std::int64_t>();
-  s.tokens_per_second = j.at("tokens_per_second").get<std::vector<std::uint32_t>>();
+  s.first_sent_ns = number_at<std::int64_t>(j, "first_sent_ns");
+  s.last_sent_ns = number_at<std::int64_t>(j, "last_sent_ns");
+  s.first_due_ns = number_at<std::int64_t>(j, "first_due_ns");
+  s.last_due_ns = number_at<std::int64_t>(j, "last_due_ns");
+  s.last_done_ns = number_at<std::int64_t>(j, "last_done_ns");
+  s.tokens_per_second = numbers<std::uint32_t>(j.at("tokens_per_second"), "tokens_per_second");
   return s;
 }
 
@@ -122,8 +210,8 @@ RequestLengths lengths_from(const json& in, const json& out, std::size_t max) {
     lengths.overflow();
     return lengths;
   }
-  const auto inputs = in.get<std::vector<std::int32_t>>();
-  const auto outputs = out.get<std::vector<std::int32_t>>();
+  const auto inputs = numbers<std::int32_t>(in, "input_lens");
+  const auto outputs = numbers<std::int32_t>(out, "output_lens");
   if (inputs.size() != outputs.size()) throw std::invalid_argument("input_lens and output_lens differ in length");
   std::atomic<std::uint64_t> taken{0};
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -151,9 +239,9 @@ bool read_int(std::string_view& fields, T& out) {
 
 std::string encode_agent_spec(const LoadSpec& s, double deadline_s, std::size_t memory_bytes) {
   json j = {{"protocol", kAgentProtocol}, {"deadline_s", deadline_s}, {"memory_bytes", memory_bytes},
-            {"mode", s.mode == LoadMode::kOpenAi ? "openai" : "http"}, {"name", s.name}, {"url", s.url},
-            {"url_host", s.url_host}, {"url_port", s.url_port}, {"method", s.method},
-            {"headers", s.header_lines()}, {"bodies", s.bodies ? *s.bodies : std::vector<std::string>{}},
+            {"mode", s.mode == LoadMode::kOpenAi ? "openai" : "http"}, {"name", text(s.name)}, {"url", text(s.url)},
+            {"url_host", text(s.url_host)}, {"url_port", s.url_port}, {"method", text(s.method)},
+            {"headers", texts(s.header_lines())}, {"bodies", s.bodies ? texts(*s.bodies) : json::array()},
             {"seed", s.seed}, {"templated", s.templated}, {"stream", s.stream}, {"concurrency", s.concurrency},
             {"rate", s.rate}, {"arrival", static_cast<int>(s.arrival)}, {"burstiness", s.burstiness},
             {"max_concurrency", s.max_concurrency}, {"requests", s.requests}, {"duration_s", s.duration_s},
@@ -175,56 +263,57 @@ bool decode_agent_spec(std::string_view text, LoadSpec& s, double& deadline_s, s
   }
   try {
     const json& j = *parsed;
-    const int protocol = j.at("protocol").get<int>();
+    const int protocol = number_at<int>(j, "protocol");
     if (protocol != kAgentProtocol) {
       error = "runara speaks agent protocol " + std::to_string(protocol) + ", this agent " + std::to_string(kAgentProtocol);
       return false;
     }
-    deadline_s = j.at("deadline_s").get<double>();
-    memory_bytes = j.at("memory_bytes").get<std::size_t>();
+    deadline_s = number_at<double>(j, "deadline_s");
+    memory_bytes = number_at<std::size_t>(j, "memory_bytes");
     const std::string mode = j.at("mode").get<std::string>();
     if (mode != "openai" && mode != "http") throw std::invalid_argument("mode must be openai or http");
     s.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
-    s.name = j.at("name").get<std::string>();
-    s.url = j.at("url").get<std::string>();
-    s.url_host = j.at("url_host").get<std::string>();
-    s.url_port = j.at("url_port").get<int>();
-    s.method = j.at("method").get<std::string>();
-    s.headers = std::make_shared<const std::vector<std::string>>(j.at("headers").get<std::vector<std::string>>());
-    auto bodies = j.at("bodies").get<std::vector<std::string>>();
+    s.name = text_at(j, "name");
+    s.url = text_at(j, "url");
+    s.url_host = text_at(j, "url_host");
+    s.url_port = number_at<int>(j, "url_port");
+    s.method = text_at(j, "method");
+    s.headers = std::make_shared<const std::vector<std::string>>(texts_at(j, "headers"));
+    auto bodies = texts_at(j, "bodies");
     if (bodies.empty()) throw std::invalid_argument("bodies must not be empty");
     s.bodies = std::make_shared<const std::vector<std::string>>(std::move(bodies));
     if (j.contains("body_tokens")) {
-      auto tokens = j["body_tokens"].get<std::vector<std::int32_t>>();
+      auto tokens = numbers<std::int32_t>(j["body_tokens"], "body_tokens");
       if (tokens.size() != s.bodies->size()) throw std::invalid_argument("body_tokens must have one count per body");
       s.body_tokens = std::make_shared<const std::vector<std::int32_t>>(std::move(tokens));
     }
-    s.seed = j.at("seed").get<std::uint64_t>();
+    s.seed = number_at<std::uint64_t>(j, "seed");
     s.templated = j.at("templated").get<bool>();
     s.stream = j.at("stream").get<bool>();
-    s.concurrency = j.at("concurrency").get<int>();
-    s.rate = j.at("rate").get<double>();
-    const int arrival = j.at("arrival").get<int>();
+    s.concurrency = number_at<int>(j, "concurrency");
+    s.rate = number_at<double>(j, "rate");
+    const int arrival = number_at<int>(j, "arrival");
     if (arrival < 0 || arrival > static_cast<int>(Arrival::kGamma)) throw std::invalid_argument("arrival out of range");
     s.arrival = static_cast<Arrival>(arrival);
-    s.burstiness = j.at("burstiness").get<double>();
-    s.max_concurrency = j.at("max_concurrency").get<int>();
-    s.requests = j.at("requests").get<std::uint64_t>();
-    s.duration_s = j.at("duration_s").get<double>();
-    s.warmup_requests = j.at("warmup_requests").get<std::uint64_t>();
-    s.warmup_s = j.at("warmup_s").get<double>();
-    s.threads = j.at("threads").get<int>();
-    s.timeout_s = j.at("timeout_s").get<double>();
-    const auto slo = j.at("slo").get<std::array<double, 3>>();
+    s.burstiness = number_at<double>(j, "burstiness");
+    s.max_concurrency = number_at<int>(j, "max_concurrency");
+    s.requests = number_at<std::uint64_t>(j, "requests");
+    s.duration_s = number_at<double>(j, "duration_s");
+    s.warmup_requests = number_at<std::uint64_t>(j, "warmup_requests");
+    s.warmup_s = number_at<double>(j, "warmup_s");
+    s.threads = number_at<int>(j, "threads");
+    s.timeout_s = number_at<double>(j, "timeout_s");
+    const auto slo = numbers<double>(j.at("slo"), "slo");
+    if (slo.size() != 3) throw std::invalid_argument("slo must be [ttft_ms, tpot_ms, e2el_ms]");
     s.slo = Slo{slo[0], slo[1], slo[2]};
-    s.give_up_s = j.at("give_up_s").get<double>();
-    s.max_request_lines = j.at("max_request_lines").get<std::uint64_t>();
-    s.request_queue_bytes = j.at("request_queue_bytes").get<std::size_t>();
-    s.max_lengths = j.at("max_lengths").get<std::uint64_t>();
-    const int record = j.at("record").get<int>();
+    s.give_up_s = number_at<double>(j, "give_up_s");
+    s.max_request_lines = number_at<std::uint64_t>(j, "max_request_lines");
+    s.request_queue_bytes = number_at<std::size_t>(j, "request_queue_bytes");
+    s.max_lengths = number_at<std::uint64_t>(j, "max_lengths");
+    const int record = number_at<int>(j, "record");
     if (record < 0 || record > static_cast<int>(LoadSpec::Record::kNone)) throw std::invalid_argument("record out of range");
     s.record = static_cast<LoadSpec::Record>(record);
-    s.record_sample = j.at("record_sample").get<double>();
+    s.record_sample = number_at<double>(j, "record_sample");
     // The bounds the binding enforces locally, enforced again: the spec crossed a network.
     if (s.threads < 1 || s.threads > 256 || s.concurrency < 0 || s.concurrency > 100000 || !(s.rate >= 0) ||
         (s.concurrency == 0) == (s.rate == 0) || s.max_concurrency < 0 || s.url_port < 1 || s.url_port > 65535 ||
@@ -309,14 +398,14 @@ bool decode_outcome(std::string_view text, const Slo& slo, std::size_t max_lengt
     LoadOutcome out;
     out.stats = stats_from(j.at("stats"), slo);
     out.lengths = lengths_from(j.at("input_lens"), j.at("output_lens"), max_lengths);
-    out.wall_s = j.at("wall_s").get<double>();
-    out.abandoned = j.at("abandoned").get<std::uint64_t>();
-    out.max_in_flight = j.at("max_in_flight").get<std::int64_t>();
+    out.wall_s = number_at<double>(j, "wall_s");
+    out.abandoned = number_at<std::uint64_t>(j, "abandoned");
+    out.max_in_flight = number_at<std::int64_t>(j, "max_in_flight");
     out.interrupted = j.at("interrupted").get<bool>();
-    out.threads = j.at("threads").get<int>();
+    out.threads = number_at<int>(j, "threads");
     out.error = j.at("error").get<std::string>();
-    out.left_out = j.at("left_out").get<std::uint64_t>();
-    records_dropped = j.at("records_dropped").get<std::uint64_t>();
+    out.left_out = number_at<std::uint64_t>(j, "left_out");
+    records_dropped = number_at<std::uint64_t>(j, "records_dropped");
     o = std::move(out);
   } catch (const std::exception& e) {
     error = std::string("the agent's results are not valid: ") + e.what();

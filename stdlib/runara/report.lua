@@ -62,7 +62,8 @@ local FIELDS = { "completed", "failed", "duration", "max_concurrency", "num_prom
   "output_throughput", "total_token_throughput", "total_input_tokens", "total_output_tokens",
   "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
   "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms",
-  "request_goodput", "energy_j", "mean_power_w", "peak_vram_bytes", "output_tokens_per_joule", "label" }
+  "request_goodput", "energy_j", "mean_power_w", "peak_vram_bytes", "output_tokens_per_joule", "label",
+  "load_host", "controller_rtt_ms" }
 
 local function summarize(res)
   local s = {}

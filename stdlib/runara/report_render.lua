@@ -95,6 +95,25 @@ local function md_table(columns, rows)
   return table.concat(out, "\n")
 end
 
+-- Where the loads were generated, and the round trip a local client would have added to TTFT.
+local function where_line(v)
+  local hosts, rtt = {}, nil
+  local function note(m)
+    if type(m.load_host) == "string" then hosts[m.load_host] = true end
+    if type(m.controller_rtt_ms) == "number" and (not rtt or m.controller_rtt_ms < rtt) then rtt = m.controller_rtt_ms end
+  end
+  for _, l in ipairs(v.loads) do note(l.m) end
+  for _, s in ipairs(v.sweeps) do for _, m in ipairs(s.rows) do note(m) end end
+  local list = {}
+  for h in pairs(hosts) do list[#list + 1] = h end
+  table.sort(list)
+  if #list == 0 then return nil end
+  if #list == 1 and list[1] == "local" then return "Load generated on the machine runara ran on (through a tunnel to the server)." end
+  local text = "Load generated on " .. table.concat(list, ", ") .. " by runara-agent, beside the server"
+  if rtt then text = text .. string.format("; the round trip from runara to it, %.2f ms, is not in these latencies", rtt) end
+  return text .. "."
+end
+
 function M.markdown(v)
   local out = { "# " .. cell(v.title), "" }
   for _, line in ipairs(banner(v)) do out[#out + 1] = "> **" .. cell(line) .. "**\n" end
@@ -114,6 +133,8 @@ function M.markdown(v)
     out[#out + 1] = "\n## Loads\n"
     out[#out + 1] = md_table(LOAD_COLUMNS, rows)
   end
+  local where = where_line(v)
+  if where then out[#out + 1] = "\n" .. cell(where) end
   for _, s in ipairs(v.sweeps) do
     local rows = {}
     for _, m in ipairs(s.rows) do rows[#rows + 1] = load_row(m.label or "", m.max_concurrency, m) end
@@ -269,6 +290,8 @@ function M.html(v, svg)
     for _, l in ipairs(v.loads) do rows[#rows + 1] = load_row(l.name, l.concurrency, l.m) end
     out[#out + 1] = "<h2>Loads</h2>" .. html_table(LOAD_COLUMNS, rows)
   end
+  local where = where_line(v)
+  if where then out[#out + 1] = '<p class="note">' .. esc(where) .. "</p>" end
   for _, s in ipairs(v.sweeps) do
     local rows = {}
     for _, m in ipairs(s.rows) do rows[#rows + 1] = load_row(m.label or "", m.max_concurrency, m) end

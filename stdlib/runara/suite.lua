@@ -39,9 +39,20 @@ local function check_server(fn, server)
   end
 end
 
+-- Where the load runs: on the server's own machine by the load agent when the server came from
+-- vllm.start (its session and port known), so TTFT and ITL carry no network between here and
+-- the cloud; from here (through the server's tunnel) with remote = false or for other servers.
+local function target(server, opts)
+  if opts.remote ~= false and server.session and server.port then
+    return "http://127.0.0.1:" .. server.port, server.session
+  end
+  return server.url, nil
+end
+
 local function load(server, name, t, opts)
+  local url, on = target(server, opts)
   local result = http_load.run{
-    name = (opts.name_prefix or "") .. name, url = server.url, model = server.model, concurrency = t.concurrency, requests = t.requests,
+    name = (opts.name_prefix or "") .. name, url = url, on = on, model = server.model, concurrency = t.concurrency, requests = t.requests,
     max_tokens = t.max_tokens, ignore_eos = true, prompts = { input_tokens = t.input_tokens, range_ratio = t.range_ratio },
     warmup = t.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
   }
@@ -53,7 +64,8 @@ local function phase(opts, name)
 end
 
 -- Seed 000's suite. Options: profile ("full", or "quick" by default on the simulated cloud),
--- report, gpu (a gpu_metrics sampler), quiet, seed, name_prefix (put before each load's name:
+-- report, gpu (a gpu_metrics sampler), quiet, seed, remote (false: load from this machine through
+-- the server's tunnel instead of by the agent on the server's machine), name_prefix (put before each load's name:
 -- two suites in one run need different ones), tests (a subset of
 -- {"throughput", "latency", "concurrent"}). Returns { throughput =, latency =, concurrent = {…} }.
 function M.run(server, opts)
@@ -94,7 +106,7 @@ end
 -- Seed 004's sweep: one load per concurrency over a pool of varied prompts. Options:
 -- concurrency (list, default 64 … 2048), requests_per_stream (default 2; requests = that ×
 -- concurrency), input_tokens (default 1024), range_ratio (default 0.5, the "prompt randomizer"),
--- max_tokens (default 256), report, gpu, quiet, seed. Returns the list of results.
+-- max_tokens (default 256), report, gpu, quiet, seed, remote (as suite.run). Returns the list of results.
 function M.sweep(server, opts)
   local fn = "suite.sweep"
   check_server(fn, server)

@@ -36,19 +36,31 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-// Agents running on this machine (the "remote" is loopback): their command lines name them.
+// Agents running on this machine (the "remote" is loopback): their command lines name the
+// installed file (the real agent's and a fake agent script's alike).
 int agents_running() {
   int found = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string exe;
-    std::error_code ec;
-    const auto target = fs::read_symlink(entry.path() / "exe", ec);
-    if (!ec && target.filename().string().rfind("runara-agent-", 0) == 0) ++found;
+    std::string args = slurp((entry.path() / "cmdline").string());
+    for (char& c : args) {
+      if (c == '\0') c = ' ';
+    }
+    if (args.find(".cache/runara/runara-agent-") != std::string::npos) ++found;
   }
   return found;
 }
 
-[[maybe_unused]] bool wait_for(const std::function<bool()>& done, double seconds) {
+// The pid of the one agent running, or 0.
+pid_t agent_pid() {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    if (slurp((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") != std::string::npos) {
+      return static_cast<pid_t>(std::atoi(entry.path().filename().c_str()));
+    }
+  }
+  return 0;
+}
+
+bool wait_for(const std::function<bool()>& done, double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!done()) {
     if (std::chrono::steady_clock::now() > until) return false;
@@ -88,6 +100,19 @@ struct AgentRun {
   }
   ChildResult run(const std::string& body, std::vector<std::string> more = {}, double timeout_s = 90) {
     return run_runara(args(body, std::move(more)), timeout_s, {{"HOME", home}});
+  }
+  // An executable standing in for the agent (a shell script), for the protocol's failures.
+  std::string fake_agent(const std::string& body) {
+    const std::string path = base + "/fake-agent-" + std::to_string(++fakes);
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  }
+  int fakes = 0;
+  std::vector<std::string> argv(const std::string& body) {
+    auto a = args(body);
+    a.insert(a.begin(), RUNARA_BINARY);
+    return a;
   }
   nlohmann::json result(const std::string& name) { return nlohmann::json::parse(slurp(out + "/" + name + "/results.json")); }
 };
@@ -137,4 +162,132 @@ TEST_CASE("http_load on an ssh session: the agent's results match a local run's"
   const std::string lines = slurp(t.out + "/there/requests.jsonl");
   CHECK(std::count(lines.begin(), lines.end(), '\n') == 400);
   CHECK(agents_running() == 0);
+}
+
+namespace {
+
+// A long load through the agent (it stops only when something stops it), in a script that
+// prints how http_load.run ended.
+const char* const kLongLoad = R"(
+    local s = ssh.connect("SSH_HOST")
+    STOPPER
+    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", concurrency = 4,
+                                           duration = 60, max_tokens = 16, name = "long" })
+    print("ended", ok, err)
+  )";
+
+runara::FakeLlmConfig streaming() {
+  runara::FakeLlmConfig config;
+  config.ttft_ms = 5;
+  config.itl_ms = 5;
+  config.output_tokens = 16;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("http_load agent: the session closed mid-load ends the load with partial results and no agent left", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  const auto r = t.run(replace_all(kLongLoad, "STOPPER", "runara.spawn(function() runara.sleep(3) s:close() end)"));
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("ended\tfalse") != std::string::npos);
+  CHECK(r.out.find("the load agent on") != std::string::npos);
+  CHECK(r.out.find("ended before its results") != std::string::npos);
+  CHECK(r.out.find("results written to") != std::string::npos);
+  const auto result = t.result("long");
+  CHECK(result["completed"].get<int>() > 20);  // what arrived before the session closed
+  CHECK(result["load_host"] == "127.0.0.1");
+  CHECK(wait_for([] { return agents_running() == 0; }, 10));
+}
+
+TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it measured", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  const auto r = t.run(replace_all(kLongLoad, "STOPPER", ""), {"--max-runtime", "5"});
+  INFO(all(r));
+  CHECK(r.exit_code == 3);  // the watchdog
+  const auto result = t.result("long");
+  CHECK(result["completed"].get<int>() > 20);
+  CHECK(result["interrupted"] == true);
+  CHECK(wait_for([] { return agents_running() == 0; }, 10));
+}
+
+TEST_CASE("http_load agent: SIGKILL of runara leaves no agent running on the machine", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
+  REQUIRE(wait_for([] { return agent_pid() != 0; }, 30));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  runara.signal(SIGKILL);
+  runara.wait(10);
+  // sshd sees the connection drop and closes the channel: the agent's stdin ends, and it stops.
+  CHECK(wait_for([] { return agents_running() == 0; }, 15));
+}
+
+TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what arrived kept", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
+  REQUIRE(wait_for([] { return agent_pid() != 0; }, 30));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ::kill(agent_pid(), SIGKILL);
+  const ChildResult r = runara.wait(60);
+  INFO(all(r));
+  CHECK(r.out.find("ended\tfalse") != std::string::npos);
+  CHECK(r.out.find("ended before its results: killed by SIGKILL") != std::string::npos);
+  const auto result = t.result("long");
+  CHECK(result["completed"].get<int>() > 10);
+  CHECK(agents_running() == 0);
+}
+
+TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target are clear errors", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  const std::string load = R"(
+    local s = ssh.connect("SSH_HOST")
+    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x" })
+    print("ended", ok, err)
+  )";
+  const std::string pongs = "echo 'runara-agent 1 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
+  struct Case {
+    const char* what;
+    std::string agent;
+    const char* expected;
+  } cases[] = {
+      {"another protocol", "echo 'runara-agent 2 9.0'; while read l; do :; done", "speaks protocol 2 (runara-agent 9.0), this runara speaks 1"},
+      {"not an agent", "echo 'hello there'; while read l; do :; done", "did not answer as one (its first line: 'hello there')"},
+      {"a garbage line", pongs + "echo 'R 1 2 3'; while read l; do :; done", "sent a broken line: a request record is not 12 integers"},
+      {"an unknown line", pongs + "printf 'Z \\001\\n'; while read l; do :; done", "sent a line runara does not understand: 'Z ?'"},
+      {"a truncated outcome", pongs + "echo 'S {\"stats\": {'; while read l; do :; done", "the agent's results are not valid"},
+      {"an exit before results", pongs + "echo 'R 0 0 1 2 3 4 5 1 0 200 0 0'; echo oops >&2; exit 4", "ended before its results: exit status 4; its last error output: oops"},
+      {"the agent's refusal", pongs + "echo 'E nothing to see'", "refused the load: nothing to see"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const auto r = t.run(load, {"--load-agent", t.fake_agent(c.agent)});
+    INFO(all(r));
+    CHECK(r.out.find("ended\tfalse") != std::string::npos);
+    CHECK(r.out.find(c.expected) != std::string::npos);
+    CHECK(wait_for([] { return agents_running() == 0; }, 10));
+    std::error_code ignored;
+    fs::remove_all(t.out, ignored);
+  }
+  // Refused before anything starts, each naming the option.
+  const struct {
+    const char* options;
+    const char* expected;
+  } refusals[] = {
+      {R"(url = "https://127.0.0.1:1/")", "the load agent speaks plain http://"},
+      {R"(url = "LLM_URL", http2 = true)", "leave out http2"},
+      {R"(url = "http://localhost:8000/")", "must be a numeric address on that machine"},
+      {R"(url = "http://8.8.8.8:80/")", "may load only the machine it runs on"},
+  };
+  for (const auto& c : refusals) {
+    INFO(c.options);
+    const auto r = t.run(std::string(R"(
+      local s = ssh.connect("SSH_HOST")
+      local ok, err = pcall(http_load.run, { on = s, model = "m", requests = 1, )") + c.options + R"( })
+      print("ended", ok, err)
+    )");
+    INFO(all(r));
+    CHECK(r.out.find(c.expected) != std::string::npos);
+    CHECK(r.out.find("option 'on'") != std::string::npos);
+  }
 }
