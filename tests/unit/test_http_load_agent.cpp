@@ -36,28 +36,18 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-// Agents running on this machine (the "remote" is loopback): their command lines name the
-// installed file (the real agent's and a fake agent script's alike).
-int agents_running() {
-  int found = 0;
+// The agents running on this machine (the "remote" is loopback) for one sshd fixture: their
+// command lines name the installed file (the real agent's and a fake agent script's alike), and
+// they run in the fixture's home (tests running beside this one have their own).
+std::vector<pid_t> agents_in(const std::string& home) {
+  std::vector<pid_t> found;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string args = slurp((entry.path() / "cmdline").string());
-    for (char& c : args) {
-      if (c == '\0') c = ' ';
-    }
-    if (args.find(".cache/runara/runara-agent-") != std::string::npos) ++found;
+    if (slurp((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") == std::string::npos) continue;
+    std::error_code ec;
+    if (fs::read_symlink(entry.path() / "cwd", ec) != fs::path(home)) continue;
+    found.push_back(static_cast<pid_t>(std::atoi(entry.path().filename().c_str())));
   }
   return found;
-}
-
-// The pid of the one agent running, or 0.
-pid_t agent_pid() {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    if (slurp((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") != std::string::npos) {
-      return static_cast<pid_t>(std::atoi(entry.path().filename().c_str()));
-    }
-  }
-  return 0;
 }
 
 bool wait_for(const std::function<bool()>& done, double seconds) {
@@ -114,6 +104,11 @@ struct AgentRun {
     a.insert(a.begin(), RUNARA_BINARY);
     return a;
   }
+  int agents_running() const { return static_cast<int>(agents_in(sshd.home()).size()); }
+  pid_t agent_pid() const {
+    const auto pids = agents_in(sshd.home());
+    return pids.empty() ? 0 : pids.front();
+  }
   nlohmann::json result(const std::string& name) { return nlohmann::json::parse(slurp(out + "/" + name + "/results.json")); }
 };
 
@@ -127,7 +122,7 @@ constexpr double kParityMs = 0.2;  // the issue's bound
 
 }  // namespace
 
-TEST_CASE("http_load on an ssh session: the agent's results match a local run's", "[http_load_agent][ssh]") {
+TEST_CASE("http_load on an ssh session: the agent's results match a local run's", "[http_load][http_load_agent][ssh]") {
   runara::FakeLlmConfig config;
   config.ttft_ms = 20;
   config.itl_ms = 5;
@@ -161,7 +156,7 @@ TEST_CASE("http_load on an ssh session: the agent's results match a local run's"
   // requests.jsonl: one line per request, as a local run writes it.
   const std::string lines = slurp(t.out + "/there/requests.jsonl");
   CHECK(std::count(lines.begin(), lines.end(), '\n') == 400);
-  CHECK(agents_running() == 0);
+  CHECK(t.agents_running() == 0);
 }
 
 namespace {
@@ -198,7 +193,7 @@ TEST_CASE("http_load agent: the session closed mid-load ends the load with parti
   const auto result = t.result("long");
   CHECK(result["completed"].get<int>() > 20);  // what arrived before the session closed
   CHECK(result["load_host"] == "127.0.0.1");
-  CHECK(wait_for([] { return agents_running() == 0; }, 10));
+  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
 }
 
 TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it measured", "[http_load_agent][ssh]") {
@@ -209,33 +204,33 @@ TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it
   const auto result = t.result("long");
   CHECK(result["completed"].get<int>() > 20);
   CHECK(result["interrupted"] == true);
-  CHECK(wait_for([] { return agents_running() == 0; }, 10));
+  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
 }
 
 TEST_CASE("http_load agent: SIGKILL of runara leaves no agent running on the machine", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([] { return agent_pid() != 0; }, 30));
+  REQUIRE(wait_for([&t] { return t.agent_pid() != 0; }, 30));
   std::this_thread::sleep_for(std::chrono::seconds(1));
   runara.signal(SIGKILL);
   runara.wait(10);
   // sshd sees the connection drop and closes the channel: the agent's stdin ends, and it stops.
-  CHECK(wait_for([] { return agents_running() == 0; }, 15));
+  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 15));
 }
 
 TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what arrived kept", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([] { return agent_pid() != 0; }, 30));
+  REQUIRE(wait_for([&t] { return t.agent_pid() != 0; }, 30));
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  ::kill(agent_pid(), SIGKILL);
+  ::kill(t.agent_pid(), SIGKILL);
   const ChildResult r = runara.wait(60);
   INFO(all(r));
   CHECK(r.out.find("ended\tfalse") != std::string::npos);
   CHECK(r.out.find("ended before its results: killed by SIGKILL") != std::string::npos);
   const auto result = t.result("long");
   CHECK(result["completed"].get<int>() > 10);
-  CHECK(agents_running() == 0);
+  CHECK(t.agents_running() == 0);
 }
 
 TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target are clear errors", "[http_load_agent][ssh]") {
@@ -265,7 +260,7 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
     INFO(all(r));
     CHECK(r.out.find("ended\tfalse") != std::string::npos);
     CHECK(r.out.find(c.expected) != std::string::npos);
-    CHECK(wait_for([] { return agents_running() == 0; }, 10));
+    CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
     std::error_code ignored;
     fs::remove_all(t.out, ignored);
   }
