@@ -8,6 +8,7 @@
 // Statically linked: nothing on the remote machine is needed, not even its C library's NSS.
 #include <ifaddrs.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -166,6 +167,8 @@ class Agent {
     std::uint64_t dropped = outcome.left_out;
     if (outcome.request_log) log_error = outcome.request_log->finish();  // every record line is out
     if (!log_error.empty() && outcome.error.empty()) outcome.error = log_error;
+    rusage usage{};
+    if (getrusage(RUSAGE_SELF, &usage) == 0) outcome.agent_max_rss_kb = usage.ru_maxrss;
     write_all("S " + encode_outcome(outcome, dropped) + "\n");
     end(0);
   }

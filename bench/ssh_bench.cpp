@@ -4,7 +4,10 @@
 // longest stall while 8 sessions stream output, and 64 streams through `s:forward` vs the same
 // server reached directly and through `ssh -N -L` (a runara run).
 //
-//   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall|forward runs one part)
+// Last, http_load by runara-agent on the machine (`on = s`) against the same load run here, with
+// wrk as the peer (plain GETs), and at 4096 streams with each side's peak memory.
+//
+//   build/bench/runara_ssh_bench [MiB=1024]      (ONLY=sftp|execs|stall|forward|agent runs one part)
 #include "child_process.hpp"
 #include "sshd_fixture.hpp"
 #include "ssh/sftp_transfer.hpp"
@@ -266,6 +269,73 @@ end
   tunnel.wait(10);
 }
 
+// http_load run here and by runara-agent on the machine (`on = s`, through the same sshd) against
+// the same server in this process, alternated three times in one runara run, with wrk on the
+// same server as the peer: (1) plain GETs of a small static body, 64 connections, 5 s each (the
+// wrk comparison); (2) AGENT_STREAMS (4096) streams of 64 tokens 100 ms apart, each side in its
+// own runara run so that runara's peak RSS (local) and the agent's (agent_max_rss_kb) are the
+// load's alone.
+void bench_agent(test::SshdFixture& sshd) {
+  const std::string dir = test::temp_dir("ssh-bench-agent");
+  const std::string host = "127.0.0.1:" + std::to_string(sshd.port());
+  auto runara = [&](const std::string& name, const std::string& script, int port) {
+    std::ofstream(dir + "/" + name + ".lua") << script;
+    return test::run_runara({"--out", dir + "/out-" + name, "--allow-host", "127.0.0.1:" + std::to_string(port),
+                             "--allow-host", host, "--ssh-key", sshd.user_key_path(), "--accept-new-host-keys",
+                             "--max-memory", "4G", dir + "/" + name + ".lua"},
+                            600, {{"HOME", dir}});
+  };
+  {
+    FakeLlmConfig config;
+    config.serve_static = true;
+    config.static_body = "hello from a static page\n";
+    FakeLlmServer server(config);
+    const int port = server.start();
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
+    std::printf("agent: plain GETs, 64 connections, 5 s each: wrk, http_load here, http_load by the agent\n");
+    const std::string wrk = "wrk -t2 -c64 -d5s " + url + " 2>&1 | awk '/Requests\\/sec/ {print $2}'";
+    const std::string script = "local s = ssh.connect(\"" + host + "\")\nlocal url = \"" + url + R"("
+for round = 1, 3 do
+  for _, on in ipairs({ false, s }) do
+    local r = http_load.run{ name = (on and "agent-" or "here-") .. round, url = url, concurrency = 64, threads = 2,
+                             duration = 5, quiet = true, record = "none", on = on or nil }
+    print(string.format("  %-6s round %d: %9.0f req/s  failed %d", on and "agent" or "here", round, r.request_throughput, r.failed))
+  end
+end
+)";
+    for (int round = 1; round <= 3; ++round) {
+      FILE* p = popen(wrk.c_str(), "r");
+      char line[64] = {0};
+      if (p && std::fgets(line, sizeof line, p)) std::printf("  wrk    round %d: %9.0f req/s\n", round, std::atof(line));
+      if (p) pclose(p);
+    }
+    const test::ChildResult r = runara("get", script, port);
+    std::printf("%s", r.out.c_str());
+    if (r.exit_code != 0) std::fprintf(stderr, "agent bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
+  }
+  const int streams = std::getenv("AGENT_STREAMS") ? std::atoi(std::getenv("AGENT_STREAMS")) : 4096;
+  FakeLlmConfig config;
+  config.ttft_ms = 100;
+  config.itl_ms = 100;
+  config.output_tokens = 64;
+  FakeLlmServer server(config);
+  const int port = server.start();
+  std::printf("agent: %d streams, 64 tokens 100 ms apart, 2 requests each: here vs by the agent\n", streams);
+  for (const bool remote : {false, true}) {
+    const std::string script = "local s = ssh.connect(\"" + host + "\")\n" +
+        "local r = http_load.run{ name = 'streams', url = 'http://127.0.0.1:" + std::to_string(port) +
+        "', model = 'fake-model', max_tokens = 64, concurrency = " + std::to_string(streams) + ", requests = " +
+        std::to_string(2 * streams) + ", quiet = true, record = 'none'" + (remote ? ", on = s" : "") + R"( }
+print(string.format("  %-6s %7.0f tok/s  TTFT p50 %7.2f ms  ITL p50 %6.2f p99 %6.2f ms  failed %d  agent RSS %s KiB",
+  r.load_host == "local" and "here" or "agent", r.output_throughput, r.median_ttft_ms, r.median_itl_ms, r.p99_itl_ms,
+  r.failed, tostring(r.agent_max_rss_kb)))
+)";
+    const test::ChildResult r = runara(remote ? "streams-agent" : "streams-here", script, port);
+    std::printf("%s  runara's peak RSS: %ld KiB\n", r.out.c_str(), r.max_rss_kb);
+    if (r.exit_code != 0) std::fprintf(stderr, "agent bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -280,6 +350,7 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "execs") bench_execs(&loop, sshd);
     if (only.empty() || only == "stall") bench_stall(&loop, sshd);
     if (only.empty() || only == "forward") bench_forward(sshd);
+    if (only.empty() || only == "agent") bench_agent(sshd);
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);

@@ -381,7 +381,8 @@ bool parse_record_line(std::string_view fields, RequestRecord& r, std::string& e
 std::string encode_outcome(const LoadOutcome& o, std::uint64_t records_dropped) {
   json j = {{"stats", stats_json(o.stats)}, {"wall_s", o.wall_s}, {"abandoned", o.abandoned},
             {"max_in_flight", o.max_in_flight}, {"interrupted", o.interrupted}, {"threads", o.threads},
-            {"error", o.error}, {"left_out", o.left_out}, {"records_dropped", records_dropped}};
+            {"error", o.error}, {"left_out", o.left_out}, {"records_dropped", records_dropped},
+            {"max_rss_kb", o.agent_max_rss_kb}};
   o.lengths.to_json(j);
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -406,6 +407,7 @@ bool decode_outcome(std::string_view text, const Slo& slo, std::size_t max_lengt
     out.error = j.at("error").get<std::string>();
     out.left_out = number_at<std::uint64_t>(j, "left_out");
     records_dropped = number_at<std::uint64_t>(j, "records_dropped");
+    out.agent_max_rss_kb = number_at<long>(j, "max_rss_kb");
     o = std::move(out);
   } catch (const std::exception& e) {
     error = std::string("the agent's results are not valid: ") + e.what();

@@ -38,6 +38,7 @@ struct LoadOutcome {
   // round trip from runara to the agent (ms; -1 unknown): what a local run would have added.
   std::string load_host;
   double controller_rtt_ms = -1;
+  long agent_max_rss_kb = -1;  // the agent's peak resident memory (getrusage); -1: local, or unknown
 };
 
 // What runs one point of a load: this process's LoadEngine, or the remote load agent

@@ -122,6 +122,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   // ran on, with the round trip from runara to it (what a local run's TTFT would have carried).
   out["load_host"] = o.load_host.empty() ? "local" : o.load_host;
   out["controller_rtt_ms"] = o.controller_rtt_ms >= 0 ? json(o.controller_rtt_ms) : json(nullptr);
+  out["agent_max_rss_kb"] = o.agent_max_rss_kb >= 0 ? json(o.agent_max_rss_kb) : json(nullptr);
   out["wall_time_s"] = o.wall_s;
   out["warmup_requests"] = s.warmup;
   out["abandoned"] = o.abandoned;

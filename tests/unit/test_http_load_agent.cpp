@@ -153,6 +153,8 @@ TEST_CASE("http_load on an ssh session: the agent's results match a local run's"
     CHECK(std::abs(here[key].get<double>() - there[key].get<double>()) < kParityMs);
   }
   CHECK(there["controller_rtt_ms"].get<double>() > 0);
+  CHECK(there["agent_max_rss_kb"].get<long>() > 1000);  // the agent's own peak memory
+  CHECK(here["agent_max_rss_kb"].is_null());
   // requests.jsonl: one line per request, as a local run writes it.
   const std::string lines = slurp(t.out + "/there/requests.jsonl");
   CHECK(std::count(lines.begin(), lines.end(), '\n') == 400);
