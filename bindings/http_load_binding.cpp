@@ -588,7 +588,7 @@ class HttpLoadPrimitive final : public Primitive {
     if (!remote) {
       start();
     } else {
-      install_agent(*remote, [&rt, wait, cancelled, start](const std::string& error) {
+      install_agent(rt, *remote, [&rt, wait, cancelled, start](const std::string& error) {
         if (*cancelled) return;
         if (!error.empty()) return rt.fail(wait, "http_load.run: cannot start the load agent: " + error);
         start();

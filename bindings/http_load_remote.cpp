@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <map>
+#include <uv.h>
+
+#include <memory>
+#include <vector>
 
 #include "load/remote_load.hpp"
 #include "load/request_target.hpp"
@@ -25,27 +28,29 @@ std::string default_agent() {
 }
 
 // 64-bit FNV-1a of the agent's bytes, for its remote file name: a changed agent gets a new
-// name, so a stale copy is never run. Read once per path and size for the process (a few MB).
+// name, so a stale copy is never run. Reads a few MB: called off the loop.
 std::string agent_hash(const std::string& path, std::string& error) {
-  static std::map<std::string, std::string> known;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    error = "the load agent " + path + " cannot be read (build the runara_agent target, or set Options::load_agent)";
+    error = "the load agent " + path + " cannot be read";
     return {};
   }
-  in.seekg(0, std::ios::end);
-  const std::string key = path + "@" + std::to_string(static_cast<long long>(in.tellg()));
-  if (auto it = known.find(key); it != known.end()) return it->second;
-  in.seekg(0);
   std::uint64_t h = 0xcbf29ce484222325ull;
-  char block[1 << 16];
-  while (in.read(block, sizeof block) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(block[i])) * 0x100000001b3ull;
+  std::vector<char> block(1 << 16);
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(block[static_cast<std::size_t>(i)])) * 0x100000001b3ull;
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return known[key] = hex;
+  return hex;
 }
+
+// One hash on libuv's thread pool, its answer back on the loop.
+struct HashWork {
+  uv_work_t req{};
+  std::string path, hash, error;
+  std::function<void(HashWork&)> then;
+};
 
 void check_target_url(lua_State* L, const TargetUrl& url, const CommandTarget& target) {
   if (url.scheme != "http") {
@@ -76,7 +81,7 @@ void check_secrets(lua_State* L, Context& ctx, const std::vector<std::string>& s
   }
   sockaddr_storage address{};
   std::string why = "its address is not numeric";
-  if (!numeric_host(target.address(), 22, address) || !policy.allows(reinterpret_cast<const sockaddr*>(&address), target.address(), why)) {
+  if (!numeric_host(target.address(), target.port(), address) || !policy.allows(reinterpret_cast<const sockaddr*>(&address), target.address(), why)) {
     args::raise(L, "%s: option 'on': the load carries a secret, which would go to %s: %s", kRun, target.name().c_str(), why.c_str());
   }
 }
@@ -119,25 +124,43 @@ std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, Ta
   RemoteLoadChoice choice;
   choice.target = target;
   choice.agent_local = ctx.options().load_agent.empty() ? default_agent() : ctx.options().load_agent;
-  std::string error;
-  const std::string hash = agent_hash(choice.agent_local, error);
-  if (hash.empty()) args::raise(L, "%s: option 'on': %s", kRun, error.c_str());
-  choice.agent_remote = ".cache/runara/runara-agent-" + hash;
+  if (access(choice.agent_local.c_str(), R_OK | X_OK) != 0) {
+    args::raise(L, "%s: option 'on': the load agent %s is not an executable file here (build the runara_agent target, or give --load-agent PATH)", kRun,
+                choice.agent_local.c_str());
+  }
   return choice;
 }
 
 void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& remote) {
   const std::size_t memory = ctx.options().max_memory_bytes;
   plan.runner = [remote, memory, &ctx](uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, LoadRunner::Progress progress) {
-    RemoteLoadPlan plan{remote.target, remote.agent_remote, ctx.remaining_runtime_s(), memory};
+    RemoteLoadPlan plan{remote.target, *remote.agent_remote, ctx.remaining_runtime_s(), memory,
+                        [&ctx](std::string_view text) { return ctx.redact(text); }};
     return make_remote_load(loop, std::move(spec), std::move(progress), std::move(plan));
   };
 }
 
-void install_agent(const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done) {
-  auto target = remote.target.lock();
-  if (!target) return done("the ssh session was closed");
-  target->install(remote.agent_local, remote.agent_remote, std::move(done));
+void install_agent(Context& ctx, const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done) {
+  auto* work = new HashWork;
+  work->req.data = work;
+  work->path = remote.agent_local;
+  work->then = [remote, done = std::move(done)](HashWork& w) {
+    if (w.hash.empty()) return done(w.error);
+    *remote.agent_remote = ".cache/runara/runara-agent-" + w.hash;
+    auto target = remote.target.lock();
+    if (!target) return done("the ssh session was closed");
+    target->install(remote.agent_local, *remote.agent_remote, done);
+  };
+  uv_queue_work(
+      ctx.loop(), &work->req, [](uv_work_t* req) {
+        auto* w = static_cast<HashWork*>(req->data);
+        w->hash = agent_hash(w->path, w->error);
+      },
+      [](uv_work_t* req, int status) {
+        std::unique_ptr<HashWork> w(static_cast<HashWork*>(req->data));
+        if (status != 0) w->hash.clear(), w->error = "reading the load agent was cancelled";
+        w->then(*w);
+      });
 }
 
 }  // namespace runara

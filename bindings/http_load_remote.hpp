@@ -18,8 +18,10 @@ namespace runara {
 
 struct RemoteLoadChoice {
   std::weak_ptr<CommandTarget> target;
-  std::string agent_local;   // the agent executable here
-  std::string agent_remote;  // where it is installed there (named by its content's hash)
+  std::string agent_local;  // the agent executable here
+  // Where it is installed there, named by its content's hash: set by install_agent(), which
+  // reads the file off the loop, before any point starts.
+  std::shared_ptr<std::string> agent_remote = std::make_shared<std::string>();
 };
 
 // Option 'on' of the options table at index 1: nullopt when absent. Raises for a value that is
@@ -33,8 +35,8 @@ std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, Ta
 // Runs each point of `plan` on the agent.
 void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& remote);
 
-// Installs the agent (once per machine: an existing copy of the same content is kept), then
-// `done("")`, or `done(why)`.
-void install_agent(const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done);
+// Hashes the agent (on libuv's thread pool) and installs it (once per machine: an existing copy
+// of the same content is kept), then `done("")`, or `done(why)`, on the loop.
+void install_agent(Context& ctx, const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done);
 
 }  // namespace runara

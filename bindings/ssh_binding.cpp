@@ -251,7 +251,7 @@ int connect(lua_State* L) {
       run.forget(b.get());  // frees the session: this is its last callback
       return ctx.fail(wait, "ssh.connect: " + why);
     }
-    b->target = std::make_shared<ssh::SshCommandTarget>(*b->session, b->where(), b->host);
+    b->target = std::make_shared<ssh::SshCommandTarget>(*b->session, b->where(), b->host, b->port);
     b->log.open(ctx, b->name);
     ctx.log("ssh: connected to " + b->where() + " after " + std::to_string(b->session->attempts()) + " attempt(s)");
     if (!cloud_init) return ready();

@@ -49,8 +49,10 @@ class RUNARA_API CommandTarget {
   virtual std::unique_ptr<Running> run(const std::string& command, Handlers handlers) = 0;
   // The same with input. Targets without stdin support report it through on_exit's error.
   virtual std::unique_ptr<Running> run(const std::string& command, Handlers handlers, Input input);
-  // The address the target's commands run at ("203.0.113.7"); "" for the local host.
+  // The address the target's commands run at ("203.0.113.7"; "" for the local host), and the
+  // port runara reaches it on (ssh's; 0 for the local host).
   virtual std::string address() const { return {}; }
+  virtual int port() const { return 0; }
   // Makes `remote_path` (relative to the login's home) a copy of `local_path` (a file the
   // runtime chose, never one a script named), mode 0755, unless an executable file is there
   // already: the path must name the content (a hash), so an existing file is the same. `done`

@@ -45,6 +45,7 @@ class RemoteLoad final : public LoadRunner {
   void start(Done done) override {
     done_ = std::move(done);
     started_ns_ = uv_hrtime();
+    if (!reserve()) return;
     CommandTarget::Input input;
     input.hold_open = true;
     input.max_line = kAgentMaxLine + 2;
@@ -68,6 +69,23 @@ class RemoteLoad final : public LoadRunner {
  private:
   const std::string& host() const { return host_; }
 
+  // The rebuilt statistics' histograms and the lengths, from the run's budget.
+  bool reserve() {
+    if (!spec_->memory) return true;
+    const std::uint64_t lengths = spec_->requests ? std::min<std::uint64_t>(spec_->requests, spec_->max_lengths) : spec_->max_lengths;
+    const std::size_t need = 5 * partial_.ttft.memory_bytes() + static_cast<std::size_t>(lengths) * RequestLengths::kBytesEach;
+    held_ = MemoryReservation(spec_->memory, 0);
+    if (held_.grow(need)) return true;
+    fail(spec_->memory->refusal(need, "the remote load " + spec_->name));
+    return false;
+  }
+
+  // Text the machine sent, fit for an error message.
+  std::string from_machine(std::string_view text) const {
+    std::string out = excerpt(text);
+    return plan_.redact ? plan_.redact(out) : out;
+  }
+
   void on_line(std::string_view line) {
     if (finished_) return;
     if (line.size() > kAgentMaxLine) return fail("a line from the agent on " + host() + " is too long");
@@ -79,8 +97,8 @@ class RemoteLoad final : public LoadRunner {
     }
     if (line.starts_with("pong ")) return on_pong();
     if (line.starts_with("S ")) return on_outcome(line.substr(2));
-    if (line.starts_with("E ")) return fail("the load agent on " + host() + " refused the load: " + std::string(line.substr(2)));
-    fail("the load agent on " + host() + " sent a line runara does not understand: '" + excerpt(line) + "'");
+    if (line.starts_with("E ")) return fail("the load agent on " + host() + " refused the load: " + from_machine(line.substr(2)));
+    fail("the load agent on " + host() + " sent a line runara does not understand: '" + from_machine(line) + "'");
   }
 
   void on_hello(std::string_view line) {
@@ -88,11 +106,11 @@ class RemoteLoad final : public LoadRunner {
     std::string version;
     if (!parse_hello(line, protocol, version)) {
       return fail("the program started as the load agent on " + host() + " did not answer as one (its first line: '" +
-                  excerpt(line) + "')");
+                  from_machine(line) + "')");
     }
     if (protocol != kAgentProtocol) {
       return fail("the load agent on " + host() + " speaks protocol " + std::to_string(protocol) + " (runara-agent " +
-                  excerpt(version) + "), this runara speaks " + std::to_string(kAgentProtocol));
+                  from_machine(version) + "), this runara speaks " + std::to_string(kAgentProtocol));
     }
     hello_ = true;
     ping();
@@ -131,7 +149,7 @@ class RemoteLoad final : public LoadRunner {
     std::uint64_t dropped = 0;
     std::string error;
     if (!decode_outcome(json, spec_->slo, spec_->max_lengths, outcome, dropped, error)) {
-      return fail("the load agent on " + host() + ": " + error);
+      return fail("the load agent on " + host() + ": " + (plan_.redact ? plan_.redact(error) : error));
     }
     outcome.left_out += left_out_;
     complete(std::move(outcome));
@@ -141,7 +159,10 @@ class RemoteLoad final : public LoadRunner {
     if (finished_) return;
     std::string why = !exit.error.empty() ? exit.error : "exit status " + std::to_string(exit.code);
     if (exit.code == 127) why += " (the agent is not on the machine, or cannot run there)";
-    if (!exit.stderr_tail.empty()) why += "; its last error output: " + excerpt(exit.stderr_tail);
+    std::string_view tail = exit.stderr_tail;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.remove_suffix(1);
+    if (tail.size() > 80) tail.remove_prefix(tail.size() - 80);  // its last words
+    if (!tail.empty()) why += "; its last error output: " + from_machine(tail);
     fail("the load agent on " + host() + " ended before its results: " + why);
   }
 
@@ -170,6 +191,7 @@ class RemoteLoad final : public LoadRunner {
 
   void complete(LoadOutcome outcome) {
     finished_ = true;
+    outcome.held.absorb(std::move(held_));
     if (outcome.load_host.empty()) {
       outcome.load_host = address_;
       outcome.controller_rtt_ms = rtt_ms_;
@@ -190,6 +212,7 @@ class RemoteLoad final : public LoadRunner {
   RequestLog::Batch batch_;
   LoadStats partial_;
   RequestLengths lengths_;
+  MemoryReservation held_;
   std::atomic<std::uint64_t> lengths_taken_{0};
   std::uint64_t left_out_ = 0;
   std::uint64_t started_ns_ = 0, ping_sent_ns_ = 0;

@@ -4,6 +4,9 @@
 // run's progress line, each request record to requests.jsonl as it arrives, and at the end the
 // agent's own statistics, which become the LoadOutcome a local engine would have given.
 //
+// What runara holds for the load (the statistics rebuilt from records, input/output lengths) is
+// reserved from the run's memory budget when the point starts, as the local engine does.
+//
 // When the agent cannot finish (killed, the connection lost, a broken line, the run stopping),
 // the outcome is rebuilt from the records received so far (no ITL: token gaps travel only in
 // the final statistics) with the error saying what happened. Killing: destroying the Running
@@ -13,6 +16,7 @@
 // Running handle (CommandTarget's rules make it safe to outlive its target). Must not call: Lua.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +30,9 @@ struct RemoteLoadPlan {
   std::string agent_command;  // the installed agent, e.g. ".cache/runara/runara-agent-1a2b..."
   double deadline_s = 0;      // the agent stops the load after this long (the run's deadline)
   std::size_t memory_bytes = 0;  // the agent's cap (the run's --max-memory)
+  // Masks the run's secrets in text that came from the machine before it goes into an error
+  // (what the agent printed). Null: as is (tests).
+  std::function<std::string(std::string_view)> redact;
 };
 
 std::unique_ptr<LoadRunner> make_remote_load(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec,

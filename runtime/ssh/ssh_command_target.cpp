@@ -45,8 +45,8 @@ struct SshCommandTarget::Install {
   std::unique_ptr<SftpTransfer> upload;
 };
 
-SshCommandTarget::SshCommandTarget(SshSession& session, std::string name, std::string address)
-    : session_(session), name_(std::move(name)), address_(std::move(address)) {}
+SshCommandTarget::SshCommandTarget(SshSession& session, std::string name, std::string address, int port)
+    : session_(session), name_(std::move(name)), address_(std::move(address)), port_(port) {}
 
 SshCommandTarget::~SshCommandTarget() {
   *alive_ = false;

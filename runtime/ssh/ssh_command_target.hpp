@@ -24,7 +24,7 @@ namespace runara::ssh {
 
 class SshCommandTarget final : public CommandTarget {
  public:
-  SshCommandTarget(SshSession& session, std::string name, std::string address = {});
+  SshCommandTarget(SshSession& session, std::string name, std::string address = {}, int port = 0);
   ~SshCommandTarget() override;
   SshCommandTarget(const SshCommandTarget&) = delete;
   SshCommandTarget& operator=(const SshCommandTarget&) = delete;
@@ -33,6 +33,7 @@ class SshCommandTarget final : public CommandTarget {
   std::unique_ptr<Running> run(const std::string& command, Handlers handlers) override;
   std::unique_ptr<Running> run(const std::string& command, Handlers handlers, Input input) override;
   std::string address() const override { return address_; }
+  int port() const override { return port_; }
   void install(const std::string& local_path, const std::string& remote_path,
                std::function<void(const std::string& error)> done) override;
   std::size_t dying() const { return dying_.size(); }  // abandoned commands still being killed
@@ -50,6 +51,7 @@ class SshCommandTarget final : public CommandTarget {
   SshSession& session_;
   std::string name_;
   std::string address_;
+  int port_ = 0;
   std::map<Install*, std::unique_ptr<Install>> installs_;
   std::map<Job*, std::shared_ptr<Job>> dying_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -288,3 +288,30 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
     CHECK(r.out.find("option 'on'") != std::string::npos);
   }
 }
+
+TEST_CASE("http_load agent: a secret the load carries goes only where it may, and comes back masked", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  const std::string load = R"(
+    local s = ssh.connect("SSH_HOST")
+    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 4,
+                                           api_key = runara.secret("TOKEN"), name = "x" })
+    -- print() masks secrets itself: whether the error holds the value is asked directly.
+    print("ended", ok, err, "leaked", tostring(err):find("sk-agent-", 1, true) ~= nil)
+  )";
+  const std::string token = "sk-agent-7f3a9c1e5b";
+  ::setenv("TOKEN", token.c_str(), 1);
+  // Not bound to the machine: refused before anything is sent.
+  auto r = t.run(load, {"--secret", "TOKEN"});
+  INFO(all(r));
+  CHECK(r.out.find("option 'on': the load carries a secret, which would go to") != std::string::npos);
+  CHECK(t.agents_running() == 0);
+  // Bound to it: sent. A machine that echoes it back into an error gets it masked.
+  const std::string echo = "echo 'runara-agent 1 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; echo \"E $(echo \"$spec\" | grep -o 'Bearer [^\\\"]*')\"";
+  r = t.run(load, {"--secret", "TOKEN@" + t.ssh_host(), "--load-agent", t.fake_agent(echo)});
+  INFO(all(r));
+  CHECK(r.out.find("refused the load: Bearer ") != std::string::npos);
+  CHECK(r.out.find("leaked\tfalse") != std::string::npos);
+  CHECK(r.out.find(token) == std::string::npos);
+  CHECK(r.err.find(token) == std::string::npos);
+  ::unsetenv("TOKEN");
+}
