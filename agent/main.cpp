@@ -7,11 +7,13 @@
 // at the spec's deadline, or on SIGTERM/SIGINT/SIGHUP (ssh teardown signals its process group).
 // Statically linked: nothing on the remote machine is needed, not even its C library's NSS.
 #include <ifaddrs.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -55,6 +57,13 @@ bool own_address(const sockaddr* target) {
   }
   freeifaddrs(list);
   return found;
+}
+
+// The cores this process may run on (taskset, cgroup cpusets), not all the machine's.
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
 }
 
 class Agent {
@@ -118,6 +127,7 @@ class Agent {
     std::size_t memory = 0;
     std::string error;
     if (!decode_agent_spec(json, *spec, deadline_s, memory, error)) return fatal(error);
+    if (spec->threads_auto) spec->threads = spec->auto_threads(usable_cores());  // this machine's cores, not runara's
     sockaddr_storage target{};
     if (!numeric_host(spec->url_host, spec->url_port, target)) return fatal("the target must be a numeric address, got " + spec->url_host);
     if (!own_address(reinterpret_cast<const sockaddr*>(&target))) {

@@ -325,11 +325,6 @@ int usable_cores() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-int auto_threads(const LoadSpec& s) {
-  const int cores = usable_cores();
-  const double load = s.open_loop() ? s.rate / 2000 : s.concurrency / 256.0;
-  return std::clamp(static_cast<int>(std::ceil(load)), 1, cores);
-}
 
 std::string point_name(const std::string& name, bool sweep, const LoadSpec& s) {
   if (!sweep) return name;
@@ -479,7 +474,8 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
   for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
   for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
   for (auto& p : plan.points) {
-    p.threads = threads ? threads : auto_threads(p);
+    p.threads = threads ? threads : p.auto_threads(usable_cores());
+    p.threads_auto = threads == 0;
     p.name = point_name(name, sweep, p);
   }
   std::string error;

@@ -245,7 +245,7 @@ std::string encode_agent_spec(const LoadSpec& s, double deadline_s, std::size_t 
             {"seed", s.seed}, {"templated", s.templated}, {"stream", s.stream}, {"concurrency", s.concurrency},
             {"rate", s.rate}, {"arrival", static_cast<int>(s.arrival)}, {"burstiness", s.burstiness},
             {"max_concurrency", s.max_concurrency}, {"requests", s.requests}, {"duration_s", s.duration_s},
-            {"warmup_requests", s.warmup_requests}, {"warmup_s", s.warmup_s}, {"threads", s.threads},
+            {"warmup_requests", s.warmup_requests}, {"warmup_s", s.warmup_s}, {"threads", s.threads}, {"threads_auto", s.threads_auto},
             {"timeout_s", s.timeout_s}, {"slo", {s.slo.ttft_ms, s.slo.tpot_ms, s.slo.e2el_ms}},
             {"give_up_s", s.give_up_s}, {"max_request_lines", s.max_request_lines},
             {"request_queue_bytes", s.request_queue_bytes}, {"max_lengths", s.max_lengths},
@@ -302,6 +302,7 @@ bool decode_agent_spec(std::string_view text, LoadSpec& s, double& deadline_s, s
     s.warmup_requests = number_at<std::uint64_t>(j, "warmup_requests");
     s.warmup_s = number_at<double>(j, "warmup_s");
     s.threads = number_at<int>(j, "threads");
+    s.threads_auto = j.at("threads_auto").get<bool>();
     s.timeout_s = number_at<double>(j, "timeout_s");
     const auto slo = numbers<double>(j.at("slo"), "slo");
     if (slo.size() != 3) throw std::invalid_argument("slo must be [ttft_ms, tpot_ms, e2el_ms]");

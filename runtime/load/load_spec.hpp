@@ -61,6 +61,7 @@ struct LoadSpec {
   double warmup_s = 0;
 
   int threads = 1;
+  bool threads_auto = false;    // `threads` not given: the remote agent recomputes it for its own cores
   double timeout_s = 600;       // per request
   long buffer_bytes = 0;        // libcurl receive buffer; 0 = libcurl's default
   Slo slo;
@@ -84,6 +85,13 @@ struct LoadSpec {
     if (record_sample >= 1) return true;
     const std::uint64_t mixed = (r.index + 1) * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing
     return static_cast<double>(mixed >> 11) * 0x1.0p-53 < record_sample;
+  }
+  // Worker threads for a load that did not name them: one per 256 streams (closed loop) or 2000
+  // requests/s (open loop), at least 1, at most `cores`.
+  int auto_threads(int cores) const {
+    const double load = open_loop() ? rate / 2000 : concurrency / 256.0;
+    const int wanted = static_cast<int>(load) + (load > static_cast<int>(load) ? 1 : 0);
+    return wanted < 1 ? 1 : wanted > cores ? cores : wanted;
   }
   const std::vector<std::string>& header_lines() const {
     static const std::vector<std::string> none;
