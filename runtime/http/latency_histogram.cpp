@@ -208,6 +208,18 @@ bool LatencyHistogram::from_state(const State& s, LatencyHistogram& out, std::st
     error = "histogram min/max do not match its buckets";
     return false;
   }
+  // The sums must be what `count` values between min and max can give (the squares' sum at least
+  // sum^2 / count), and small enough that
+  // stddev()'s exact 128-bit arithmetic cannot overflow (it holds max^2 * count twice over).
+  const long double n = static_cast<long double>(s.count), lo = static_cast<long double>(s.min),
+                    hi = static_cast<long double>(s.max), sum = static_cast<long double>(s.sum),
+                    sum_sq = static_cast<long double>(s.sum_sq);
+  const long double below = 1 - 1e-12L, above = 1 + 1e-12L;  // rounding of the long double products
+  if (s.count && (sum < lo * n * below || sum > hi * n * above || sum_sq < lo * lo * n * below ||
+                  sum_sq > hi * hi * n * above || sum_sq * n < sum * sum * below || hi * hi * n > 0x1p124L)) {
+    error = "histogram sums do not fit its count, min and max";
+    return false;
+  }
   h.count_ = s.count;
   h.saturated_ = s.saturated;
   h.min_ = s.min;

@@ -77,7 +77,8 @@ bool same(const LoadOutcome& a, const LoadOutcome& b) {
          same(x.itl, y.itl) && same(x.e2el, y.e2el) && same(x.queue, y.queue) && x.errors == y.errors &&
          x.statuses == y.statuses && x.error_samples == y.error_samples && x.last_done_ns == y.last_done_ns &&
          x.tokens_per_second == y.tokens_per_second && lengths(a) == lengths(b) && a.wall_s == b.wall_s &&
-         a.threads == b.threads && a.error == b.error && a.left_out == b.left_out && a.interrupted == b.interrupted;
+         a.threads == b.threads && a.error == b.error && a.left_out == b.left_out && a.interrupted == b.interrupted &&
+         a.agent_max_rss_kb == b.agent_max_rss_kb;
 }
 
 bool same(const LoadSpec& a, const LoadSpec& b) {

@@ -251,7 +251,7 @@ LoadOutcome full_outcome() {
     std::string message;
     if (i % 40 == 39) {  // every error kind, a few times each
       r.error = static_cast<ErrorKind>(1 + (i / 40) % (kinds - 1));
-      r.status = r.error == ErrorKind::kHttpStatus ? static_cast<std::int16_t>(500 + i % 4) : 0;
+      r.status = r.error == ErrorKind::kHttpStatus ? static_cast<std::int16_t>(500 + (i / 320) % 4) : 0;
       message = "failure " + std::to_string(i) + " \xe2\x80\x94 \"quoted\"";
     }
     std::vector<std::int64_t> itl;
@@ -275,6 +275,7 @@ LoadOutcome full_outcome() {
   o.threads = 4;
   o.error = "the target gave up \xc3\xa9";
   o.left_out = 11;
+  o.agent_max_rss_kb = 654321;
   return o;
 }
 
@@ -327,6 +328,7 @@ void check_same_outcome(const LoadOutcome& a, const LoadOutcome& b) {
   CHECK(a.threads == b.threads);
   CHECK(a.error == b.error);
   CHECK(a.left_out == b.left_out);
+  CHECK(a.agent_max_rss_kb == b.agent_max_rss_kb);
 }
 
 void check_outcome_refused(const json& j, const std::string& expected) {
@@ -675,6 +677,9 @@ TEST_CASE("agent protocol: a broken outcome is refused, saying why", "[agent_pro
   }
   SECTION("histogram buckets") {
     check_outcome_refused(edited([](json& j) { j["stats"]["ttft"]["buckets"][0] = 40000; }), "ttft");
+    // Another shape is refused: it would be an allocation of the agent's choosing (50 MB at 5 figures).
+    check_outcome_refused(edited([](json& j) { j["stats"]["itl"]["figures"] = 5; }), "itl: histogram shape differs");
+    check_outcome_refused(edited([](json& j) { j["stats"]["itl"]["highest"] = 1000000; }), "histogram shape differs");
     check_outcome_refused(edited([](json& j) { j["stats"]["ttft"]["buckets"][0] = 40000; }), "out of range");
     check_outcome_refused(edited([](json& j) { j["stats"]["tpot"]["buckets"].push_back(5); }), "tpot: buckets must be");
     check_outcome_refused(edited([](json& j) {
@@ -804,6 +809,11 @@ TEST_CASE("LatencyHistogram::from_state refuses a state no histogram could have"
   check_state_refused(with([](auto& s) { s.max = 50'000'000; }), "min/max do not match");
   check_state_refused(with([](auto& s) { s.count -= s.buckets.back().second, s.buckets.pop_back(); }),
                       "min/max do not match");
+  // Sums no `count` values between min and max can give (a crafted sum would overflow stddev()).
+  check_state_refused(with([](auto& s) { s.sum = static_cast<__int128>(s.max) * s.count * 1001 / 1000 + 1000; }), "sums do not fit");
+  check_state_refused(with([](auto& s) { s.sum = static_cast<__int128>(s.min) * s.count * 999 / 1000 - 1000; }), "sums do not fit");
+  check_state_refused(with([](auto& s) { s.sum_sq = ~static_cast<unsigned __int128>(0); }), "sums do not fit");
+  check_state_refused(with([](auto& s) { s.sum_sq = 0; }), "sums do not fit");
   // Empty: nothing may be left over.
   LatencyHistogram::State empty = LatencyHistogram().state();
   {
