@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace runara;
@@ -272,9 +273,9 @@ end
 // http_load run here and by runara-agent on the machine (`on = s`, through the same sshd) against
 // the same server in this process, alternated three times in one runara run, with wrk on the
 // same server as the peer: (1) plain GETs of a small static body, 64 connections, 5 s each (the
-// wrk comparison); (2) AGENT_STREAMS (4096) streams of 64 tokens 100 ms apart, each side in its
-// own runara run so that runara's peak RSS (local) and the agent's (agent_max_rss_kb) are the
-// load's alone.
+// wrk comparison); (2) 64 streams, 20 requests each, the medians side by side (parity); (3)
+// AGENT_STREAMS (4096) streams of 64 tokens 100 ms apart, 2 requests each. (2) and (3) run each side in its own runara run, so that
+// runara's peak RSS (local) and the agent's (agent_max_rss_kb) are the load's alone.
 void bench_agent(test::SshdFixture& sshd) {
   const std::string dir = test::temp_dir("ssh-bench-agent");
   const std::string host = "127.0.0.1:" + std::to_string(sshd.port());
@@ -313,26 +314,32 @@ end
     std::printf("%s", r.out.c_str());
     if (r.exit_code != 0) std::fprintf(stderr, "agent bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
   }
-  const int streams = std::getenv("AGENT_STREAMS") ? std::atoi(std::getenv("AGENT_STREAMS")) : 4096;
-  FakeLlmConfig config;
-  config.ttft_ms = 100;
-  config.itl_ms = 100;
-  config.output_tokens = 64;
-  FakeLlmServer server(config);
-  const int port = server.start();
-  std::printf("agent: %d streams, 64 tokens 100 ms apart, 2 requests each: here vs by the agent\n", streams);
-  for (const bool remote : {false, true}) {
-    const std::string script = "local s = ssh.connect(\"" + host + "\")\n" +
-        "local r = http_load.run{ name = 'streams', url = 'http://127.0.0.1:" + std::to_string(port) +
-        "', model = 'fake-model', max_tokens = 64, concurrency = " + std::to_string(streams) + ", requests = " +
-        std::to_string(2 * streams) + ", quiet = true, record = 'none'" + (remote ? ", on = s" : "") + R"( }
-print(string.format("  %-6s %7.0f tok/s  TTFT p50 %7.2f ms  ITL p50 %6.2f p99 %6.2f ms  failed %d  agent RSS %s KiB",
-  r.load_host == "local" and "here" or "agent", r.output_throughput, r.median_ttft_ms, r.median_itl_ms, r.p99_itl_ms,
-  r.failed, tostring(r.agent_max_rss_kb)))
+  // Parity (64 streams, 20 ms to the first token, 5 ms gaps: medians side by side) and memory
+  // (AGENT_STREAMS, default 4096, 64 tokens 100 ms apart), each side in its own runara run.
+  const int many = std::getenv("AGENT_STREAMS") ? std::atoi(std::getenv("AGENT_STREAMS")) : 4096;
+  for (const auto& [streams, ttft, itl, each] : {std::tuple{64, 20.0, 5.0, 20}, std::tuple{many, 100.0, 100.0, 2}}) {
+    FakeLlmConfig config;
+    config.ttft_ms = ttft;
+    config.itl_ms = itl;
+    config.output_tokens = 64;
+    FakeLlmServer server(config);
+    const int port = server.start();
+    std::printf("agent: %d streams, first token after %g ms, 64 tokens %g ms apart, %d requests each: here vs by the agent\n",
+                streams, ttft, itl, each);
+    for (const bool remote : {false, true}) {
+      const std::string script = "local s = ssh.connect(\"" + host + "\")\n" +
+          "local r = http_load.run{ name = 'streams', url = 'http://127.0.0.1:" + std::to_string(port) +
+          "', model = 'fake-model', max_tokens = 64, concurrency = " + std::to_string(streams) + ", requests = " +
+          std::to_string(each * streams) + ", quiet = true, record = 'none'" + (remote ? ", on = s" : "") + R"( }
+print(string.format("  %-6s %7.0f tok/s  %d done  %d tokens  TTFT p50 %7.3f p99 %7.2f ms  TPOT p50 %7.3f ms  ITL p50 %6.3f p99 %6.2f ms" ..
+  "  failed %d  threads %d  agent RSS %s KiB", r.load_host == "local" and "here" or "agent", r.output_throughput, r.completed,
+  r.total_output_tokens, r.median_ttft_ms, r.p99_ttft_ms, r.median_tpot_ms, r.median_itl_ms, r.p99_itl_ms, r.failed, r.threads,
+  tostring(r.agent_max_rss_kb)))
 )";
-    const test::ChildResult r = runara(remote ? "streams-agent" : "streams-here", script, port);
-    std::printf("%s  runara's peak RSS: %ld KiB\n", r.out.c_str(), r.max_rss_kb);
-    if (r.exit_code != 0) std::fprintf(stderr, "agent bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
+      const test::ChildResult r = runara(remote ? "streams-agent" : "streams-here", script, port);
+      std::printf("%s  runara's peak RSS: %ld KiB\n", r.out.c_str(), r.max_rss_kb);
+      if (r.exit_code != 0) std::fprintf(stderr, "agent bench: exit %d\n%s\n", r.exit_code, r.err.c_str());
+    }
   }
 }
 
