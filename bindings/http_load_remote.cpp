@@ -133,10 +133,10 @@ std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, Ta
 
 void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& remote) {
   const std::size_t memory = ctx.options().max_memory_bytes;
-  plan.runner = [remote, memory, &ctx](uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, LoadRunner::Progress progress) {
+  plan.runner = [remote, memory, &ctx](uv_loop_t*, std::shared_ptr<const LoadSpec> spec, LoadRunner::Progress progress) {
     RemoteLoadPlan plan{remote.target, *remote.agent_remote, ctx.remaining_runtime_s(), memory,
                         [&ctx](std::string_view text) { return ctx.redact(text); }};
-    return make_remote_load(loop, std::move(spec), std::move(progress), std::move(plan));
+    return make_remote_load(std::move(spec), std::move(progress), std::move(plan));
   };
 }
 

@@ -13,18 +13,19 @@ namespace {
 
 constexpr int kPings = 3;
 
-std::string excerpt(std::string_view line) {
-  std::string out(line.substr(0, 80));
+// At most `max` bytes of `line`, control characters (a terminal's escape sequences) made '?'.
+std::string excerpt(std::string_view line, std::size_t max = 80) {
+  std::string out(line.substr(0, max));
   for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   }
-  return line.size() > 80 ? out + "..." : out;
+  return line.size() > max ? out + "..." : out;
 }
 
 class RemoteLoad final : public LoadRunner {
  public:
-  RemoteLoad(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec, Progress progress, RemoteLoadPlan plan)
-      : loop_(loop), spec_(std::move(spec)), progress_(std::move(progress)), plan_(std::move(plan)),
+  RemoteLoad(std::shared_ptr<const LoadSpec> spec, Progress progress, RemoteLoadPlan plan)
+      : spec_(std::move(spec)), progress_(std::move(progress)), plan_(std::move(plan)),
         partial_(spec_->slo), lengths_(spec_->max_lengths) {
     if (auto target = plan_.target.lock()) {
       host_ = target->name();
@@ -80,9 +81,9 @@ class RemoteLoad final : public LoadRunner {
     return false;
   }
 
-  // Text the machine sent, fit for an error message.
-  std::string from_machine(std::string_view text) const {
-    std::string out = excerpt(text);
+  // Text the machine sent, fit for an error message or the progress line.
+  std::string from_machine(std::string_view text, std::size_t max = 80) const {
+    std::string out = excerpt(text, max);
     return plan_.redact ? plan_.redact(out) : out;
   }
 
@@ -92,7 +93,7 @@ class RemoteLoad final : public LoadRunner {
     if (!hello_) return on_hello(line);
     if (line.starts_with("R ")) return on_record(line.substr(2));
     if (line.starts_with("P ")) {
-      if (progress_) progress_(std::string(line.substr(2)) + "  (agent on " + address_ + ")");
+      if (progress_) progress_(from_machine(line.substr(2), 240) + "  (agent on " + address_ + ")");
       return;
     }
     if (line.starts_with("pong ")) return on_pong();
@@ -184,7 +185,7 @@ class RemoteLoad final : public LoadRunner {
     out.left_out = left_out_;
     out.load_host = address_;
     out.controller_rtt_ms = hello_ && pings_ > 0 ? rtt_ms_ : -1;
-    if (log_) log_->hand_over(batch_);
+    if (log_) out.left_out += log_->hand_over(batch_);
     out.request_log = std::move(log_);
     return out;
   }
@@ -201,7 +202,6 @@ class RemoteLoad final : public LoadRunner {
     if (done_) done_(outcome);  // may destroy this runner
   }
 
-  uv_loop_t* loop_;
   std::shared_ptr<const LoadSpec> spec_;
   Progress progress_;
   RemoteLoadPlan plan_;
@@ -225,9 +225,9 @@ class RemoteLoad final : public LoadRunner {
 
 }  // namespace
 
-std::unique_ptr<LoadRunner> make_remote_load(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec,
-                                             LoadRunner::Progress progress, RemoteLoadPlan plan) {
-  return std::make_unique<RemoteLoad>(loop, std::move(spec), std::move(progress), std::move(plan));
+std::unique_ptr<LoadRunner> make_remote_load(std::shared_ptr<const LoadSpec> spec, LoadRunner::Progress progress,
+                                             RemoteLoadPlan plan) {
+  return std::make_unique<RemoteLoad>(std::move(spec), std::move(progress), std::move(plan));
 }
 
 }  // namespace runara

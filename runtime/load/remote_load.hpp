@@ -35,7 +35,7 @@ struct RemoteLoadPlan {
   std::function<std::string(std::string_view)> redact;
 };
 
-std::unique_ptr<LoadRunner> make_remote_load(uv_loop_t* loop, std::shared_ptr<const LoadSpec> spec,
-                                             LoadRunner::Progress progress, RemoteLoadPlan plan);
+std::unique_ptr<LoadRunner> make_remote_load(std::shared_ptr<const LoadSpec> spec, LoadRunner::Progress progress,
+                                             RemoteLoadPlan plan);
 
 }  // namespace runara

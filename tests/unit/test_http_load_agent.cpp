@@ -255,6 +255,7 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
       {"a truncated outcome", pongs + "echo 'S {\"stats\": {'; while read l; do :; done", "the agent's results are not valid"},
       {"an exit before results", pongs + "echo 'R 0 0 1 2 3 4 5 1 0 200 0 0'; echo oops >&2; exit 4", "ended before its results: exit status 4; its last error output: oops"},
       {"the agent's refusal", pongs + "echo 'E nothing to see'", "refused the load: nothing to see"},
+      {"a terminal escape in its progress", pongs + "printf 'P \\033[2J\\033]0;owned\\007 evil\\n'; sleep 1; exit 3", "exit status 3"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -262,6 +263,7 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
     INFO(all(r));
     CHECK(r.out.find("ended\tfalse") != std::string::npos);
     CHECK(r.out.find(c.expected) != std::string::npos);
+    CHECK(all(r).find('\033') == std::string::npos);  // the machine's bytes never reach a terminal raw
     CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
     std::error_code ignored;
     fs::remove_all(t.out, ignored);
