@@ -5,7 +5,6 @@
 //   local r = http_load.run{ url = "http://" .. d.ip .. ":8000", model = "llama",
 //                            concurrency = 64, requests = 500 }
 //   print(r.output_throughput, r.p99_ttft_ms)
-#include <arpa/inet.h>
 #include <sched.h>
 #include <curl/curl.h>
 
@@ -20,6 +19,7 @@
 #include "http_load_thresholds.hpp"
 #include "load/load_job.hpp"
 #include "load/openai_url.hpp"
+#include "load/request_target.hpp"
 #include "load/target_url.hpp"
 #include "gpu_metrics_binding.hpp"
 #include "lua_args.hpp"
@@ -70,20 +70,8 @@ std::shared_ptr<TargetPolicy> target_policy(Context& ctx, const std::vector<std:
 // A literal IP in the URL is checked now, before anything starts; names are checked when they
 // are resolved, at connect time.
 void check_literal_target(lua_State* L, const TargetPolicy& policy, const TargetUrl& p) {
-  std::string host = p.host;
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   sockaddr_storage ss{};
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<uint16_t>(p.port));
-  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<uint16_t>(p.port));
-  } else {
-    return;
-  }
+  if (!numeric_host(p.host, p.port, ss)) return;
   std::string why;
   if (!policy.allows(reinterpret_cast<sockaddr*>(&ss), p.host, why)) args::raise(L, "%s", why.c_str());
 }

@@ -1,12 +1,10 @@
 #include "http_load_remote.hpp"
 
 #include <unistd.h>
+#include <uv.h>
 
 #include <cstdio>
 #include <fstream>
-#include <iterator>
-#include <uv.h>
-
 #include <memory>
 #include <vector>
 

@@ -116,9 +116,18 @@ std::string all(const ChildResult& r) { return r.out + "\n--- stderr ---\n" + r.
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr double kParityMs = 1.0;  // both clients instrumented, beside an instrumented fake server
+// The sanitizer build's agent is 24 MB, hashed and uploaded before the load starts: seconds.
+constexpr int kSettleS = 10;
 #else
 constexpr double kParityMs = 0.2;  // the issue's bound
+constexpr int kSettleS = 3;
 #endif
+
+// Lines in a file (0 when it is not there yet).
+long lines_in(const std::string& path) {
+  const std::string text = slurp(path);
+  return std::count(text.begin(), text.end(), '\n');
+}
 
 }  // namespace
 
@@ -185,7 +194,7 @@ runara::FakeLlmConfig streaming() {
 
 TEST_CASE("http_load agent: the session closed mid-load ends the load with partial results and no agent left", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
-  const auto r = t.run(replace_all(kLongLoad, "STOPPER", "runara.spawn(function() runara.sleep(3) s:close() end)"));
+  const auto r = t.run(replace_all(kLongLoad, "STOPPER", "runara.spawn(function() runara.sleep(" + std::to_string(kSettleS) + ") s:close() end)"));
   INFO(all(r));
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("ended\tfalse") != std::string::npos);
@@ -200,7 +209,7 @@ TEST_CASE("http_load agent: the session closed mid-load ends the load with parti
 
 TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it measured", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
-  const auto r = t.run(replace_all(kLongLoad, "STOPPER", ""), {"--max-runtime", "5"});
+  const auto r = t.run(replace_all(kLongLoad, "STOPPER", ""), {"--max-runtime", std::to_string(kSettleS + 2)});
   INFO(all(r));
   CHECK(r.exit_code == 3);  // the watchdog
   const auto result = t.result("long");
@@ -212,8 +221,7 @@ TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it
 TEST_CASE("http_load agent: SIGKILL of runara leaves no agent running on the machine", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([&t] { return t.agent_pid() != 0; }, 30));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(wait_for([&t] { return t.agent_pid() != 0 && lines_in(t.out + "/long/requests.jsonl") > 20; }, 60));
   runara.signal(SIGKILL);
   runara.wait(10);
   // sshd sees the connection drop and closes the channel: the agent's stdin ends, and it stops.
@@ -223,8 +231,8 @@ TEST_CASE("http_load agent: SIGKILL of runara leaves no agent running on the mac
 TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what arrived kept", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([&t] { return t.agent_pid() != 0; }, 30));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Killed once records are arriving (requests.jsonl fills as they do).
+  REQUIRE(wait_for([&t] { return t.agent_pid() != 0 && lines_in(t.out + "/long/requests.jsonl") > 20; }, 60));
   ::kill(t.agent_pid(), SIGKILL);
   const ChildResult r = runara.wait(60);
   INFO(all(r));
