@@ -243,6 +243,35 @@ TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what
   CHECK(t.agents_running() == 0);
 }
 
+// The parent of a process (field 4 of /proc/PID/stat, after the command's parentheses).
+pid_t parent_of(pid_t pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string state;
+  pid_t parent = 0;
+  rest >> state >> parent;
+  return parent;
+}
+
+TEST_CASE("http_load agent: the server closing the connection mid-load is a clear error, and the agent stops", "[http_load_agent][ssh]") {
+  AgentRun t(streaming());
+  ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
+  REQUIRE(wait_for([&t] { return t.agent_pid() != 0 && lines_in(t.out + "/long/requests.jsonl") > 20; }, 60));
+  // The agent was exec'd by the session's shell: its parent is sshd's process for this connection.
+  const pid_t session = parent_of(t.agent_pid());
+  REQUIRE(session > 1);
+  REQUIRE(slurp("/proc/" + std::to_string(session) + "/cmdline").find("sshd") != std::string::npos);
+  ::kill(session, SIGKILL);
+  const ChildResult r = runara.wait(60);
+  INFO(all(r));
+  CHECK(r.out.find("ended\tfalse") != std::string::npos);
+  CHECK(r.out.find("ended before its results") != std::string::npos);
+  CHECK(t.result("long")["completed"].get<int>() > 10);
+  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 15));
+}
+
 TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target are clear errors", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   const std::string load = R"(
