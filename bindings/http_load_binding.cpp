@@ -556,17 +556,17 @@ class HttpLoadPrimitive final : public Primitive {
     });
     auto start = [&rt, wait, sweep, job] {
       job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
-      // Not Context::fail, which redacts the whole message: it quotes the script's own text (the
-      // load's name, in its folder), and a masked copy would tell which text was a secret. The
-      // job redacted what the server sent; run.log gets a copy redacted whole.
-      if (!error.empty()) {
-        rt.log("http_load.run failed: " + error);
-        return rt.fail_as_is(wait, "http_load.run: " + error);
-      }
-      rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
-        push_results(co, results, sweep);
-        return 1;
-      });
+        // Not Context::fail, which redacts the whole message: it quotes the script's own text (the
+        // load's name, in its folder), and a masked copy would tell which text was a secret. The
+        // job redacted what the server sent; run.log gets a copy redacted whole.
+        if (!error.empty()) {
+          rt.log("http_load.run failed: " + error);
+          return rt.fail_as_is(wait, "http_load.run: " + error);
+        }
+        rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
+          push_results(co, results, sweep);
+          return 1;
+        });
       });
     };
     if (!remote) {

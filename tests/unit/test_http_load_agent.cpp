@@ -326,6 +326,9 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
     CHECK(r.out.find(c.expected) != std::string::npos);
     CHECK(r.out.find("option 'on'") != std::string::npos);
   }
+  const auto r = t.run(load, {"--load-agent", t.base + "/no-such-agent"});
+  INFO(all(r));
+  CHECK(r.out.find("option 'on': the load agent " + t.base + "/no-such-agent is not an executable file here") != std::string::npos);
 }
 
 TEST_CASE("http_load agent: a secret the load carries goes only where it may, and comes back masked", "[http_load_agent][ssh]") {
