@@ -7,19 +7,18 @@
 // at the spec's deadline, or on SIGTERM/SIGINT/SIGHUP (ssh teardown signals its process group).
 // Statically linked: nothing on the remote machine is needed, not even its C library's NSS.
 #include <ifaddrs.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "base/cores.hpp"
 #include "load/agent_protocol.hpp"
 #include "load/request_target.hpp"
 #include "load/target_policy.hpp"
@@ -57,13 +56,6 @@ bool own_address(const sockaddr* target) {
   }
   freeifaddrs(list);
   return found;
-}
-
-// The cores this process may run on (taskset, cgroup cpusets), not all the machine's.
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return 1;
 }
 
 class Agent {

@@ -5,15 +5,14 @@
 //   local r = http_load.run{ url = "http://" .. d.ip .. ":8000", model = "llama",
 //                            concurrency = 64, requests = 500 }
 //   print(r.output_throughput, r.p99_ttft_ms)
-#include <sched.h>
 #include <curl/curl.h>
 
 #include <algorithm>
 #include <set>
 #include <cctype>
 #include <cmath>
-#include <thread>
 
+#include "base/cores.hpp"
 #include "http_load_remote.hpp"
 #include "http_load_summary.hpp"
 #include "http_load_thresholds.hpp"
@@ -306,13 +305,6 @@ void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurr
   if (!base.requests && base.duration_s <= 0) args::raise(L, "%s: say how long to run: requests = N or duration = seconds", kRun);
 }
 
-// The cores this process may run on (taskset, cgroup cpusets), not all the machine's.
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 
 std::string point_name(const std::string& name, bool sweep, const LoadSpec& s) {
   if (!sweep) return name;
@@ -404,7 +396,9 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
   std::vector<std::string> secrets;
   std::vector<std::string> headers = parse_headers(L, rt, secrets);
   check_header_size(L, headers);
-  remote = parse_remote_load(L, rt, parsed, secrets);  // may point `parsed` at a simulated machine's own address
+  // May point `parsed` at a simulated machine's own address. Secrets reach the machine inside ssh.
+  const auto secrets_policy = secrets.empty() ? nullptr : target_policy(rt, secrets, /*plain_http=*/false);
+  remote = parse_remote_load(L, rt, parsed, secrets_policy.get());
   if (base.mode == LoadMode::kOpenAi) {
     parse_openai(L, plan, base);
     parse_prompts(L, rt, plan.prompts);

@@ -68,18 +68,12 @@ void check_target_url(lua_State* L, const TargetUrl& url, const CommandTarget& t
 
 // A secret in the load's headers travels to the machine (inside ssh), so it must be allowed
 // to go there, as a local load's secrets must be allowed to go to its server.
-void check_secrets(lua_State* L, Context& ctx, const std::vector<std::string>& secrets, const CommandTarget& target) {
-  if (secrets.empty()) return;
-  TargetPolicy policy;
-  for (const auto& [address, port] : ctx.reachable()) policy.add_reachable(address, port);
-  for (const auto& grant : ctx.permissions().hosts) policy.add_grant(grant);
-  for (const auto& name : secrets) {
-    const auto it = ctx.permissions().secret_destinations.find(name);
-    policy.bind_secret(name, it == ctx.permissions().secret_destinations.end() ? std::vector<std::string>{} : it->second, false);
-  }
+void check_secrets(lua_State* L, const TargetPolicy* secrets_policy, const CommandTarget& target) {
+  if (!secrets_policy) return;
   sockaddr_storage address{};
   std::string why = "its address is not numeric";
-  if (!numeric_host(target.address(), target.port(), address) || !policy.allows(reinterpret_cast<const sockaddr*>(&address), target.address(), why)) {
+  if (!numeric_host(target.address(), target.port(), address) ||
+      !secrets_policy->allows(reinterpret_cast<const sockaddr*>(&address), target.address(), why)) {
     args::raise(L, "%s: option 'on': the load carries a secret, which would go to %s: %s", kRun, target.name().c_str(), why.c_str());
   }
 }
@@ -97,7 +91,7 @@ void point_at_simulated_machine(Context& ctx, const CommandTarget& target, Targe
 }  // namespace
 
 std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, TargetUrl& url,
-                                                  const std::vector<std::string>& secrets) {
+                                                  const TargetPolicy* secrets_policy) {
   lua_getfield(L, 1, "on");
   const int index = lua_gettop(L);
   if (lua_isnil(L, index)) {
@@ -118,7 +112,7 @@ std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, Ta
   if (ca_file) args::raise(L, "%s: option 'on': the load agent speaks plain http:// only; 'ca_file' has no use there", kRun);
   point_at_simulated_machine(ctx, *target, url);
   check_target_url(L, url, *target);
-  check_secrets(L, ctx, secrets, *target);
+  check_secrets(L, secrets_policy, *target);
   RemoteLoadChoice choice;
   choice.target = target;
   choice.agent_local = ctx.options().load_agent.empty() ? default_agent() : ctx.options().load_agent;

@@ -8,9 +8,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "load/load_job.hpp"
+#include "load/target_policy.hpp"
 #include "load/target_url.hpp"
 #include "runara/primitive.hpp"
 
@@ -28,9 +28,10 @@ struct RemoteLoadChoice {
 // not an ssh session, and for what the agent cannot honour (https, http2, ca_file, a host name,
 // a target that is not the machine itself, a secret that may not go to that machine). On a
 // simulated droplet (runara --sim) 127.0.0.1 in `url` becomes the address standing for the
-// machine's own loopback, as s:forward does.
+// machine's own loopback, as s:forward does. `secrets_policy`: where the load's secrets may go
+// when sent encrypted (the binding's target policy); null when the load carries none.
 std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, TargetUrl& url,
-                                                  const std::vector<std::string>& secrets);
+                                                  const TargetPolicy* secrets_policy);
 
 // Runs each point of `plan` on the agent.
 void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& remote);

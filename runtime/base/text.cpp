@@ -34,4 +34,12 @@ std::string url_encode(std::string_view s) {
   return out;
 }
 
+std::string printable(std::string_view text, std::size_t max) {
+  std::string out(text.substr(0, max));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
 }  // namespace runara

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "base/text.hpp"
 #include "load/agent_protocol.hpp"
 
 namespace runara {
@@ -15,11 +16,7 @@ constexpr int kPings = 3;
 
 // At most `max` bytes of `line`, control characters (a terminal's escape sequences) made '?'.
 std::string excerpt(std::string_view line, std::size_t max = 80) {
-  std::string out(line.substr(0, max));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return line.size() > max ? out + "..." : out;
+  return printable(line, max) + (line.size() > max ? "..." : "");
 }
 
 class RemoteLoad final : public LoadRunner {
@@ -81,11 +78,9 @@ class RemoteLoad final : public LoadRunner {
     return false;
   }
 
+  std::string redacted(std::string text) const { return plan_.redact ? plan_.redact(text) : text; }
   // Text the machine sent, fit for an error message or the progress line.
-  std::string from_machine(std::string_view text, std::size_t max = 80) const {
-    std::string out = excerpt(text, max);
-    return plan_.redact ? plan_.redact(out) : out;
-  }
+  std::string from_machine(std::string_view text, std::size_t max = 80) const { return redacted(excerpt(text, max)); }
 
   void on_line(std::string_view line) {
     if (finished_) return;
@@ -150,9 +145,9 @@ class RemoteLoad final : public LoadRunner {
     std::uint64_t dropped = 0;
     std::string error;
     if (!decode_outcome(json, spec_->slo, spec_->max_lengths, outcome, dropped, error)) {
-      return fail("the load agent on " + host() + ": " + (plan_.redact ? plan_.redact(error) : error));
+      return fail("the load agent on " + host() + ": " + redacted(error));
     }
-    outcome.left_out += left_out_;
+    add_local_part(outcome);
     complete(std::move(outcome));
   }
 
@@ -182,23 +177,23 @@ class RemoteLoad final : public LoadRunner {
     out.threads = spec_->threads;
     out.interrupted = interrupted;
     out.error = error;
-    out.left_out = left_out_;
-    out.load_host = address_;
-    out.controller_rtt_ms = hello_ && pings_ > 0 ? rtt_ms_ : -1;
-    if (log_) out.left_out += log_->hand_over(batch_);
-    out.request_log = std::move(log_);
+    add_local_part(out);
     return out;
+  }
+
+  // What runara itself adds to an outcome, the agent's or a partial one: where the load ran,
+  // the round trip, requests.jsonl's writer with the last records and what it left out, and
+  // the memory held for the load.
+  void add_local_part(LoadOutcome& out) {
+    out.load_host = address_;
+    out.controller_rtt_ms = rtt_ms_;  // -1 until a pong came
+    out.left_out += left_out_ + (log_ ? log_->hand_over(batch_) : 0);
+    out.request_log = std::move(log_);
+    out.held.absorb(std::move(held_));
   }
 
   void complete(LoadOutcome outcome) {
     finished_ = true;
-    outcome.held.absorb(std::move(held_));
-    if (outcome.load_host.empty()) {
-      outcome.load_host = address_;
-      outcome.controller_rtt_ms = rtt_ms_;
-      if (log_) outcome.left_out += log_->hand_over(batch_);
-      outcome.request_log = std::move(log_);
-    }
     if (done_) done_(outcome);  // may destroy this runner
   }
 

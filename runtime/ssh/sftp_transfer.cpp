@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "base/text.hpp"
 #include "run_output.hpp"
 
 #include <algorithm>
@@ -18,14 +19,6 @@ namespace runara::ssh {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A server-sent name for an error message: control bytes (NUL included) become '?'.
-std::string printable(const std::string& s) {
-  std::string out = s.substr(0, 200);
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
-}
 
 std::string sftp_status_text(unsigned long code) {
   switch (code) {
@@ -228,7 +221,7 @@ bool SftpTransfer::list_remote(const Job& job) {
     if (entry == "." || entry == "..") continue;
     // The server is the script's: a name is one path part, never a way out of the folder.
     if (entry.empty() || entry.find('/') != std::string::npos || entry.find('\0') != std::string::npos)
-      return refuse("transfer: the server listed the entry name '" + printable(entry) + "' in '" + job.remote +
+      return refuse("transfer: the server listed the entry name '" + printable(entry, 200) + "' in '" + job.remote +
                     "'; expected one path part (no '/' or NUL)");
     const unsigned perms = attrs.permissions & 07777;
     const std::string local = job.local + "/" + entry, remote = job.remote + "/" + entry;
