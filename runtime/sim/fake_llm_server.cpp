@@ -1,6 +1,7 @@
 #include "sim/fake_llm_server.hpp"
 
 #include <http_parser.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <uv.h>
@@ -854,6 +855,13 @@ int FakeLlmServer::start(int port) {
   s->running = true;
   s->thread = std::thread([s] {
     prctl(PR_SET_TIMERSLACK, 1UL);  // wake-ups on time to the microsecond, not 50 us late
+    // libuv writes to sockets with write(), which raises SIGPIPE when the client has gone (a
+    // load generator killed mid-stream). Blocked on this thread only, the write just fails with
+    // EPIPE: a host that embeds the server (a test binary) need not ignore SIGPIPE for it.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     uv_run(&s->loop, UV_RUN_DEFAULT);
   });
   return s->port;

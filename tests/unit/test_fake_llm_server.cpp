@@ -5,6 +5,8 @@
 
 #include <curl/curl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -632,4 +634,50 @@ TEST_CASE("Fake LLM: a deeply nested request body gets 400", "[fake_llm]") {
   CHECK(r.status == 400);
   CHECK(r.body.find("nested deeper than 64 levels") != std::string::npos);
   CHECK(client.request("/v1/completions", R"({"prompt":"x","max_tokens":2})").status == 200);
+}
+
+// A load generator that hangs up mid-load leaves the server writing to a closed connection: on
+// loopback the first write draws the peer's RST and the second fails with EPIPE, which raises
+// SIGPIPE unless the writing thread blocks it. The test process keeps SIGPIPE's default action
+// (death), as a host embedding the server may. To make the second write certain, the server must
+// not read the client's FIN first: 70 pipelined requests fill its queue, so it stops reading.
+TEST_CASE("Fake LLM: a client hanging up mid-load does not raise SIGPIPE in the host", "[fake_llm]") {
+  const auto previous = signal(SIGPIPE, SIG_DFL);
+  FakeLlmConfig cfg;
+  cfg.itl_ms = 50;  // the quiet gap between two tokens, where the client closes
+  cfg.output_tokens = 10;
+  FakeLlmServer server(cfg);
+  const int port = server.start();
+  const std::string body = R"({"prompt":"x","stream":true})";
+  std::string requests;
+  for (int i = 0; i < 70; ++i)
+    requests += "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::send(fd, requests.data(), requests.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(requests.size()));
+  // Read up to the first stream's first token, and anything else for 10 ms: the close below then
+  // leaves nothing unread (a FIN, not a RST), 40 ms before the second token is due.
+  std::string got;
+  char buf[4096];
+  while (got.find("data: ") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    REQUIRE(n > 0);
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  pollfd more{fd, POLLIN, 0};
+  while (::poll(&more, 1, 10) > 0 && ::recv(fd, buf, sizeof buf, 0) > 0) {
+  }
+  ::close(fd);
+  // The next tokens are written into the closed connection; the server must take the failed
+  // write as the client gone and close it, and this process must still be here to see that.
+  wait_until([&] { return server.stats().open_connections == 0; }, 3000);
+  CHECK(server.stats().open_connections == 0);
+  CHECK(server.stats().tokens_sent >= 2);  // it did write after the close
+  signal(SIGPIPE, previous);
 }
