@@ -20,7 +20,10 @@ constexpr std::size_t kCheckTail = 2u << 10;   // stderr quoted by check = true
 
 std::string label_of(const std::string& command) {
   std::string first = command.substr(0, command.find('\n'));
-  if (first.size() > 80) first = first.substr(0, 77) + "...";
+  if (first.size() > 80) {  // in place: substr(...) + "..." trips GCC 12's false -Warray-bounds
+    first.resize(77);
+    first += "...";
+  }
   return first + (first.size() < command.size() && command.find('\n') != std::string::npos ? " ..." : "");
 }
 

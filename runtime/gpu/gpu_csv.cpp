@@ -7,7 +7,7 @@ namespace runara::gpu {
 
 namespace {
 
-std::string quoted(const std::string& label) {
+std::string csv_quoted(const std::string& label) {
   std::string out = "\"";
   for (char c : label) {
     if (c == '"') out += '"';
@@ -41,7 +41,7 @@ std::string samples_csv(const std::vector<Sample>& samples, const std::vector<Ma
       char head[48];
       std::snprintf(head, sizeof head, "%.6f,", s.t_s);
       out += head;
-      out += phase.empty() ? std::string() : quoted(phase);
+      out += phase.empty() ? std::string() : csv_quoted(phase);
       out += ',' + std::to_string(g.index);
       for (auto m : {&GpuReading::power_w, &GpuReading::energy_j, &GpuReading::vram_used_bytes,
                      &GpuReading::vram_total_bytes, &GpuReading::vram_used_pct, &GpuReading::gpu_util_pct,
