@@ -20,10 +20,7 @@ constexpr std::size_t kCheckTail = 2u << 10;   // stderr quoted by check = true
 
 std::string label_of(const std::string& command) {
   std::string first = command.substr(0, command.find('\n'));
-  if (first.size() > 80) {  // in place: substr(...) + "..." can trip GCC 12's false -Warray-bounds
-    first.resize(77);
-    first += "...";
-  }
+  if (first.size() > 80) first = first.substr(0, 77) + "...";
   return first + (first.size() < command.size() && command.find('\n') != std::string::npos ? " ..." : "");
 }
 

@@ -159,6 +159,18 @@ std::vector<std::string> fixture_events(const std::string& name) {
   return out;
 }
 
+// A TCP connection to the server on 127.0.0.1, or -1.
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
 void wait_until(const std::function<bool()>& cond, int ms = 2000) {
   auto until = Clock::now() + std::chrono::milliseconds(ms);
   while (!cond() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -363,13 +375,8 @@ TEST_CASE("Fake LLM: keep-alive reuses one connection", "[fake_llm]") {
 TEST_CASE("Fake LLM: pipelined requests are answered in order", "[fake_llm]") {
   FakeLlmServer server;
   int port = server.start();
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = connect_loopback(port);
   REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   std::string body = R"({"prompt":"x","max_tokens":2,"stream":true})";
   std::string reqs = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
                      std::to_string(body.size()) + "\r\n\r\n" + body +
@@ -653,13 +660,8 @@ TEST_CASE("Fake LLM: a client hanging up mid-load does not raise SIGPIPE in the 
   for (int i = 0; i < 70; ++i)
     requests += "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
                 std::to_string(body.size()) + "\r\n\r\n" + body;
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = connect_loopback(port);
   REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   REQUIRE(::send(fd, requests.data(), requests.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(requests.size()));
   // Read up to the first stream's first token, and anything else for 10 ms: the close below then
   // leaves nothing unread (a FIN, not a RST), 40 ms before the second token is due.

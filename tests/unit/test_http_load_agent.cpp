@@ -59,6 +59,12 @@ bool wait_for(const std::function<bool()>& done, double seconds) {
   return true;
 }
 
+// Lines in a file (0 when it is not there yet).
+long lines_in(const std::string& path) {
+  const std::string text = slurp(path);
+  return std::count(text.begin(), text.end(), '\n');
+}
+
 struct AgentRun {
   SshdFixture sshd;
   std::string base = runara::test::temp_dir("http-load-agent");
@@ -109,6 +115,9 @@ struct AgentRun {
     const auto pids = agents_in(sshd.home());
     return pids.empty() ? 0 : pids.front();
   }
+  // The long load's agent runs and its records reach requests.jsonl (past the upload, which
+  // takes seconds for the sanitizer build's agent).
+  bool records_arriving() const { return agent_pid() != 0 && lines_in(out + "/long/requests.jsonl") > 20; }
   nlohmann::json result(const std::string& name) { return nlohmann::json::parse(slurp(out + "/" + name + "/results.json")); }
 };
 
@@ -123,11 +132,6 @@ constexpr double kParityMs = 0.2;  // the issue's bound
 constexpr int kSettleS = 3;
 #endif
 
-// Lines in a file (0 when it is not there yet).
-long lines_in(const std::string& path) {
-  const std::string text = slurp(path);
-  return std::count(text.begin(), text.end(), '\n');
-}
 
 }  // namespace
 
@@ -221,7 +225,7 @@ TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it
 TEST_CASE("http_load agent: SIGKILL of runara leaves no agent running on the machine", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([&t] { return t.agent_pid() != 0 && lines_in(t.out + "/long/requests.jsonl") > 20; }, 60));
+  REQUIRE(wait_for([&t] { return t.records_arriving(); }, 60));
   runara.signal(SIGKILL);
   runara.wait(10);
   // sshd sees the connection drop and closes the channel: the agent's stdin ends, and it stops.
@@ -232,7 +236,7 @@ TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
   // Killed once records are arriving (requests.jsonl fills as they do).
-  REQUIRE(wait_for([&t] { return t.agent_pid() != 0 && lines_in(t.out + "/long/requests.jsonl") > 20; }, 60));
+  REQUIRE(wait_for([&t] { return t.records_arriving(); }, 60));
   ::kill(t.agent_pid(), SIGKILL);
   const ChildResult r = runara.wait(60);
   INFO(all(r));
@@ -258,7 +262,7 @@ pid_t parent_of(pid_t pid) {
 TEST_CASE("http_load agent: the server closing the connection mid-load is a clear error, and the agent stops", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([&t] { return t.agent_pid() != 0 && lines_in(t.out + "/long/requests.jsonl") > 20; }, 60));
+  REQUIRE(wait_for([&t] { return t.records_arriving(); }, 60));
   // The agent was exec'd by the session's shell: its parent is sshd's process for this connection.
   const pid_t session = parent_of(t.agent_pid());
   REQUIRE(session > 1);
