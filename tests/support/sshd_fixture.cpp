@@ -3,6 +3,8 @@
 
 #include "child_process.hpp"
 #include "exec_image.hpp"
+#include "loopback_socket.hpp"
+#include "test_text.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -29,38 +31,13 @@ namespace runara::test {
 
 namespace {
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // True once something on the port answers with an SSH banner.
 bool sends_banner(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = false;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    pollfd p{fd, POLLIN, 0};
-    char buf[8] = {};
-    ok = ::poll(&p, 1, 2000) == 1 && ::recv(fd, buf, 7, 0) == 7 && std::string(buf, 7) == "SSH-2.0";
-  }
+  const int fd = connect_loopback(port);
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  char buf[8] = {};
+  const bool ok = ::poll(&p, 1, 2000) == 1 && ::recv(fd, buf, 7, 0) == 7 && std::string(buf, 7) == "SSH-2.0";
   ::close(fd);
   return ok;
 }
@@ -109,7 +86,7 @@ std::string run_tool(const std::vector<std::string>& argv) {
   return r.out;
 }
 
-SshdFixture::SshdFixture(bool start_now) : dir_(temp_dir("sshd")), user_(current_user()), port_(free_port()) {
+SshdFixture::SshdFixture(bool start_now) : dir_(temp_dir("sshd")), user_(current_user()), port_(unused_loopback_port()) {
   // sshd's privilege separation folder; a fresh container may not have it.
   ::mkdir("/run/sshd", 0755);
   user_key_path_ = dir_ + "/user_key";
@@ -213,8 +190,8 @@ void SshdFixture::freeze_connections() {
   for (pid_t p : descendants(pid_)) ::kill(p, SIGSTOP);
 }
 
-std::string SshdFixture::user_key_pem() const { return read_file(user_key_path_); }
-std::string SshdFixture::other_key_pem() const { return read_file(dir_ + "/other_key"); }
-std::string SshdFixture::log() const { return read_file(dir_ + "/sshd.log"); }
+std::string SshdFixture::user_key_pem() const { return read_all(user_key_path_); }
+std::string SshdFixture::other_key_pem() const { return read_all(dir_ + "/other_key"); }
+std::string SshdFixture::log() const { return read_all(dir_ + "/sshd.log"); }
 
 }  // namespace runara::test

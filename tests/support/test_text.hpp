@@ -1,5 +1,5 @@
-// Helpers nearly every test file needs: substring checks, reading a file whole, a monotonic
-// clock in seconds. Header-only; one test thread.
+// Helpers nearly every test file needs: substring checks, reading a file whole, replacing text,
+// a monotonic clock in seconds. Header-only; one test thread.
 #pragma once
 
 #include <chrono>
@@ -18,6 +18,12 @@ inline std::string read_all(const std::filesystem::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// `text` with every `from` replaced by `to`.
+inline std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
 }
 
 inline double now_s() {

@@ -1,5 +1,7 @@
 #include "tls_closing_server.hpp"
 
+#include "loopback_socket.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -47,15 +49,11 @@ TlsClosingServer::TlsClosingServer(const std::string& cert, const std::string& k
       },
       nullptr);
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(listen_fd_, 64) != 0 ||
-      getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+  const sockaddr_in a = runara::test::loopback_address();
+  if (bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 || listen(listen_fd_, 64) != 0) {
     throw std::runtime_error("TlsClosingServer: cannot listen on loopback");
   }
-  port_ = ntohs(a.sin_port);
+  port_ = runara::test::bound_port(listen_fd_);
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 

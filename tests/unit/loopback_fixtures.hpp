@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "loopback_socket.hpp"
+
 namespace runara_test {
 
 using Clock = std::chrono::steady_clock;
@@ -131,17 +133,7 @@ struct DroppingServer {
 };
 
 // A loopback port with nothing listening.
-inline int closed_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+inline int closed_port() { return runara::test::unused_loopback_port(); }
 
 // A libuv loop that the test drives until a condition holds (with a safety deadline).
 struct TestLoop {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "loopback_socket.hpp"
 #include "test_text.hpp"
 
 using runara::test::ChildProcess;
@@ -33,16 +34,12 @@ struct Listener {
   int fd = -1, port = 0;
   Listener() {
     fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const sockaddr_in a = runara::test::loopback_address();
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);  // as the fakes' HTTP library binds
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
     listen(fd, 4);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    port = runara::test::bound_port(fd);
   }
   ~Listener() { close(fd); }
 };

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loopback_socket.hpp"
 #include "test_fixtures.hpp"
 #include "http/openai_stream.hpp"
 #include "http/sse_parser.hpp"
@@ -27,6 +28,7 @@
 using namespace runara;
 using Clock = std::chrono::steady_clock;
 
+using runara::test::connect_loopback;
 using runara::test::sse_fixture;
 
 namespace {
@@ -157,18 +159,6 @@ std::vector<std::string> fixture_events(const std::string& name) {
   p.feed(sse_fixture(name));
   p.finish(true);
   return out;
-}
-
-// A TCP connection to the server on 127.0.0.1, or -1.
-int connect_loopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
-  if (fd >= 0) ::close(fd);
-  return -1;
 }
 
 void wait_until(const std::function<bool()>& cond, int ms = 2000) {

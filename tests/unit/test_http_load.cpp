@@ -23,6 +23,7 @@
 #include "loopback_fixtures.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
+#include "test_text.hpp"
 #include "tls_closing_server.hpp"
 
 using nlohmann::json;
@@ -30,6 +31,7 @@ using runara::FakeLlmConfig;
 using runara::FakeLlmServer;
 using runara::FakeLlmTimings;
 using runara::test::ChildResult;
+using runara::test::read_all;
 
 namespace {
 
@@ -66,13 +68,6 @@ LoadRun run_script(const std::string& body, std::vector<std::string> extra = {},
 std::string allow(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 std::string url(int port) { return "http://127.0.0.1:" + std::to_string(port); }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream all;
-  all << in.rdbuf();
-  return all.str();
-}
 
 }  // namespace
 
@@ -371,24 +366,12 @@ TEST_CASE("http_load sweeps, chat, non-streaming and server-side failures", "[ht
 
 namespace {
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // A real nginx serving a small static file on loopback, for as long as the object lives. With
 // `tls`, it speaks HTTPS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate for 127.0.0.1 made
 // here by openssl, and logs each request's protocol to access.log.
 struct Nginx {
   std::string dir = runara::test::temp_dir("nginx");
-  int port = free_port();
+  int port = runara::test::unused_loopback_port();
   explicit Nginx(bool tls = false) {
     REQUIRE(access("/usr/sbin/nginx", X_OK) == 0);  // CI installs nginx-light (./setup)
     runara::test::write_temp_file(dir, "hello.txt", "hello from nginx\n");
@@ -398,7 +381,7 @@ struct Nginx {
       const std::string make_cert = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650"
                                     " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + dir +
                                     "/key.pem -out " + dir + "/cert.pem 2>" + dir + "/openssl.err";
-      INFO(slurp(dir + "/openssl.err"));
+      INFO(read_all(dir + "/openssl.err"));
       REQUIRE(std::system(make_cert.c_str()) == 0);  // ./setup installs openssl
       listen = "listen 127.0.0.1:" + std::to_string(port) + " ssl http2; ssl_certificate " + dir +
                "/cert.pem; ssl_certificate_key " + dir + "/key.pem;";
@@ -411,7 +394,7 @@ struct Nginx {
                                       "; fastcgi_temp_path " + dir + "; uwsgi_temp_path " + dir + "; scgi_temp_path " + dir +
                                       ";\n server { " + listen + " root " + dir + "; } }\n");
     const int rc = std::system(("/usr/sbin/nginx -q -c " + dir + "/nginx.conf -p " + dir + " 2>" + dir + "/start.err").c_str());
-    INFO(slurp(dir + "/start.err"));
+    INFO(read_all(dir + "/start.err"));
     REQUIRE(rc == 0);
   }
   ~Nginx() {
@@ -510,7 +493,7 @@ TEST_CASE("http_load over HTTPS: a server closing reused connections unanswered 
   const std::string make_cert = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650"
                                 " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + dir +
                                 "/key.pem -out " + dir + "/cert.pem 2>" + dir + "/openssl.err";
-  INFO(slurp(dir + "/openssl.err"));
+  INFO(read_all(dir + "/openssl.err"));
   REQUIRE(std::system(make_cert.c_str()) == 0);  // ./setup installs openssl
   runara::test::TlsClosingServer server(dir + "/cert.pem", dir + "/key.pem");
   const std::string https = "https://127.0.0.1:" + std::to_string(server.port()) + "/";
@@ -554,7 +537,7 @@ TEST_CASE("http_load refuses targets the run may not reach, and bad options, wit
     }
   }
   SECTION("an address nothing listens on") {
-    const int closed = free_port();
+    const int closed = runara::test::unused_loopback_port();
     const auto run = run_script("http_load.run{ name = 'load', url = '" + url(closed) + "/x', requests = 3 }",
                                 {"--allow-host", allow(closed)});
     CHECK(run.child.exit_code == 1);
@@ -609,7 +592,7 @@ TEST_CASE("http_load: a prompt file, a secret API key that never shows, and Ctrl
     CHECK(run.child.exit_code == 0);
     CHECK(run.child.out == "6\n");
     CHECK(run.result()["options"]["prompts"]["format"] == "auto");
-    CHECK(slurp(run.out + "/load/results.json").find("sk-test-secret") == std::string::npos);
+    CHECK(read_all(run.out + "/load/results.json").find("sk-test-secret") == std::string::npos);
   }
   SECTION("SIGINT in the middle of a load: exit 130, what was measured is written") {
     const std::string dir = runara::test::temp_dir("interrupt");
@@ -621,7 +604,7 @@ TEST_CASE("http_load: a prompt file, a secret API key that never shows, and Ctrl
     child.signal(SIGINT);
     const auto result = child.wait(15);
     CHECK(result.exit_code == 130);
-    const json r = json::parse(slurp(dir + "/out/load/results.json"));
+    const json r = json::parse(read_all(dir + "/out/load/results.json"));
     CHECK(r["interrupted"] == true);
     CHECK(r["completed"].get<int>() >= 4);
     CHECK(r["abandoned"].get<int>() > 0);

@@ -5,6 +5,7 @@
 #include "child_process.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
+#include "test_text.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -21,20 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
+using runara::test::read_all;
+using runara::test::replace_all;
 using runara::test::run_runara;
 using runara::test::SshdFixture;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
-  return text;
-}
 
 // The agents running on this machine (the "remote" is loopback) for one sshd fixture: their
 // command lines name the installed file (the real agent's and a fake agent script's alike), and
@@ -42,7 +33,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 std::vector<pid_t> agents_in(const std::string& home) {
   std::vector<pid_t> found;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    if (slurp((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") == std::string::npos) continue;
+    if (read_all((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") == std::string::npos) continue;
     std::error_code ec;
     if (fs::read_symlink(entry.path() / "cwd", ec) != fs::path(home)) continue;
     found.push_back(static_cast<pid_t>(std::atoi(entry.path().filename().c_str())));
@@ -61,7 +52,7 @@ bool wait_for(const std::function<bool()>& done, double seconds) {
 
 // Lines in a file (0 when it is not there yet).
 long lines_in(const std::string& path) {
-  const std::string text = slurp(path);
+  const std::string text = read_all(path);
   return std::count(text.begin(), text.end(), '\n');
 }
 
@@ -76,7 +67,7 @@ struct AgentRun {
 
   explicit AgentRun(runara::FakeLlmConfig config) : server(config) {
     fs::create_directories(home + "/.ssh");
-    std::ofstream(home + "/.ssh/known_hosts") << "[127.0.0.1]:" << sshd.port() << " " << slurp(sshd.dir() + "/host_key.pub");
+    std::ofstream(home + "/.ssh/known_hosts") << "[127.0.0.1]:" << sshd.port() << " " << read_all(sshd.dir() + "/host_key.pub");
     port = server.start(0);
   }
   ~AgentRun() {
@@ -118,7 +109,7 @@ struct AgentRun {
   // The long load's agent runs and its records reach requests.jsonl (past the upload, which
   // takes seconds for the sanitizer build's agent).
   bool records_arriving() const { return agent_pid() != 0 && lines_in(out + "/long/requests.jsonl") > 20; }
-  nlohmann::json result(const std::string& name) { return nlohmann::json::parse(slurp(out + "/" + name + "/results.json")); }
+  nlohmann::json result(const std::string& name) { return nlohmann::json::parse(read_all(out + "/" + name + "/results.json")); }
 };
 
 std::string all(const ChildResult& r) { return r.out + "\n--- stderr ---\n" + r.err; }
@@ -169,7 +160,7 @@ TEST_CASE("http_load on an ssh session: the agent's results match a local run's"
   CHECK(there["agent_max_rss_kb"].get<long>() > 1000);  // the agent's own peak memory
   CHECK(here["agent_max_rss_kb"].is_null());
   // requests.jsonl: one line per request, as a local run writes it.
-  const std::string lines = slurp(t.out + "/there/requests.jsonl");
+  const std::string lines = read_all(t.out + "/there/requests.jsonl");
   CHECK(std::count(lines.begin(), lines.end(), '\n') == 400);
   CHECK(t.agents_running() == 0);
 }
@@ -249,7 +240,7 @@ TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what
 
 // The parent of a process (field 4 of /proc/PID/stat, after the command's parentheses).
 pid_t parent_of(pid_t pid) {
-  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
   const auto close = stat.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream rest(stat.substr(close + 2));
@@ -266,7 +257,7 @@ TEST_CASE("http_load agent: the server closing the connection mid-load is a clea
   // The agent was exec'd by the session's shell: its parent is sshd's process for this connection.
   const pid_t session = parent_of(t.agent_pid());
   REQUIRE(session > 1);
-  REQUIRE(slurp("/proc/" + std::to_string(session) + "/cmdline").find("sshd") != std::string::npos);
+  REQUIRE(read_all("/proc/" + std::to_string(session) + "/cmdline").find("sshd") != std::string::npos);
   ::kill(session, SIGKILL);
   const ChildResult r = runara.wait(60);
   INFO(all(r));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "loopback_socket.hpp"
 #include "sim/loopback_http_server.hpp"
 
 using runara::sim::HttpRequest;
@@ -23,17 +24,9 @@ using runara::sim::LoopbackHttpServer;
 namespace {
 
 int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = runara::test::connect_loopback(port);
   timeval send_timeout{2, 0};  // a server that stopped reading must not block the test
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
   return fd;
 }
 

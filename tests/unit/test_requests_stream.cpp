@@ -16,17 +16,12 @@
 
 #include "child_process.hpp"
 #include "eventually.hpp"
+#include "test_text.hpp"
 
 using runara::test::ChildProcess;
+using runara::test::read_all;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream all;
-  all << in.rdbuf();
-  return all.str();
-}
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -63,7 +58,7 @@ TEST_CASE("http_load: requests.jsonl has lines while the load still runs", "[htt
   const std::string requests = soak.out + "/load/requests.jsonl", results = soak.out + "/load/results.json";
   std::size_t seen = 0;
   bool during = runara::test::eventually([&] {
-    const std::string text = slurp(requests);
+    const std::string text = read_all(requests);
     if (exists(results)) return false;  // too late: the load has ended
     seen = complete_lines(text);
     return seen >= 10;
@@ -75,8 +70,8 @@ TEST_CASE("http_load: requests.jsonl has lines while the load still runs", "[htt
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("load done") != std::string::npos);
-  const auto result = nlohmann::json::parse(slurp(results));
-  const std::string text = slurp(requests);
+  const auto result = nlohmann::json::parse(read_all(results));
+  const std::string text = read_all(requests);
   CHECK(complete_lines(text) == result["completed"].get<std::size_t>() + result["failed"].get<std::size_t>() +
                                     result["warmup_requests"].get<std::size_t>());
   CHECK(result["request_lines_left_out"] == 0);
@@ -87,12 +82,12 @@ TEST_CASE("http_load: requests.jsonl has lines while the load still runs", "[htt
 TEST_CASE("http_load: SIGKILL mid-load leaves requests.jsonl with whole lines of distinct requests", "[http_load][requests_jsonl]") {
   Soak soak = start_load(30);
   const std::string requests = soak.out + "/load/requests.jsonl";
-  REQUIRE(runara::test::eventually([&] { return complete_lines(slurp(requests)) >= 200; }, 30));
+  REQUIRE(runara::test::eventually([&] { return complete_lines(read_all(requests)) >= 200; }, 30));
   soak.child->signal(SIGKILL);
   const auto r = soak.child->wait(30);
   CHECK(r.exit_code == 128 + SIGKILL);
   CHECK_FALSE(exists(soak.out + "/load/results.json"));
-  const std::string text = slurp(requests);
+  const std::string text = read_all(requests);
   REQUIRE(!text.empty());
   // The writer appends whole lines; only a kill inside one write(2) could cut its last line.
   std::istringstream in(text);
@@ -122,7 +117,7 @@ TEST_CASE("http_load: each point of a sweep writes its own requests.jsonl", "[ht
   REQUIRE(r.exit_code == 0);
   for (const char* point : {"sw-c1", "sw-c3"}) {
     INFO(point);
-    const std::string text = slurp(dir + "/out/" + point + "/requests.jsonl");
+    const std::string text = read_all(dir + "/out/" + point + "/requests.jsonl");
     CHECK(complete_lines(text) == 14);  // 12 measured and 2 warm-up
     std::istringstream in(text);
     std::set<std::uint64_t> indexes;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "loopback_socket.hpp"
 
 using nlohmann::json;
 using runara::test::ChildResult;
@@ -67,13 +68,9 @@ struct RefusedPort {
   int fd = -1, port = 0;
   RefusedPort() {
     fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);  // bound, never listening
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    const sockaddr_in a = runara::test::loopback_address();
+    REQUIRE(bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);  // bound, never listening
+    port = runara::test::bound_port(fd);
   }
   ~RefusedPort() { close(fd); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/"; }

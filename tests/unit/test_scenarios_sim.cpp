@@ -14,6 +14,7 @@
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "test_processes.hpp"
+#include "test_text.hpp"
 
 using namespace runara::test;
 using nlohmann::json;
@@ -23,14 +24,7 @@ namespace {
 const std::string kScripts = std::string(RUNARA_SOURCE_DIR) + "/scripts/";
 const std::string kSecret = "hf_TEST_SECRET_5f0c1e7d9a";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-json results(const std::string& out) { return json::parse(slurp(out + "/results.json")); }
+json results(const std::string& out) { return json::parse(read_all(out + "/results.json")); }
 
 // Where the simulated cloud of the run writing to `out` keeps its machines (TMPDIR/runara-sim-*).
 std::string sim_tmp(const std::string& out) { return out.substr(0, out.rfind('/')) + "/tmp"; }
@@ -50,7 +44,7 @@ void check_no_secret_anywhere(const std::string& out) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(out)) {
     if (!entry.is_regular_file()) continue;
     INFO(entry.path());
-    CHECK(slurp(entry.path()).find(kSecret) == std::string::npos);
+    CHECK(read_all(entry.path()).find(kSecret) == std::string::npos);
   }
 }
 
@@ -113,13 +107,13 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(c["notes"].get<std::string>().rfind("SIMULATED figures, against H100 (FP8): ", 0) == 0);
   CHECK(j["metadata"]["cost_usd"].get<double>() > 0);
   CHECK(j["run"]["status"] == "ok");
-  const std::string md = slurp(out + "/report.md");
+  const std::string md = read_all(out + "/report.md");
   CHECK(md.find("SIMULATED") != std::string::npos);
   CHECK(r.out.find("SIMULATED (runara --sim: no GPU ran") != std::string::npos);  // each printed summary says so
   CHECK(r.out.find("32 concurrent output") != std::string::npos);                 // the final summary
   CHECK(md.find("| Throughput (tok/s) |") != std::string::npos);
   CHECK(md.find("| concurrent_32 | 32 | 64 / 0 |") != std::string::npos);
-  const std::string html = slurp(out + "/report.html");
+  const std::string html = read_all(out + "/report.html");
   CHECK(points_of(html, "output tok/s") == 3);  // concurrency 1, 10, 32
   CHECK(points_of(html, "TTFT p99") == 3);
   CHECK(points_of(html, "power GPU 0") > 10);
@@ -143,8 +137,8 @@ TEST_CASE("llama70b_fp8 under --sim with a server that never gets ready: partial
   CHECK(j["metadata"]["gpu"] == "AMD Instinct MI300X");  // what was learnt before the failure
   CHECK(j["metadata"]["cost_usd"].get<double>() > 0);    // what it cost up to then
   CHECK(j["run"]["status"] == "failed");
-  CHECK(slurp(out + "/report.md").find("PARTIAL") != std::string::npos);
-  CHECK(slurp(out + "/report.html").find("id=\"partial\"") != std::string::npos);
+  CHECK(read_all(out + "/report.md").find("PARTIAL") != std::string::npos);
+  CHECK(read_all(out + "/report.html").find("id=\"partial\"") != std::string::npos);
   check_no_secret_anywhere(out);
   check_torn_down(r, out);
 }
@@ -169,7 +163,7 @@ TEST_CASE("llama70b_fp8 under --sim when the machine dies mid-benchmark: partial
   const json j = results(out);
   CHECK(j["report"]["status"] == "partial");
   CHECK(j["metadata"]["framework"].get<std::string>().rfind("vLLM", 0) == 0);  // it got that far
-  CHECK(slurp(out + "/report.md").find("PARTIAL") != std::string::npos);
+  CHECK(read_all(out + "/report.md").find("PARTIAL") != std::string::npos);
   check_torn_down(r, out);
 }
 
@@ -183,7 +177,7 @@ TEST_CASE("serving_sweep under --sim: one row and one chart point per level", "[
   CHECK(j["benchmarks"]["sweep"][1]["max_concurrency"] == 256);
   CHECK(j["benchmarks"]["sweep"][1]["failed"] == 0);
   CHECK(j["benchmarks"]["vllm_metrics"].is_object());
-  CHECK(points_of(slurp(out + "/report.html"), "output tok/s") == 2);
+  CHECK(points_of(read_all(out + "/report.html"), "output tok/s") == 2);
   check_no_secret_anywhere(out);
   check_torn_down(r, out);
 }
@@ -197,7 +191,7 @@ TEST_CASE("gemm under --sim: a TFLOPS row per shape and dtype", "[scenario]") {
   REQUIRE(g["results"].size() == 14);  // 7 Llama-70B shapes × FP16, BF16
   CHECK(g["peak_tflops"]["bf16"].get<double>() > 500);
   CHECK(g["peak_tflops"]["bf16"].get<double>() < 800);
-  CHECK(slurp(out + "/report.md").find("| (16384, 8192, 1280) | Fused QKV Projection | bf16 |") != std::string::npos);
+  CHECK(read_all(out + "/report.md").find("| (16384, 8192, 1280) | Fused QKV Projection | bf16 |") != std::string::npos);
   check_torn_down(r, out);
 }
 
@@ -233,7 +227,7 @@ TEST_CASE("compare_mi300x_h100 under --sim: two machines at once, one comparison
   CHECK(loads["H100 throughput"]["output_throughput"].get<double>() > 0);
   CHECK(j["machines"]["mi300x"]["cost_usd"].get<double>() > 0);
   CHECK(j["machines"]["h100"]["cost_usd"].get<double>() > 0);
-  const std::string md = slurp(out + "/report.md");
+  const std::string md = read_all(out + "/report.md");
   CHECK(md.find("| peak VRAM (GB) |") != std::string::npos);
   CHECK(std::filesystem::exists(out + "/mi300x_throughput/results.json"));
   CHECK(std::filesystem::exists(out + "/h100_throughput/results.json"));

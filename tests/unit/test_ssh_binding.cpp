@@ -6,6 +6,7 @@
 #include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
+#include "test_text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -24,26 +25,16 @@ namespace {
 namespace fs = std::filesystem;
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
+using runara::test::read_all;
+using runara::test::replace_all;
 using runara::test::run_runara;
 using runara::test::SshdFixture;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
-  return text;
-}
 
 // Command lines of the processes on this machine holding `text` (the "remote" is loopback).
 int processes_with(const std::string& text) {
   int found = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string args = slurp((entry.path() / "cmdline").string());
+    std::string args = read_all((entry.path() / "cmdline").string());
     for (char& c : args)
       if (c == '\0') c = ' ';
     if (args.find(text) != std::string::npos) ++found;
@@ -55,7 +46,7 @@ int processes_with(const std::string& text) {
 int environments_with(const std::string& text) {
   int found = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    if (slurp((entry.path() / "environ").string()).find(text) != std::string::npos) ++found;
+    if (read_all((entry.path() / "environ").string()).find(text) != std::string::npos) ++found;
   }
   return found;
 }
@@ -81,7 +72,7 @@ struct SshRun {
   // known_hosts holds the fixture's current host key.
   void trust() {
     std::ofstream(home + "/.ssh/known_hosts")
-        << "[127.0.0.1]:" << sshd.port() << " " << slurp(sshd.dir() + "/host_key.pub");
+        << "[127.0.0.1]:" << sshd.port() << " " << read_all(sshd.dir() + "/host_key.pub");
   }
   std::vector<std::string> args(const std::string& body, std::vector<std::string> flags = {}) {
     const std::string script = script_dir + "/t.lua";
@@ -103,7 +94,7 @@ struct SshRun {
                   std::map<std::string, std::string> extra_env = {}) {
     return run_runara(args(body, std::move(flags)), timeout_s, env(std::move(extra_env)));
   }
-  std::string log() { return slurp(out + "/ssh/127.0.0.1.log"); }
+  std::string log() { return read_all(out + "/ssh/127.0.0.1.log"); }
 };
 
 std::string all(const ChildResult& r) { return r.out + "\n--- stderr ---\n" + r.err; }
@@ -162,7 +153,7 @@ TEST_CASE("ssh exec: a secret env value reaches the command but no log, output o
   CHECK(r.out.find("<secret TOKEN") != std::string::npos);  // the echoed value, redacted
   CHECK(all(r).find(secret) == std::string::npos);
   CHECK(t.log().find(secret) == std::string::npos);
-  CHECK(slurp(t.out + "/run.log").find(secret) == std::string::npos);
+  CHECK(read_all(t.out + "/run.log").find(secret) == std::string::npos);
 
   SECTION("a granted host gets a secret only when it is bound to it") {
     const auto refused = t.run(R"(
@@ -187,7 +178,7 @@ TEST_CASE("ssh download: a file the machine wrote with a secret's value lands ma
   INFO(all(r));
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("down\t" + std::to_string(secret.size() + 7)) != std::string::npos);
-  const std::string leak = slurp(t.out + "/leak.txt");
+  const std::string leak = read_all(t.out + "/leak.txt");
   CHECK(leak.find(secret) == std::string::npos);
   CHECK(leak == "token=<secret TOKEN" + std::string(secret.size() - 14, '*') + ">\n");  // as long as the value
 }
@@ -265,8 +256,8 @@ TEST_CASE("ssh upload and download of a folder tree, byte for byte, modes kept",
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("up\t3\t" + std::to_string(big.size() + 6 + 19)) != std::string::npos);
   CHECK(r.out.find("ran") != std::string::npos);
-  CHECK(slurp(t.out + "/copy/tree/big.bin") == big);
-  CHECK(slurp(t.out + "/copy/tree/sub/a.txt") == "alpha\n");
+  CHECK(read_all(t.out + "/copy/tree/big.bin") == big);
+  CHECK(read_all(t.out + "/copy/tree/sub/a.txt") == "alpha\n");
   struct stat st{};
   REQUIRE(::stat((t.out + "/copy/tree/sub/deeper/run.sh").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0755);
@@ -537,7 +528,7 @@ TEST_CASE("ssh into the run's own droplet: the run's key lets it in, trust on fi
   };
 
   SECTION("a droplet made with the user's own keys needs --ssh-key") {
-    fake.add_key("mine", slurp(t.sshd.user_key_path() + ".pub"));
+    fake.add_key("mine", read_all(t.sshd.user_key_path() + ".pub"));
     const std::string fingerprint = fake.keys().at(0).value("fingerprint", "");
     std::ofstream(t.script_dir + "/keys.txt") << "ready";
     auto args = t.args(script_for(", ssh_keys = { \"" + fingerprint + "\" }"), {"--no-grant"});
@@ -587,7 +578,7 @@ TEST_CASE("ssh.connect retries until sshd comes up, saying what it waits for", "
   INFO(all(r));
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("IN\tyes") != std::string::npos);
-  const std::string log = slurp(t.out + "/run.log");
+  const std::string log = read_all(t.out + "/run.log");
   CHECK(log.find("after 1 attempt(s)") == std::string::npos);
   CHECK(log.find("ssh: connected to 127.0.0.1") != std::string::npos);
 }
@@ -721,7 +712,7 @@ TEST_CASE("ssh: a granted host name is looked up off the loop; known_hosts is re
     return run_runara(a, 60, t.env());
   };
   SECTION("known under its name: in") {
-    std::ofstream(t.home + "/.ssh/known_hosts") << "[localhost]:" << t.sshd.port() << " " << slurp(t.sshd.dir() + "/host_key.pub");
+    std::ofstream(t.home + "/.ssh/known_hosts") << "[localhost]:" << t.sshd.port() << " " << read_all(t.sshd.dir() + "/host_key.pub");
     const auto r = run_named(named, named);
     INFO(all(r));
     CHECK(r.exit_code == 0);

@@ -110,11 +110,8 @@ TEST_CASE("ssh forward: a tunnel dropped while its channel opens leaves nothing 
     for (int round = 0; round < 8; ++round) {
       auto forward = std::make_unique<PortForward>(&t.loop, session, "127.0.0.1", runara_test::closed_port());
       const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_port = htons(static_cast<std::uint16_t>(forward->port()));
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      const sockaddr_in a = runara::test::loopback_address(forward->port());
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
       REQUIRE(t.run_until([&] { return forward->tunnels_opened() == 1; }, 5));
       for (int i = 0; i < round % 3; ++i) uv_run(&t.loop, UV_RUN_NOWAIT);  // the open request goes out
       forward.reset();  // mid-open, in some rounds

@@ -4,6 +4,7 @@
 #include "loopback_fixtures.hpp"
 #include "ssh_test_session.hpp"
 #include "sshd_fixture.hpp"
+#include "test_text.hpp"
 #include "ssh/sftp_transfer.hpp"
 
 #include <sys/stat.h>
@@ -21,6 +22,7 @@ using runara::ssh::SshSession;
 using runara::ssh::TransferOptions;
 using runara::ssh::TransferResult;
 using runara::test::connect_session;
+using runara::test::read_all;
 using runara::test::run_tool;
 using runara::test::SshdFixture;
 using runara::test::sshd_options;
@@ -34,11 +36,6 @@ TransferResult transfer(TestLoop& t, SshSession& session, TransferOptions option
   SftpTransfer tr(session, std::move(options), [&](const TransferResult& r) { result = r; });
   if (!t.run_until([&] { return result.has_value(); }, max_s)) FAIL("the transfer did not finish in time");
   return *result;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 std::string sha256(const std::string& path) { return run_tool({"/usr/bin/sha256sum", path}).substr(0, 64); }
@@ -251,7 +248,7 @@ TEST_CASE("ssh sftp: a download masks the secrets it is given, also a value spli
     const TransferResult r = transfer(t, session, o);
     CHECK(r.error == "");
     CHECK(r.bytes == text.size());
-    const std::string back = slurp(dir + "/secrets.back");
+    const std::string back = read_all(dir + "/secrets.back");
     CHECK(back.size() == expected.size());
     CHECK(back == expected);
     CHECK(back.find(token) == std::string::npos);
