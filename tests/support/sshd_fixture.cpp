@@ -6,9 +6,7 @@
 #include "loopback_socket.hpp"
 #include "test_text.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>

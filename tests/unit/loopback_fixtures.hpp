@@ -1,6 +1,6 @@
 // Loopback test helpers shared by the HTTP / DigitalOcean client tests: a cpp-httplib server in
-// a thread, a raw listener that hangs up on every request, a closed port, and a libuv loop the
-// test drives until a condition holds.
+// a thread, a raw listener that hangs up on every request, and a libuv loop the test drives until
+// a condition holds. (A port with nothing listening: unused_loopback_port, loopback_socket.hpp.)
 #pragma once
 
 #include <arpa/inet.h>
@@ -131,9 +131,6 @@ struct DroppingServer {
     ::close(fd);
   }
 };
-
-// A loopback port with nothing listening.
-inline int closed_port() { return runara::test::unused_loopback_port(); }
 
 // A libuv loop that the test drives until a condition holds (with a safety deadline).
 struct TestLoop {

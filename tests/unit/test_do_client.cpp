@@ -246,7 +246,7 @@ TEST_CASE("DoClient never retries a create", "[do_client]") {
     CHECK(drop.accepted == 1);
   }
   SECTION("a refused connection is a definite failure") {
-    f.connect("http://127.0.0.1:" + std::to_string(closed_port()));
+    f.connect("http://127.0.0.1:" + std::to_string(runara::test::unused_loopback_port()));
     auto r = f.call([&](auto cb) { f.client->create_droplet({{"name", "a"}}, cb); });
     CHECK_FALSE(r.ok);
     CHECK_FALSE(r.ambiguous);
@@ -504,7 +504,7 @@ TEST_CASE("DoClient never puts the token in errors or logs", "[do_client]") {
     collect(f.call([&](auto cb) { f.client->create_droplet({{"name", "a"}}, cb); }));
     collect(f.call([&](auto cb) { f.client->get_droplet(1, cb); }));
   }
-  f.connect("http://127.0.0.1:" + std::to_string(closed_port()), o);
+  f.connect("http://127.0.0.1:" + std::to_string(runara::test::unused_loopback_port()), o);
   collect(f.call([&](auto cb) { f.client->delete_droplet(1, cb); }));
   f.connect("http://[bad url", o);
   collect(f.call([&](auto cb) { f.client->list_droplets("t", cb); }));

@@ -190,7 +190,7 @@ TEST_CASE("HttpClient: refused connections and bad URLs are not ambiguous", "[ht
   auto c = std::make_unique<HttpClient>(&l.loop);
   HttpRequest req;
   req.method = "POST";
-  req.url = "http://127.0.0.1:" + std::to_string(closed_port()) + "/v2/droplets";
+  req.url = "http://127.0.0.1:" + std::to_string(runara::test::unused_loopback_port()) + "/v2/droplets";
   req.body = "{}";
   auto r = fetch(l, *c, req);
   CHECK_FALSE(r.error.empty());

@@ -3,6 +3,7 @@
 // compared with the same load run by runara itself; the agent's lifetime (channel closed,
 // deadline, SIGKILL of runara) checked with the processes left on the "remote" (this machine).
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
 #include "test_text.hpp"
@@ -11,17 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 namespace {
 
 namespace fs = std::filesystem;
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
+using runara::test::eventually;
 using runara::test::read_all;
 using runara::test::replace_all;
 using runara::test::run_runara;
@@ -39,15 +39,6 @@ std::vector<pid_t> agents_in(const std::string& home) {
     found.push_back(static_cast<pid_t>(std::atoi(entry.path().filename().c_str())));
   }
   return found;
-}
-
-bool wait_for(const std::function<bool()>& done, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
 }
 
 // Lines in a file (0 when it is not there yet).
@@ -122,7 +113,6 @@ constexpr int kSettleS = 10;
 constexpr double kParityMs = 0.2;  // the issue's bound
 constexpr int kSettleS = 3;
 #endif
-
 
 }  // namespace
 
@@ -199,7 +189,7 @@ TEST_CASE("http_load agent: the session closed mid-load ends the load with parti
   const auto result = t.result("long");
   CHECK(result["completed"].get<int>() > 20);  // what arrived before the session closed
   CHECK(result["load_host"] == "127.0.0.1");
-  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
+  CHECK(eventually([&t] { return t.agents_running() == 0; }, 10));
 }
 
 TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it measured", "[http_load_agent][ssh]") {
@@ -210,24 +200,24 @@ TEST_CASE("http_load agent: the run's deadline stops the agent and keeps what it
   const auto result = t.result("long");
   CHECK(result["completed"].get<int>() > 20);
   CHECK(result["interrupted"] == true);
-  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
+  CHECK(eventually([&t] { return t.agents_running() == 0; }, 10));
 }
 
 TEST_CASE("http_load agent: SIGKILL of runara leaves no agent running on the machine", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([&t] { return t.records_arriving(); }, 60));
+  REQUIRE(eventually([&t] { return t.records_arriving(); }, 60));
   runara.signal(SIGKILL);
   runara.wait(10);
   // sshd sees the connection drop and closes the channel: the agent's stdin ends, and it stops.
-  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 15));
+  CHECK(eventually([&t] { return t.agents_running() == 0; }, 15));
 }
 
 TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what arrived kept", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
   // Killed once records are arriving (requests.jsonl fills as they do).
-  REQUIRE(wait_for([&t] { return t.records_arriving(); }, 60));
+  REQUIRE(eventually([&t] { return t.records_arriving(); }, 60));
   ::kill(t.agent_pid(), SIGKILL);
   const ChildResult r = runara.wait(60);
   INFO(all(r));
@@ -253,7 +243,7 @@ pid_t parent_of(pid_t pid) {
 TEST_CASE("http_load agent: the server closing the connection mid-load is a clear error, and the agent stops", "[http_load_agent][ssh]") {
   AgentRun t(streaming());
   ChildProcess runara(t.argv(replace_all(kLongLoad, "STOPPER", "")), {{"HOME", t.home}});
-  REQUIRE(wait_for([&t] { return t.records_arriving(); }, 60));
+  REQUIRE(eventually([&t] { return t.records_arriving(); }, 60));
   // The agent was exec'd by the session's shell: its parent is sshd's process for this connection.
   const pid_t session = parent_of(t.agent_pid());
   REQUIRE(session > 1);
@@ -264,7 +254,7 @@ TEST_CASE("http_load agent: the server closing the connection mid-load is a clea
   CHECK(r.out.find("ended\tfalse") != std::string::npos);
   CHECK(r.out.find("ended before its results") != std::string::npos);
   CHECK(t.result("long")["completed"].get<int>() > 10);
-  CHECK(wait_for([&t] { return t.agents_running() == 0; }, 15));
+  CHECK(eventually([&t] { return t.agents_running() == 0; }, 15));
 }
 
 TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target are clear errors", "[http_load_agent][ssh]") {
@@ -296,7 +286,7 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
     CHECK(r.out.find("ended\tfalse") != std::string::npos);
     CHECK(r.out.find(c.expected) != std::string::npos);
     CHECK(all(r).find('\033') == std::string::npos);  // the machine's bytes never reach a terminal raw
-    CHECK(wait_for([&t] { return t.agents_running() == 0; }, 10));
+    CHECK(eventually([&t] { return t.agents_running() == 0; }, 10));
     std::error_code ignored;
     fs::remove_all(t.out, ignored);
   }

@@ -2,8 +2,6 @@
 // what a real client sends (keep-alive, pipelining, curl's Expect: 100-continue, HEAD) and what a
 // hostile one does (huge headers, a huge body, garbage, a silent connection). The fake API on top
 // of it is tested through cpp-httplib's client in test_fake_digitalocean.cpp.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>

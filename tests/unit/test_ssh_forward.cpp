@@ -79,7 +79,7 @@ TEST_CASE("ssh forward: a closed remote port closes the local connection and say
   {
     SshSession session(&t.loop, sshd_options(sshd));
     REQUIRE(connect_session(t, session) == "");
-    const int closed = runara_test::closed_port();
+    const int closed = runara::test::unused_loopback_port();
     PortForward forward(&t.loop, session, "127.0.0.1", closed);
     std::atomic<bool> done{false};
     bool failed = false;
@@ -108,7 +108,7 @@ TEST_CASE("ssh forward: a tunnel dropped while its channel opens leaves nothing 
     REQUIRE(connect_session(t, session) == "");
     int failures = 0;
     for (int round = 0; round < 8; ++round) {
-      auto forward = std::make_unique<PortForward>(&t.loop, session, "127.0.0.1", runara_test::closed_port());
+      auto forward = std::make_unique<PortForward>(&t.loop, session, "127.0.0.1", runara::test::unused_loopback_port());
       const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
       const sockaddr_in a = runara::test::loopback_address(forward->port());
       ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);

@@ -141,7 +141,7 @@ TEST_CASE("ssh session: gives up at the timeout with the last error", "[ssh]") {
   TestLoop t;
   runara::ssh::SessionOptions options;
   options.address = "127.0.0.1";
-  options.port = runara_test::closed_port();
+  options.port = runara::test::unused_loopback_port();
   options.private_key = "unused";
   options.connect_timeout_s = 1.5;
   options.accept_host_key = [](const HostKey&) { return true; };
