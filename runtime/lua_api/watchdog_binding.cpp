@@ -110,9 +110,24 @@ int pop_deadline(lua_State* L) {
   return 1;
 }
 
+// pack(...) -> { n = count, ... }, in C on purpose. Between the guarded call's end and pop() the
+// deadline has usually passed, and any Lua function running there sits deeper than the
+// deadline's frame: the instruction hook would raise "deadline exceeded" inside it, outside
+// pcall, so pop() never ran and the expired entry failed every later wait of the task.
+// C functions execute no instructions, so the hook cannot fire in them.
+int pack_results(lua_State* L) {
+  const int n = lua_gettop(L);
+  lua_createtable(L, n, 1);
+  lua_insert(L, 1);
+  for (int i = n; i >= 1; --i) lua_rawseti(L, 1, i);
+  lua_pushinteger(L, n);
+  lua_setfield(L, 1, "n");
+  return 1;
+}
+
+// Only C functions may be called from this wrapper outside its pcall (see pack_results).
 const char* const kDeadlineWrapper = R"lua(
-local push, pop, pcall, select, unpack, error, format = ...
-local function pack(...) return { n = select("#", ...), ... } end
+local push, pop, pack, pcall, unpack, error, format = ...
 return function(seconds, fn, ...)
   local token = push(seconds, fn)
   local r = pack(pcall(fn, ...))
@@ -151,8 +166,8 @@ void open_watchdog_binding(lua_State* L, Runtime::Impl& rt) {
   luaL_loadbufferx(L, kDeadlineWrapper, std::strlen(kDeadlineWrapper), "=watchdog", "t");
   lua_pushcfunction(L, push_deadline);
   lua_pushcfunction(L, pop_deadline);
+  lua_pushcfunction(L, pack_results);
   lua_getglobal(L, "pcall");
-  lua_getglobal(L, "select");
   lua_getglobal(L, "unpack");
   lua_getglobal(L, "error");
   lua_getglobal(L, "string");

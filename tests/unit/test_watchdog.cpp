@@ -231,6 +231,28 @@ TEST_CASE("watchdog.deadline does not fire early after the script has computed f
   CHECK(waited < 2.0);
 }
 
+TEST_CASE("watchdog.deadline: an expired deadline is always caught by its own call, wherever the hook lands",
+          "[watchdog]") {
+  // The instruction hook fires every 1000 VM instructions, counted across the whole run. A busy
+  // loop of random length before each call moves where it lands; before the fix one call in
+  // about 150 had it land in the wrapper's Lua helper after the sleep was cut off, the error
+  // escaped the wrapper and every later wait of the task failed with "deadline exceeded".
+  auto r = run_code({"--max-runtime", "60"},
+                    "math.randomseed(1)\n"
+                    "local bad, first = 0, nil\n"
+                    "for i = 1, 1500 do\n"
+                    "  local x = 0 for j = 1, math.random(0, 999) do x = x + j end\n"
+                    "  local ok, err = pcall(watchdog.deadline, 0.001, runara.sleep, 30)\n"
+                    "  if ok or err ~= 'deadline of 0.001 s exceeded' then\n"
+                    "    bad = bad + 1 first = first or (i .. ': ' .. tostring(err))\n"
+                    "  end\n"
+                    "end\n"
+                    "print(bad, first)\n");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0\tnil\n");
+}
+
 TEST_CASE("the memory cap ends a run that grows without bound", "[watchdog]") {
   SECTION("plain") {
     auto r = run_code({"--max-memory", "64M", "--max-runtime", "60"},
