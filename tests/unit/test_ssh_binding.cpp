@@ -135,9 +135,10 @@ TEST_CASE("ssh exec: a secret env value reaches the command but no log, output o
     for line in p:lines() do print("line", line) if line == "STARTED" then break end end
     print("waited", p:wait().code)
   )";
-  ChildProcess child({RUNARA_BINARY, "--out", t.out, "--allow-host", t.host(), "--ssh-key", t.sshd.user_key_path(),
-                      "--secret", "TOKEN@" + t.host(), (std::ofstream(t.script_dir + "/t.lua") << replace_all(body, "HOST", t.host()), t.script_dir + "/t.lua")},
-                     t.env({{"TOKEN", secret}}));
+  // The script is written (and its file closed) before runara starts: it must not find it empty.
+  std::vector<std::string> argv{RUNARA_BINARY};
+  for (auto& arg : t.args(body, {"--secret", "TOKEN@" + t.host()})) argv.push_back(std::move(arg));
+  ChildProcess child(argv, t.env({{"TOKEN", secret}}));
   child.close_stdin();
   const bool started = child.wait_for_output("STARTED", 20);
   INFO("stdout: " << child.out_so_far() << "\nstderr: " << child.err_so_far());
