@@ -317,8 +317,8 @@ TEST_CASE("ssh forward: http_load reaches a server through the tunnel without a 
 // straight after connecting got each stream's first token only after our delayed ACK (~40 ms
 // after the response head), 43 ms instead of 10 (as `ssh -N -L` still does), and one token gap
 // in twenty or more waited as long. Linux delays an ACK 40 ms at least, so 35 ms tells the two
-// apart with room for a loaded or sanitized build. Without the fix: TTFT 44-47 ms, p95 gap
-// 42-44 ms. With it: 10.7 and 10.3 ms; under ASan with two busy cores 14-20 and 12-14 ms.
+// apart with room for a loaded or sanitized build. Without the fix: TTFT 43-47 ms, p95 gap
+// 42-45 ms. With it: 10.7 and 10.3 ms; under ASan with two busy cores 14-20 and 12-14 ms.
 // Not p99: one scheduling stall delays all 8 streams at once, and 8 gaps of the 744 are 1 %
 // (p99 43 ms once in a loaded sanitizer suite).
 TEST_CASE("ssh forward: a tunnel on a fresh session adds no delayed-ACK wait to the first token", "[ssh][ssh_lua]") {
