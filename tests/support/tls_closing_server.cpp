@@ -2,8 +2,6 @@
 
 #include "loopback_socket.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>

@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <sched.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>

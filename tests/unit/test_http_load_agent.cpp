@@ -6,6 +6,7 @@
 #include "eventually.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
+#include "test_processes.hpp"
 #include "test_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
 using runara::test::eventually;
+using runara::test::proc_file;
 using runara::test::read_all;
 using runara::test::replace_all;
 using runara::test::run_runara;
@@ -33,7 +35,7 @@ using runara::test::SshdFixture;
 std::vector<pid_t> agents_in(const std::string& home) {
   std::vector<pid_t> found;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    if (read_all((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") == std::string::npos) continue;
+    if (proc_file((entry.path() / "cmdline").string()).find(".cache/runara/runara-agent-") == std::string::npos) continue;
     std::error_code ec;
     if (fs::read_symlink(entry.path() / "cwd", ec) != fs::path(home)) continue;
     found.push_back(static_cast<pid_t>(std::atoi(entry.path().filename().c_str())));
@@ -230,7 +232,7 @@ TEST_CASE("http_load agent: an agent killed mid-load is a clear error, with what
 
 // The parent of a process (field 4 of /proc/PID/stat, after the command's parentheses).
 pid_t parent_of(pid_t pid) {
-  const std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = proc_file("/proc/" + std::to_string(pid) + "/stat");
   const auto close = stat.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream rest(stat.substr(close + 2));
@@ -247,7 +249,7 @@ TEST_CASE("http_load agent: the server closing the connection mid-load is a clea
   // The agent was exec'd by the session's shell: its parent is sshd's process for this connection.
   const pid_t session = parent_of(t.agent_pid());
   REQUIRE(session > 1);
-  REQUIRE(read_all("/proc/" + std::to_string(session) + "/cmdline").find("sshd") != std::string::npos);
+  REQUIRE(proc_file("/proc/" + std::to_string(session) + "/cmdline").find("sshd") != std::string::npos);
   ::kill(session, SIGKILL);
   const ChildResult r = runara.wait(60);
   INFO(all(r));

@@ -6,6 +6,7 @@
 #include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
+#include "test_processes.hpp"
 #include "test_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -24,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using runara::test::ChildProcess;
 using runara::test::ChildResult;
+using runara::test::proc_file;
 using runara::test::read_all;
 using runara::test::replace_all;
 using runara::test::run_runara;
@@ -33,7 +35,7 @@ using runara::test::SshdFixture;
 int processes_with(const std::string& text) {
   int found = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string args = read_all((entry.path() / "cmdline").string());
+    std::string args = proc_file((entry.path() / "cmdline").string());
     for (char& c : args)
       if (c == '\0') c = ' ';
     if (args.find(text) != std::string::npos) ++found;
@@ -45,7 +47,7 @@ int processes_with(const std::string& text) {
 int environments_with(const std::string& text) {
   int found = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    if (read_all((entry.path() / "environ").string()).find(text) != std::string::npos) ++found;
+    if (proc_file((entry.path() / "environ").string()).find(text) != std::string::npos) ++found;
   }
   return found;
 }
