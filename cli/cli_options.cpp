@@ -3,6 +3,7 @@
 #include "cloud/budget.hpp"
 #include "cloud/token_names.hpp"
 #include "did_you_mean.hpp"
+#include "on_target.hpp"
 #include "secret_destinations.hpp"
 
 #include <algorithm>
@@ -58,6 +59,13 @@ Scripts are sandboxed: they reach only what these options grant.
                           be sent only to the run's own machines and servers, and to each
                           HOST[:PORT] given after '@' (which must also be reachable)
                           (neither --secret nor --allow-env accepts the cloud token's names)
+Where a scenario runs (default: droplets it creates; see docs/scenarios.md):
+  --on USER@HOST[:PORT]   a machine of yours, over ssh (your agent or --ssh-key, known_hosts);
+                          granted, and the run's secrets may go there; never rebooted or
+                          destroyed: what the run starts there is stopped at its end
+  --on http(s)://HOST[:PORT]
+                          a running OpenAI-compatible server: the load runs from here (GPU
+                          metrics only when a machine is named too)
 SSH (the ssh primitive):
   --ssh-key PATH          private key for --allow-host hosts and for droplets created with
                           your own ssh_keys (default ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
@@ -112,7 +120,8 @@ AMD Developer Cloud speaks the same API); RUNARA_STATE_DIR the ledger's folder (
 ~/.local/state/runara).
 
 ARGS reach the script as runara.args (and arg); KEY=VALUE arguments also appear in
-runara.params.
+runara.params. runara's own options go before SCRIPT (after it they are refused; after '--' they
+go to the script). `runara SCRIPT --help` prints the params a scenario declares.
 
 Exit status:
   0    success
@@ -133,14 +142,38 @@ namespace {
 
 const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
                                       "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
-                                      "--out", "--quiet", "--context", "--sim", "--json-log"};
+                                      "--out", "--quiet", "--context", "--sim", "--json-log", "--on", "--ssh-key",
+                                      "--load-agent", "--accept-new-host-keys"};
 const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
                                            "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
-                                           "--context"};
+                                           "--context", "--on", "--ssh-key", "--load-agent"};
 
 bool takes_value(const std::string& flag) {
   for (const auto& f : kValueFlags) if (f == flag) return true;
   return false;
+}
+
+// The arguments after SCRIPT (or -e CODE) go to the script, except that one of runara's own
+// options there is a mistake runara names: `runara SCRIPT --out X` would otherwise run with the
+// default folder and hand "--out" to the script. Past a "--" everything goes to the script.
+std::string script_arguments(int argc, char** argv, int i, bool literal, CommandLine& out) {
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (!literal && a == "--") {
+      literal = true;
+      continue;
+    }
+    const std::string flag = a.substr(0, a.find('='));
+    const bool runara_flag = std::find(kFlags.begin(), kFlags.end(), flag) != kFlags.end() && flag != "--help";
+    if (!literal && (a == "--help" || a == "-h")) out.options.script_help = true;
+    if (!literal && (runara_flag || a == "-q" || a == "-i" || a == "-e")) {
+      return "'" + a + "' comes after the script, where it would be passed to the script; put runara's options "
+             "before the script (runara " + flag + (takes_value(flag) && a.find('=') == std::string::npos ? " VALUE" : "") +
+             " SCRIPT ...), or after '--' to pass it to the script";
+    }
+    out.options.args.push_back(a);
+  }
+  return {};
 }
 
 }  // namespace
@@ -148,6 +181,7 @@ bool takes_value(const std::string& flag) {
 std::string parse_command_line(int argc, char** argv, CommandLine& out) {
   int i = 1;
   std::optional<std::string> inline_value;  // --flag=value
+  bool ended_by_double_dash = false;
   auto value = [&](const std::string& flag, std::string& into) -> std::string {
     if (inline_value) {
       into = *inline_value;
@@ -225,6 +259,9 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
     } else if (a == "--context") {
       if (!(error = value(a, out.options.cloud.context)).empty()) return error;
       if (out.options.cloud.context.empty()) return "--context needs a doctl auth context name";
+    } else if (a == "--on") {
+      if (!(error = value(a, v)).empty()) return error;
+      if (!(error = parse_on_option(v, out.options.on)).empty()) return error;
     } else if (a == "--json-log") {
       out.json_log = true;
     } else if (a == "--sim") {
@@ -233,6 +270,7 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       out.options.quiet = true;
     } else if (a == "--") {
       ++i;
+      ended_by_double_dash = true;
       break;
     } else if (a.size() > 1 && a[0] == '-') {
       return "unknown option '" + a + "'" + did_you_mean(a, kFlags) + " (see runara --help)";
@@ -246,12 +284,15 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
   } else if (out.mode == CommandLine::Mode::interactive_script) {
     return "-i needs a script to run first";
   }
-  for (; i < argc; ++i) out.options.args.push_back(argv[i]);
+  // `runara -e CODE -- ARGS`: the "--" that ended runara's options already said "literal".
+  const bool literal = ended_by_double_dash && out.mode == CommandLine::Mode::eval;
+  if (std::string misplaced = script_arguments(argc, argv, i, literal, out); !misplaced.empty()) return misplaced;
   for (const auto& name : out.secret_names) {
     const char* secret = std::getenv(name.c_str());
     if (!secret || !*secret) return "--secret " + name + ": the environment variable " + name + " is not set";
     out.options.secrets[name] = secret;
   }
+  grant_on_targets(out.options);
   return {};
 }
 

@@ -112,6 +112,7 @@ std::string Runtime::Impl::secret_value(lua_State* L, int index) {
 }
 
 WaitId Runtime::Impl::suspend(lua_State* L, std::function<void()> on_cancel) {
+  if (finalizing_) args::raise(L, "cannot wait inside a runara.at_exit function: the run is ending");
   if (stopping()) args::raise(L, "%s", stop_message().c_str());
   // Inside a gsub callback, a sort comparator, a metamethod or a module being required the
   // coroutine cannot yield: refuse before anything is registered or started.

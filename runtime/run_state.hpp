@@ -98,6 +98,13 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   void teardown(Outcome& out);
   void write_results();
   void record_ending(const Outcome& end);  // the `run` section and run.log's last lines
+  // runara.at_exit functions (lua_api/runara_at_exit.cpp): run once, before teardown.
+  void run_at_exit(const Outcome& ending);
+  bool at_exit_over() const;  // their budget is spent, or another signal came
+  // Whether script code must stop now: after a stop, except while at_exit functions run
+  // within their budget.
+  bool must_stop() const { return finalizing_ ? at_exit_over() : stopping(); }
+  static constexpr double kAtExitBudgetS = 10;
   std::string cleanup_command() const;
 
   // --- stopping (stop.cpp); all of these are safe from any thread or a signal handler ---
@@ -161,6 +168,10 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   bool started_ = false;
   bool finished_ = false;
   int async_ref_ = LUA_NOREF;  // the shim that turns fail() into an error at the caller
+  int at_exit_ref_ = LUA_NOREF;  // the list of runara.at_exit functions
+  bool finalizing_ = false;      // they are running
+  double at_exit_deadline_ = 0;
+  int at_exit_signals_ = 0;
 };
 
 // The Impl a Lua state belongs to (set when the state is created).
@@ -169,6 +180,7 @@ Runtime::Impl& impl_of(lua_State* L);
 // The `runara` and `watchdog` globals (lua_api/), opened into every run before the primitives.
 void open_runara_binding(lua_State* L, Runtime::Impl& rt);
 void open_watchdog_binding(lua_State* L, Runtime::Impl& rt);
+void open_at_exit_api(lua_State* L, Runtime::Impl& rt);  // into the `runara` table on the stack
 
 // The sandboxed standard environment (sandbox.cpp) and require (require.cpp).
 void open_sandbox(lua_State* L, Runtime::Impl& rt);

@@ -117,6 +117,7 @@ void guard_coroutine_resume(lua_State* L) {
 
 std::string pattern_interrupt(lua_State* L) {
   auto& rt = impl_of(L);
+  if (rt.finalizing_) return rt.at_exit_over() ? "runara.at_exit: out of time" : "";
   if (rt.stopping()) return rt.stop_message();
   if (rt.interrupt_) return "interrupted";
   Task* task = rt.scheduler_->current();

@@ -58,6 +58,13 @@ std::string Runtime::Impl::stop_message() const {
 
 void Runtime::Impl::hook(lua_State* L, lua_Debug*) {
   Impl& rt = impl_of(L);
+  if (rt.finalizing_) {  // runara.at_exit functions: only their own budget stops them
+    if (rt.at_exit_over()) {
+      lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+      luaL_error(L, "runara.at_exit: out of time");
+    }
+    return;
+  }
   if (rt.stopping()) {
     lua_sethook(L, hook, LUA_MASKCOUNT, 1);
     luaL_error(L, "%s", rt.stop_message().c_str());

@@ -122,7 +122,7 @@ void Runtime::Impl::report_threshold_crossed(std::string_view what) {
 void Runtime::Impl::record_ending(const Outcome& end) {
   const Outcome whole = merge_outcomes(script_outcome_, end);
   const bool ran_script = !script_path_.empty() && script_outcome_.exit != Exit::usage;
-  if (!ran_script && !output_.created() && results_.empty()) return;
+  if ((!ran_script || options_.script_help) && !output_.created() && results_.empty()) return;
   results_["run"] = redact_json(record_.finish(whole));
   if (events_.result) events_.result("run", results_["run"].dump());  // hosts get the record too
   write_results();
@@ -145,6 +145,7 @@ Outcome Runtime::Impl::finish() {
   unwound_ = true;  // the script is off the stack: the stuck backstop has nothing to watch
   if (stopping()) out = stopped_outcome();
   report_leftover_tasks(out);
+  run_at_exit(merge_outcomes(script_outcome_, out));  // before teardown: the machines still exist
   teardown(out);
   if (!thresholds_crossed_.empty() && out.exit == Exit::ok && script_outcome_.exit == Exit::ok) {
     out.exit = Exit::thresholds;

@@ -65,6 +65,17 @@ struct SshOptions {
   bool accept_new_host_keys = false;  // --accept-new-host-keys: trust an unknown host's key
 };
 
+// `--on`: a machine or server the run did not create that the scenario runs against
+// (scripts read it as runara.on; runara.scenario acts on it). Never rebooted, stopped or
+// destroyed by runara; what the run starts there is stopped at its end.
+struct OnTarget {
+  std::string user, host;  // a machine over ssh (host empty: none)
+  int port = 22;
+  std::string endpoint;    // a running OpenAI-compatible server's base URL ("": none)
+  std::string endpoint_host;
+  int endpoint_port = 0;
+};
+
 struct Options {
   double max_runtime_s = 7200;                 // hard deadline for the whole run
   std::size_t max_memory_bytes = std::size_t{1} << 30;  // cap on the Lua heap
@@ -80,6 +91,10 @@ struct Options {
   std::string load_agent;
   CloudOptions cloud;
   SshOptions ssh;
+  OnTarget on;
+  // `runara SCRIPT --help`: scripts see runara.help = true (runara.scenario prints the params
+  // it declares and stops); a run that wrote nothing then leaves no output folder behind.
+  bool script_help = false;
 };
 
 // Callbacks a host receives. All run on the thread that called run_*/eval. Text is redacted.

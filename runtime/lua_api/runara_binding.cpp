@@ -53,7 +53,7 @@ int result(lua_State* L) {
   }
   auto& rt = impl_of(L);
   rt.emit_result(L, name, to_json(L, 2, ("runara.result: '" + name + "'").c_str(), rt.memory_left(),
-                                  [&rt] { return rt.stopping(); }));
+                                  [&rt] { return rt.must_stop(); }));
   return 0;
 }
 
@@ -91,6 +91,26 @@ void push_arguments(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "params");
 }
 
+// runara.on: what --on named ({} when nothing): { machine = {user, host, port}, endpoint = url }.
+void push_on_target(lua_State* L, const OnTarget& on) {
+  lua_newtable(L);
+  if (!on.host.empty()) {
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, on.user.c_str());
+    lua_setfield(L, -2, "user");
+    lua_pushstring(L, on.host.c_str());
+    lua_setfield(L, -2, "host");
+    lua_pushinteger(L, on.port);
+    lua_setfield(L, -2, "port");
+    lua_setfield(L, -2, "machine");
+  }
+  if (!on.endpoint.empty()) {
+    lua_pushstring(L, on.endpoint.c_str());
+    lua_setfield(L, -2, "endpoint");
+  }
+  lua_setfield(L, -2, "on");
+}
+
 }  // namespace
 
 void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
@@ -114,8 +134,12 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
   lua_pushboolean(L, rt.options().cloud.simulated != nullptr);
   lua_setfield(L, -2, "simulated");
   push_arguments(L, rt);
+  push_on_target(L, rt.options().on);
+  lua_pushboolean(L, rt.options().script_help);  // runara SCRIPT --help
+  lua_setfield(L, -2, "help");
   open_task_api(L, rt);
   open_file_api(L, rt);
+  open_at_exit_api(L, rt);
 }
 
 }  // namespace runara

@@ -1,5 +1,6 @@
 // runara.read_file / runara.write_file. Paths are checked on the Lua thread; the disk work runs
-// on libuv's thread pool while the calling task waits.
+// on libuv's thread pool while the calling task waits (except in a runara.at_exit function,
+// which cannot wait: its writes are done at once).
 //
 // The output folder is write-only for scripts: runara redacts secrets from what is written
 // there (run.log, results.json, write_file's data), and reading redacted text back would tell
@@ -102,7 +103,7 @@ std::string data_to_write(lua_State* L, Runtime::Impl& rt) {
     return rt.redact(std::string_view(s, len));
   }
   if (lua_type(L, 2) == LUA_TTABLE) {
-    return rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left(), [&rt] { return rt.stopping(); }))
+    return rt.redact_json(to_json(L, 2, "runara.write_file: data", rt.memory_left(), [&rt] { return rt.must_stop(); }))
                .dump(2) + "\n";
   }
   args::fail(L, "runara.write_file", 2, "data", "a string or a table (written as JSON)");
@@ -120,6 +121,12 @@ int write_file(lua_State* L) {
   }
   std::string data = data_to_write(L, rt);
   const int dir_fd = output_dir_fd(L, rt, "runara.write_file");
+  if (rt.finalizing_) {  // a runara.at_exit function cannot wait: the write happens here, now
+    const std::string failed = write_beneath(dir_fd, relative, data);
+    ::close(dir_fd);
+    if (!failed.empty()) args::raise(L, "runara.write_file: %s", failed.c_str());
+    return 0;
+  }
   auto job = std::make_unique<FileJob>();
   job->rt = &rt;
   job->writing = true;

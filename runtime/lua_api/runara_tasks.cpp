@@ -51,6 +51,7 @@ int push_results(lua_State* L, const Task& task) {
 int spawn(lua_State* L) {
   args::function(L, 1, "runara.spawn", "fn");
   auto& rt = impl_of(L);
+  if (rt.finalizing_) args::raise(L, "runara.spawn: no new task inside a runara.at_exit function: the run is ending");
   if (rt.stopping()) args::raise(L, "runara.spawn: %s", rt.stop_message().c_str());
   Task* task = rt.scheduler_->spawn(L, 1, lua_gettop(L) - 1, caller_location(L));
   push_task(L, task->id);
