@@ -9,11 +9,15 @@
 -- nil, never a guess.
 local M = {}
 
-local function first_line(text) return (text or ""):match("^%s*([^\n]-)%s*$") end
+local function first_line(text)
+  local line = (text or ""):match("^%s*([^\n]-)%s*$")
+  if line ~= "" then return line end
+end
 
 function M.describe(s)
-  if type(s) ~= "table" and type(s) ~= "userdata" then
-    error("machine.describe: argument 'session' must be an ssh session (ssh.connect)", 2)
+  if (type(s) ~= "table" and type(s) ~= "userdata") or (type(s) == "table" and type(s.exec) ~= "function") then
+    error("machine.describe: argument 'session' must be an ssh session (ssh.connect), got " ..
+      require("runara.errors").show(s), 2)
   end
   local info = {}
   local ok, snap = pcall(gpu_metrics.read, s)

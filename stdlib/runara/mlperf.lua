@@ -5,8 +5,8 @@
 --
 -- Keys: sut_name, scenario, mode, samples_per_second, tokens_per_second (Offline's "Samples per
 -- second"/"Tokens per second" and Server's "Completed samples/tokens per second" alike),
--- result ("VALID"/"INVALID"), valid (boolean), latencies_ns (the "Additional Stats" lines,
--- e.g. ["99.00 percentile latency (ns)"]), parameters (the "Test Parameters Used" lines), and
+-- result ("VALID"/"INVALID"), valid (boolean), latencies_ns (the "Additional Stats" lines in
+-- nanoseconds, e.g. ["99.00 percentile latency (ns)"]), parameters (the "Test Parameters Used" lines), and
 -- `fields` with every "name : value" line as written. Unknown lines are kept in `fields`.
 local M = {}
 
@@ -25,7 +25,7 @@ function M.parse(text)
         name = trim(name)
         out.fields[name] = value
         local n = tonumber(value)
-        if section == "stats" and n then out.latencies_ns[name] = n
+        if section == "stats" and n and name:find("(ns)", 1, true) then out.latencies_ns[name] = n
         elseif section == "parameters" then out.parameters[name] = n or value end
       end
     end

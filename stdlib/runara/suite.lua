@@ -31,12 +31,138 @@ M.profiles = {
   },
 }
 
-local function fail(fn, fmt, ...) error(fn .. ": " .. string.format(fmt, ...), 3) end
+local errors = require("runara.errors")
 
-local function check_server(fn, server)
+-- The tests of suite.run, in the order they run.
+M.tests = { "throughput", "latency", "concurrent" }
+
+local COMMON = { report = true, gpu = true, quiet = true, seed = true, remote = true, name_prefix = true }
+local RUN_OPTIONS = { profile = true, tests = true }
+local SWEEP_OPTIONS = { concurrency = true, requests_per_stream = true, input_tokens = true, range_ratio = true,
+  max_tokens = true }
+for k in pairs(COMMON) do RUN_OPTIONS[k] = true; SWEEP_OPTIONS[k] = true end
+
+M.sweep_defaults = { concurrency = { 64, 128, 256, 512, 1024, 2048 }, requests_per_stream = 2, input_tokens = 1024,
+  range_ratio = 0.5, max_tokens = 256 }
+
+-- The checks below return a message (nil when all is well); the public function raises it with
+-- level 2, so the error points at the user's line, not into this file.
+local function server_problem(server)
   if type(server) ~= "table" or type(server.url) ~= "string" or type(server.model) ~= "string" then
-    fail(fn, "argument 'server' must be a server from vllm.start (or a table with url and model)")
+    return "argument 'server' must be a server from vllm.start (or a table with url and model)"
   end
+end
+
+local function common_problem(opts, known)
+  if type(opts) ~= "table" then return "options must be a table, got " .. type(opts) end
+  local unknown = errors.unknown_option(opts, known)
+  if unknown then return unknown end
+  if opts.name_prefix ~= nil and type(opts.name_prefix) ~= "string" then
+    return "option 'name_prefix' must be a string, got " .. errors.show(opts.name_prefix)
+  end
+  if opts.report ~= nil and type(opts.report) ~= "table" then
+    return "option 'report' must be a report from runara.report's new, got " .. errors.show(opts.report)
+  end
+  for _, k in ipairs({ "quiet", "remote" }) do
+    if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
+      return string.format("option '%s' must be true or false, got %s", k, errors.show(opts[k]))
+    end
+  end
+  if opts.seed ~= nil and type(opts.seed) ~= "number" then
+    return "option 'seed' must be a number, got " .. errors.show(opts.seed)
+  end
+end
+
+-- suite.run's loads: the list, and the profile's name; or nil and a message.
+local function run_plan(opts)
+  if opts == nil then opts = {} end
+  local problem = common_problem(opts, RUN_OPTIONS)
+  if problem then return nil, problem end
+  local profile_name = opts.profile or (runara.simulated and "quick" or "full")
+  local p = M.profiles[profile_name]
+  if not p then return nil, "option 'profile' must be \"full\" or \"quick\", got " .. errors.show(profile_name) end
+  local wanted = {}
+  if opts.tests ~= nil then
+    if type(opts.tests) ~= "table" or #opts.tests == 0 then
+      return nil, "option 'tests' must be a list of \"throughput\", \"latency\", \"concurrent\", got " .. errors.show(opts.tests)
+    end
+    for _, name in ipairs(opts.tests) do
+      if name ~= "throughput" and name ~= "latency" and name ~= "concurrent" then
+        local guess = errors.suggest(name, M.tests)
+        return nil, "option 'tests': unknown test " .. errors.show(name) ..
+          (guess and " (did you mean \"" .. guess .. "\"?)" or " (tests: \"throughput\", \"latency\", \"concurrent\")")
+      end
+      wanted[name] = true
+    end
+  else
+    for _, name in ipairs(M.tests) do wanted[name] = true end
+  end
+  local prefix = opts.name_prefix or ""
+  local loads = {}
+  local function add(test, name, kind, t, extra)
+    local l = { test = test, name = name, load_name = prefix .. name, phase = name, kind = kind,
+      concurrency = t.concurrency, requests = t.requests, input_tokens = t.input_tokens, max_tokens = t.max_tokens,
+      range_ratio = t.range_ratio, warmup = t.warmup }
+    for k, v in pairs(extra or {}) do l[k] = v end
+    loads[#loads + 1] = l
+  end
+  if wanted.throughput then add("throughput", "throughput", "throughput", p.throughput) end
+  if wanted.latency then add("latency", "ttft", "latency", p.latency) end
+  if wanted.concurrent then
+    for _, t in ipairs(p.concurrent) do add("concurrent", "concurrent_" .. t.concurrency, "concurrent", t) end
+  end
+  return loads, profile_name
+end
+
+-- suite.sweep's loads, or nil and a message.
+local function sweep_plan(opts)
+  if opts == nil then opts = {} end
+  local problem = common_problem(opts, SWEEP_OPTIONS)
+  if problem then return nil, problem end
+  local d = M.sweep_defaults
+  local levels = opts.concurrency or d.concurrency
+  if type(levels) ~= "table" or #levels == 0 then
+    return nil, "option 'concurrency' must be a list of whole numbers >= 1, got " .. errors.show(levels)
+  end
+  for i, c in ipairs(levels) do
+    if not errors.whole(c) then
+      return nil, string.format("option 'concurrency' must be a list of whole numbers >= 1; item %d is %s", i, errors.show(c))
+    end
+  end
+  for _, k in ipairs({ "requests_per_stream", "input_tokens", "max_tokens" }) do
+    if opts[k] ~= nil and not errors.whole(opts[k]) then
+      return nil, string.format("option '%s' must be a whole number >= 1, got %s", k, errors.show(opts[k]))
+    end
+  end
+  local rr = opts.range_ratio
+  if rr ~= nil and not (type(rr) == "number" and rr >= 0 and rr < 1) then
+    return nil, "option 'range_ratio' must be a number from 0 to below 1, got " .. errors.show(rr)
+  end
+  local prefix = opts.name_prefix or ""
+  local loads = {}
+  for _, c in ipairs(levels) do
+    loads[#loads + 1] = { test = "sweep", name = "sweep-c" .. c, load_name = prefix .. "sweep-c" .. c, phase = "c=" .. c,
+      kind = "sweep", concurrency = c, requests = c * (opts.requests_per_stream or d.requests_per_stream),
+      input_tokens = opts.input_tokens or d.input_tokens, range_ratio = rr or d.range_ratio,
+      max_tokens = opts.max_tokens or d.max_tokens }
+  end
+  return loads
+end
+
+-- The loads suite.run(server, opts) would run, in order, without running them: a list of
+-- { test, name, load_name, phase, kind, concurrency, requests, input_tokens, max_tokens }, and the
+-- profile's name. Raises suite.run's option errors (as "suite.plan: ...").
+function M.plan(opts)
+  local loads, profile = run_plan(opts)
+  if not loads then error("suite.plan: " .. profile, 2) end
+  return loads, profile
+end
+
+-- The loads suite.sweep(server, opts) would run (test = "sweep"), without running them.
+function M.sweep_plan(opts)
+  local loads, problem = sweep_plan(opts)
+  if not loads then error("suite.sweep_plan: " .. problem, 2) end
+  return loads
 end
 
 -- Where the load runs: on the server's own machine by the load agent when the server came from
@@ -49,12 +175,12 @@ local function target(server, opts)
   return server.url, nil
 end
 
-local function load(server, name, t, opts)
+local function load(server, l, opts)
   local url, on = target(server, opts)
   local result = http_load.run{
-    name = (opts.name_prefix or "") .. name, url = url, on = on, model = server.model, concurrency = t.concurrency, requests = t.requests,
-    max_tokens = t.max_tokens, ignore_eos = true, prompts = { input_tokens = t.input_tokens, range_ratio = t.range_ratio },
-    warmup = t.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
+    name = l.load_name, url = url, on = on, model = server.model, concurrency = l.concurrency, requests = l.requests,
+    max_tokens = l.max_tokens, ignore_eos = true, prompts = { input_tokens = l.input_tokens, range_ratio = l.range_ratio },
+    warmup = l.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
   }
   return result
 end
@@ -68,37 +194,30 @@ end
 -- the server's tunnel instead of by the agent on the server's machine), name_prefix (put before each load's name:
 -- two suites in one run need different ones), tests (a subset of
 -- {"throughput", "latency", "concurrent"}). Returns { throughput =, latency =, concurrent = {…} }.
+-- Every argument and option is checked before the first load (suite.plan).
 function M.run(server, opts)
-  local fn = "suite.run"
-  check_server(fn, server)
+  local problem = server_problem(server)
+  if problem then error("suite.run: " .. problem, 2) end
+  local loads, profile_name = run_plan(opts)
+  if not loads then error("suite.run: " .. profile_name, 2) end
   opts = opts or {}
-  if type(opts) ~= "table" then fail(fn, "options must be a table") end
-  local profile_name = opts.profile or (runara.simulated and "quick" or "full")
-  local p = M.profiles[profile_name]
-  if not p then fail(fn, "option 'profile' must be \"full\" or \"quick\", got %s", tostring(profile_name)) end
-  local wanted = {}
-  for _, t in ipairs(opts.tests or { "throughput", "latency", "concurrent" }) do wanted[t] = true end
   if opts.report then opts.report:set("benchmarks.suite_profile", profile_name) end
   local out = { profile = profile_name, concurrent = {} }
-  if wanted.throughput then
-    phase(opts, "throughput")
-    out.throughput = load(server, "throughput", p.throughput, opts)
-    if opts.report then opts.report:add_load("throughput", out.throughput, { kind = "throughput",
-      max_tokens = p.throughput.max_tokens, batch_size = 1, prompt_length = p.throughput.input_tokens }) end
-  end
-  if wanted.latency then
-    phase(opts, "ttft")
-    out.latency = load(server, "ttft", p.latency, opts)
-    if opts.report then opts.report:add_load("ttft", out.latency, { kind = "latency" }) end
-  end
-  if wanted.concurrent then
-    for _, t in ipairs(p.concurrent) do
-      local name = "concurrent_" .. t.concurrency
-      phase(opts, name)
-      local r = load(server, name, t, opts)
+  for _, l in ipairs(loads) do
+    phase(opts, l.phase)
+    local r = load(server, l, opts)
+    local meta
+    if l.test == "throughput" then
+      out.throughput = r
+      meta = { kind = "throughput", max_tokens = l.max_tokens, batch_size = 1, prompt_length = l.input_tokens }
+    elseif l.test == "latency" then
+      out.latency = r
+      meta = { kind = "latency" }
+    else
       out.concurrent[#out.concurrent + 1] = r
-      if opts.report then opts.report:add_load(name, r, { kind = "concurrent", concurrency = t.concurrency }) end
+      meta = { kind = "concurrent", concurrency = l.concurrency }
     end
+    if opts.report then opts.report:add_load(l.name, r, meta) end
   end
   return out
 end
@@ -106,21 +225,18 @@ end
 -- Seed 004's sweep: one load per concurrency over a pool of varied prompts. Options:
 -- concurrency (list, default 64 … 2048), requests_per_stream (default 2; requests = that ×
 -- concurrency), input_tokens (default 1024), range_ratio (default 0.5, the "prompt randomizer"),
--- max_tokens (default 256), report, gpu, quiet, seed, remote (as suite.run). Returns the list of results.
+-- max_tokens (default 256), report, gpu, quiet, seed, remote, name_prefix (as suite.run).
+-- Returns the list of results. Every option is checked before the first load (suite.sweep_plan).
 function M.sweep(server, opts)
-  local fn = "suite.sweep"
-  check_server(fn, server)
+  local problem = server_problem(server)
+  if problem then error("suite.sweep: " .. problem, 2) end
+  local loads, plan_problem = sweep_plan(opts)
+  if not loads then error("suite.sweep: " .. plan_problem, 2) end
   opts = opts or {}
-  local levels = opts.concurrency or { 64, 128, 256, 512, 1024, 2048 }
-  if type(levels) ~= "table" or #levels == 0 then fail(fn, "option 'concurrency' must be a list of whole numbers") end
   local results = {}
-  for _, c in ipairs(levels) do
-    if type(c) ~= "number" or c < 1 or c % 1 ~= 0 then fail(fn, "concurrency %s is not a whole number >= 1", tostring(c)) end
-    phase(opts, "c=" .. c)
-    results[#results + 1] = load(server, "sweep-c" .. c, {
-      concurrency = c, requests = c * (opts.requests_per_stream or 2), input_tokens = opts.input_tokens or 1024,
-      range_ratio = opts.range_ratio or 0.5, max_tokens = opts.max_tokens or 256,
-    }, opts)
+  for _, l in ipairs(loads) do
+    phase(opts, l.phase)
+    results[#results + 1] = load(server, l, opts)
   end
   if opts.report then opts.report:add_sweep("sweep", results) end
   return results
