@@ -4,80 +4,71 @@
 -- What it measures: single-stream throughput with a long generation, time to first token on a
 -- short prompt, throughput at 10 and 32 concurrent requests (runara.suite), GPU power, VRAM and
 -- utilisation sampled throughout (gpu_metrics), the server's start-up time. Writes results.json
--- (seed 000 §5.1 layout plus http_load's full metrics), report.md (§5.2 comparison table) and
--- report.html (charts), the vLLM log in logs/, a folder per load.
+-- (seed 000 §5.1 layout plus http_load's full metrics), report.md and report.html (charts,
+-- compared with published H100 figures), the vLLM log in logs/, a folder per load. Ctrl-C or a
+-- failure still writes the report, marked PARTIAL.
 --
 -- What it costs: gpu-mi300x1-192gb is $1.99/h; a full run takes about 30-45 minutes, most of it
 -- downloading the 70 GB model (about $1-1.50). Budget and time are capped by runara (--budget,
 -- --max-runtime); the droplet is destroyed at the end whatever happens. Rehearse it first, free:
 --   runara --sim scripts/llama70b_fp8.lua
---
--- Params (key=value on the command line):
---   size=gpu-mi300x1-192gb  image=gpu-amd-base  region=atl1
---   model=meta-llama/Llama-3.3-70B-Instruct  quantization=fp8  max_model_len=8192
---   gpu_memory_utilization=0.9  mode=docker|pip  vllm_image=rocm/vllm:latest
---   ready_timeout=1800 (seconds for the server to answer)  profile=full|quick (default full; quick on the simulated cloud)
---   remote=false (load from this machine through a tunnel; by default runara-agent loads the server
---   from the droplet itself, so the numbers carry no network between you and the cloud)
+-- Elsewhere: runara --on root@10.1.2.3 scripts/llama70b_fp8.lua (a machine of yours) or
+--   runara --on http://10.1.2.3:8000 scripts/llama70b_fp8.lua (a server already running).
+-- Params: runara scripts/llama70b_fp8.lua --help
 -- Secrets: --secret HF_TOKEN (the model is gated on Hugging Face; not needed under --sim).
-local report = require("runara.report")
-local vllm = require("runara.vllm")
+local scenario = require("runara.scenario")
 local suite = require("runara.suite")
-local machine = require("runara.machine")
-
-local P = runara.params
-local size = P.size or "gpu-mi300x1-192gb"
-local model = P.model or "meta-llama/Llama-3.3-70B-Instruct"
-local quantization = P.quantization or "fp8"
 
 local function hf_token()
   local ok, token = pcall(runara.secret, "HF_TOKEN")
   if ok then return token end
-  if not runara.simulated then
+  if not runara.simulated and scenario.where() ~= "endpoint" then
     runara.log("note: no HF_TOKEN secret (--secret HF_TOKEN); a gated model will fail to download")
   end
   return nil
 end
 
--- Asked for before anything is created (a missing grant is known before money is spent).
-local HF_TOKEN = hf_token()
-
-local rep = report.new{
-  title = "Llama-3.3-70B-Instruct " .. quantization:upper() .. " on " .. size,
-  simulated = runara.simulated,
-  reference = "llama70b_fp8",
-}
-rep:metadata{ model = model, quantization = quantization:upper(), size = size }
-
-local function run()
+scenario.run({
+  about = "Llama-3.3-70B-Instruct FP8 with vLLM on one MI300X (seed 000): single-stream throughput, TTFT,\n" ..
+          "10 and 32 concurrent requests, GPU power and VRAM; compared with published H100 figures.",
+  title = function(p) return "Llama-3.3-70B-Instruct " .. p.quantization:upper() .. " on " .. p.size end,
+  reference = function(p) return p.model == "meta-llama/Llama-3.3-70B-Instruct" and "llama70b_fp8" or nil end,
+  params = {
+    { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
+    { name = "image", default = "gpu-amd-base", help = "droplet image" },
+    { name = "region", default = "atl1", help = "droplet region" },
+    { name = "model", default = "meta-llama/Llama-3.3-70B-Instruct", help = "Hugging Face model id" },
+    { name = "quantization", default = "fp8", help = "vLLM --quantization" },
+    { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },
+    { name = "gpu_memory_utilization", type = "number", default = 0.9, min = 0.05, max = 1, help = "vLLM --gpu-memory-utilization" },
+    { name = "mode", default = "docker", choices = { "docker", "pip" }, help = "vLLM in its container, or pip-installed" },
+    { name = "vllm_image", default_help = "the vendor's vLLM image", default = function() return nil end, help = "the vLLM container image" },
+    { name = "ready_timeout", type = "number", default = 1800, min = 1, help = "seconds for the server to answer" },
+    { name = "profile", choices = { "full", "quick" }, default = function() return runara.simulated and "quick" or "full" end,
+      default_help = "full; quick on the simulated cloud", help = "seed 000's test sizes, or shortened ones" },
+    { name = "remote", type = "boolean", default = true,
+      help = "load from the machine itself (runara-agent): no network between you and the cloud in the figures" },
+  },
+}, function(sc)
+  local P, rep = sc.params, sc.report
+  local HF_TOKEN = hf_token()  -- asked for before anything is created
+  rep:metadata{ model = P.model, quantization = P.quantization:upper(), size = P.size }
   rep:phase("boot")
-  local d = droplet.create{ name = "llama70b", size = size, image = P.image or "gpu-amd-base",
-                            region = P.region or "atl1" }
-  rep:bill(d)  -- its cost goes into the report, a partial one too
-  rep:metadata{ machine = d.name, region = d.region, hourly_usd = d.price_hourly }
-  local s = ssh.connect(d, { wait_cloud_init = true })
-  local gpu = gpu_metrics.start(s, { interval = 1 })
-  rep.gpu_sampler = gpu
-  local info = machine.describe(s)
-  rep:metadata{ gpu = info.gpu, gpu_count = info.gpu_count, gpu_vram_gb = info.gpu_vram_gb,
-                driver_version = info.driver_version, rocm_version = info.rocm_version,
-                cuda_version = info.cuda_version, os = info.os }
-
+  local m = sc:machine{ name = "llama70b", size = P.size, image = P.image, region = P.region }
   rep:phase("model_load")
-  local server = vllm.start(s, {
-    model = model, quantization = quantization, mode = P.mode, image = P.vllm_image,
-    max_model_len = tonumber(P.max_model_len or 8192),
-    gpu_memory_utilization = tonumber(P.gpu_memory_utilization or 0.9),
-    hf_token = HF_TOKEN, ready_timeout = tonumber(P.ready_timeout),
+  local server = sc:serve(m, {
+    model = P.model, quantization = P.quantization, mode = P.mode, image = P.vllm_image,
+    max_model_len = P.max_model_len, gpu_memory_utilization = P.gpu_memory_utilization,
+    hf_token = HF_TOKEN, ready_timeout = P.ready_timeout,
   })
-  rep:metadata{ framework = "vLLM " .. server.version, server_ready_s = server.ready_s }
+  if not server.endpoint then rep:metadata{ framework = "vLLM " .. server.version, server_ready_s = server.ready_s } end
 
-  suite.run(server, { report = rep, gpu = gpu, profile = P.profile, remote = P.remote ~= "false" })
+  suite.run(server, { report = rep, gpu = m and m.gpu, profile = P.profile, remote = P.remote })
   rep:phase("done")
-  server:download_log("logs/vllm.log")
-  rep:add_gpu(gpu:stop())
-  rep.gpu_sampler = nil
-  server:stop()
-end
-
-rep:run(run, function(paths) print("\n" .. rep:summary(paths)) end)
+  if not server.endpoint then server:download_log("logs/vllm.log") end
+  if m and m.gpu then
+    rep:add_gpu(m.gpu:stop())
+    rep.gpu_sampler = nil
+  end
+  if not server.endpoint then server:stop() end
+end)

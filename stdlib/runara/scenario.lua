@@ -1,0 +1,307 @@
+-- runara.scenario: what every scenario script shares — its declared params (checked before
+-- anything is created, printed by `runara SCRIPT --help`), one way to get its machine (a droplet
+-- of this run, a machine of yours named with --on USER@HOST, or a running server named with
+-- --on URL), and a report written on every ending, Ctrl-C included. See docs/scenarios.md.
+--
+--   local scenario = require("runara.scenario")
+--   scenario.run({
+--     title = function(p) return "Llama on " .. p.size end,
+--     about = "what it measures, what it costs",
+--     params = {
+--       { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
+--       { name = "max_model_len", type = "integer", default = 8192, help = "vLLM --max-model-len" },
+--     },
+--   }, function(sc)
+--     local m = sc:machine{ name = "llama", size = sc.params.size, image = "gpu-amd-base", region = "atl1" }
+--     local server = sc:serve(m, { model = "meta-llama/Llama-3.3-70B-Instruct" })
+--     suite.run(server, { report = sc.report, gpu = m and m.gpu })
+--   end)
+local report = require("runara.report")
+local machine_info = require("runara.machine")
+local errors = require("runara.errors")
+
+local M = {}
+
+local TYPES = { string = true, number = true, integer = true, boolean = true, integers = true }
+
+local function suggestion(name, candidates)
+  local best = errors.suggest(name, candidates)
+  return best and (" (did you mean '" .. best .. "'?)") or ""
+end
+
+-- Checks a declaration itself (the script author's mistakes), at the author's line.
+local function check_declaration(decl, level)
+  if type(decl) ~= "table" then error("scenario.run: argument 'declaration' must be a table", level) end
+  local params = decl.params or {}
+  if type(params) ~= "table" then error("scenario.run: option 'params' must be a list of { name =, default =, help = }", level) end
+  local seen = {}
+  for i, p in ipairs(params) do
+    if type(p) ~= "table" or type(p.name) ~= "string" or not p.name:match("^[%a_][%w_]*$") then
+      error(string.format("scenario.run: params[%d] must be a table with a name made of letters, digits and _", i), level)
+    end
+    if seen[p.name] then error("scenario.run: param '" .. p.name .. "' is declared twice", level) end
+    seen[p.name] = true
+    if p.type ~= nil and not TYPES[p.type] then
+      error(string.format("scenario.run: param '%s': type must be string, number, integer, integers or boolean, got %s", p.name, tostring(p.type)), level)
+    end
+    if p.choices ~= nil and type(p.choices) ~= "table" then
+      error("scenario.run: param '" .. p.name .. "': choices must be a list of strings", level)
+    end
+  end
+end
+
+local function describe_default(p)
+  local d = p.default
+  if type(d) == "function" then return p.default_help or "depends" end
+  if d == nil then return "none" end
+  if type(d) == "table" then return table.concat(d, ",") end
+  return tostring(d)
+end
+
+-- One value from the command line (a string) to the declared type, or nil and why not.
+local function convert(p, text)
+  local kind = p.type or "string"
+  if kind == "string" then
+    if p.choices then
+      for _, c in ipairs(p.choices) do if c == text then return text end end
+      return nil, "must be one of " .. table.concat(p.choices, ", ")
+    end
+    return text
+  elseif kind == "boolean" then
+    if text == "true" or text == "yes" or text == "1" then return true end
+    if text == "false" or text == "no" or text == "0" then return false end
+    return nil, "must be true or false"
+  end
+  if kind == "integers" then  -- "64,128,256"
+    local list = {}
+    for item in (text .. ","):gmatch("([^,]*),") do
+      local n = tonumber(item)
+      if not n or n % 1 ~= 0 or n < (p.min or -math.huge) then
+        return nil, "must be a comma-separated list of whole numbers" .. (p.min and " >= " .. p.min or "") .. ", e.g. 64,128"
+      end
+      list[#list + 1] = n
+    end
+    return list
+  end
+  local n = tonumber(text)
+  if not n or n ~= n or n == math.huge or n == -math.huge then return nil, "must be a number" end
+  if kind == "integer" and n % 1 ~= 0 then return nil, "must be a whole number" end
+  if p.min and n < p.min then return nil, "must be at least " .. p.min end
+  if p.max and n > p.max then return nil, "must be at most " .. p.max end
+  return n
+end
+
+-- The params the command line gave, checked against the declaration. `args` is runara.args.
+-- Raises (level 0: the mistake is on the command line, not in a script line) on an unknown
+-- param, a value of the wrong type, or a stray argument.
+function M.parse_params(declared, args)
+  local by_name, names = {}, {}
+  for _, p in ipairs(declared) do by_name[p.name] = p; names[#names + 1] = p.name end
+  local values = {}
+  for _, a in ipairs(args) do
+    local key, value = a:match("^([^=]*)=(.*)$")
+    if a == "--help" or a == "-h" then
+      -- handled by the caller
+    elseif not key or key == "" then
+      error(string.format("argument '%s': a scenario takes params as KEY=VALUE (%s); runara's own options go before the script", a,
+        #names > 0 and table.concat(names, ", ") or "this one declares none"), 0)
+    elseif not by_name[key] then
+      error(string.format("unknown param '%s'%s; this scenario's params: %s (runara SCRIPT --help)", key,
+        suggestion(key, names), #names > 0 and table.concat(names, ", ") or "none"), 0)
+    else
+      local v, why = convert(by_name[key], value)
+      if v == nil then error(string.format("param %s=%s: %s", key, value, why), 0) end
+      values[key] = v
+    end
+  end
+  for _, p in ipairs(declared) do
+    if values[p.name] == nil then
+      local d = p.default
+      if type(d) == "function" then d = d() end
+      values[p.name] = d
+    end
+  end
+  return values
+end
+
+-- The help text `runara SCRIPT --help` prints.
+function M.help(decl, script)
+  local lines = { "usage: runara [OPTIONS] " .. (script or "SCRIPT") .. " [KEY=VALUE ...]" }
+  if decl.about then lines[#lines + 1] = "\n" .. decl.about end
+  lines[#lines + 1] = "\nParams:"
+  local width = 0
+  for _, p in ipairs(decl.params or {}) do width = math.max(width, #p.name) end
+  for _, p in ipairs(decl.params or {}) do
+    local kind = p.choices and table.concat(p.choices, "|") or (p.type or "string")
+    lines[#lines + 1] = string.format("  %-" .. width .. "s  %s (%s, default %s)", p.name, p.help or "", kind, describe_default(p))
+  end
+  if #(decl.params or {}) == 0 then lines[#lines + 1] = "  none" end
+  lines[#lines + 1] = "\nWhere it runs: a droplet of this run by default; --on USER@HOST runs it on a machine of yours " ..
+    "(nothing of the run is left there), --on http(s)://HOST:PORT against a running server" ..
+    (decl.needs_machine and " (this scenario needs a machine)" or "") .. "."
+  lines[#lines + 1] = "Rehearse it for free: runara --sim " .. (script or "SCRIPT") .. "; see what it creates: runara plan " .. (script or "SCRIPT")
+  return table.concat(lines, "\n")
+end
+
+local Scenario = {}
+Scenario.__index = Scenario
+
+-- Where this run's machine comes from: "droplet", "machine" (--on USER@HOST) or "endpoint".
+function M.where()
+  local on = runara.on or {}
+  if on.machine then return "machine" end
+  if on.endpoint then return "endpoint" end
+  return "droplet"
+end
+
+-- A machine for the scenario: a droplet of this run (spec: name, size, image, region, and any
+-- other droplet.create option), or the machine --on names (spec's size and image then only
+-- describe what was asked). Logs in, describes the GPU, starts a GPU sampler (spec.gpu ~= false;
+-- interval spec.gpu_interval, default 1 s). Returns nil in endpoint mode (--on URL alone).
+-- The table: session, droplet (nil on your machine), kind, where (words for the report), info,
+-- gpu (the sampler, or nil), label.
+function Scenario:machine(spec)
+  if type(spec) ~= "table" then error("sc:machine: argument must be a table { name =, size =, image =, region = }", 2) end
+  local on = runara.on or {}
+  local m = { label = spec.label or spec.name }
+  if on.machine then
+    if self.machine_taken then
+      error("sc:machine: --on names one machine, and this scenario asks for a second (" .. tostring(spec.name) ..
+            "); run it on droplets (without --on)", 2)
+    end
+    self.machine_taken = true
+    local mm = on.machine
+    m.kind, m.where = "machine", string.format("your machine %s@%s:%d (not created by this run; left running)", mm.user, mm.host, mm.port)
+    m.session = ssh.connect(mm.host .. ":" .. mm.port, { user = mm.user, name = spec.name, timeout = spec.timeout or 60 })
+  elseif on.endpoint then
+    if self.decl.needs_machine then
+      error(M.script_name() .. " needs a machine to run on: --on " .. on.endpoint .. " names only a server; add --on USER@HOST, " ..
+            "or leave --on out to rent a droplet", 0)
+    end
+    return nil
+  else
+    local create = {}
+    for k, v in pairs(spec) do
+      if k ~= "label" and k ~= "gpu" and k ~= "gpu_interval" and k ~= "timeout" then create[k] = v end
+    end
+    local d = droplet.create(create)
+    self.report:bill(d)
+    m.kind, m.droplet = "droplet", d
+    m.where = string.format("droplet %s (%s, %s, $%.2f/h; destroyed at the end)", d.name, d.size, d.region, d.price_hourly or 0)
+    m.session = ssh.connect(d, { wait_cloud_init = true })
+  end
+  m.info = machine_info.describe(m.session)
+  if #self.machines == 0 then
+    local i = m.info
+    self.report:metadata{ gpu = i.gpu, gpu_count = i.gpu_count, gpu_vram_gb = i.gpu_vram_gb, driver_version = i.driver_version,
+      rocm_version = i.rocm_version, cuda_version = i.cuda_version, os = i.os, machine = m.droplet and m.droplet.name or m.session.name,
+      region = m.droplet and m.droplet.region, hourly_usd = m.droplet and m.droplet.price_hourly }
+  end
+  if spec.gpu ~= false and m.info.gpu_backend then
+    m.gpu = gpu_metrics.start(m.session, { interval = spec.gpu_interval or 1 })
+    self.samplers[#self.samplers + 1] = m.gpu
+    if not self.report.gpu_sampler then self.report.gpu_sampler = m.gpu end
+  end
+  self.machines[#self.machines + 1] = m
+  return m
+end
+
+-- Checks that a URL answers as an OpenAI-compatible server; returns the model ids it serves.
+local function served_models(url)
+  local ok, r = pcall(metrics.get, url .. "/v1/models", { timeout = 10 })
+  if not ok then error("--on " .. url .. ": the server cannot be reached: " .. tostring(r):match("[^\n]*"), 0) end
+  if r.status ~= 200 then
+    error(string.format("--on %s: not an OpenAI-compatible server: GET /v1/models answered HTTP %d", url, r.status), 0)
+  end
+  local ids = {}
+  for id in tostring(r.body):gmatch('"id"%s*:%s*"([^"]+)"') do ids[#ids + 1] = id end
+  if #ids == 0 then error("--on " .. url .. ": not an OpenAI-compatible server: GET /v1/models lists no model", 0) end
+  return ids
+end
+
+-- The server to measure: vLLM started on `m` (runara.vllm options), or the running server --on
+-- URL names (its model: opts.model when it serves that, else the first it lists).
+function Scenario:serve(m, opts)
+  local bad = require("runara.vllm").check_options(opts)
+  if bad then error(bad, 2) end  -- at the scenario's own line, before anything starts
+  local on = runara.on or {}
+  if on.endpoint then
+    local ids = served_models(on.endpoint)
+    local model = ids[1]
+    for _, id in ipairs(ids) do if id == opts.model then model = id end end
+    if opts.model and model ~= opts.model then
+      runara.log(string.format("note: %s serves %s, not %s; measuring %s", on.endpoint, table.concat(ids, ", "), opts.model, model))
+    end
+    self.report:metadata{ framework = "unknown (a running server)", model = model }
+    return { url = on.endpoint, model = model, version = "unknown", endpoint = true }
+  end
+  local server = require("runara.vllm").start(m.session, opts)
+  self.servers[#self.servers + 1] = server
+  return server
+end
+
+function M.script_name()
+  local path = arg and arg[0] or ""
+  return path ~= "" and path or "this scenario"
+end
+
+-- What the report says about where the run ran.
+local function where_words(sc)
+  local on = runara.on or {}
+  local parts = {}
+  for _, m in ipairs(sc.machines) do parts[#parts + 1] = m.where end
+  if on.endpoint then parts[#parts + 1] = "the running server " .. on.endpoint .. " (load sent from this computer)" end
+  return #parts > 0 and table.concat(parts, "; ") or nil
+end
+
+-- Everything the report needs that can be read without waiting: every ending calls this.
+local function finish_report(sc, reason)
+  local rep = sc.report
+  rep:metadata{ ran_on = where_words(sc) }
+  if not rep.gpu and sc.samplers[1] then  -- the samples taken so far; results() does not wait
+    local ok, res = pcall(function() return sc.samplers[1]:results() end)
+    if ok then rep:add_gpu(res) end
+  end
+  if reason then rep:fail(reason) end
+  sc.written = true
+  return rep:write()
+end
+
+-- Declares the scenario, checks its params, and runs `body(sc)` with sc.params, sc.report,
+-- sc:machine, sc:serve. The report (results.json, report.md, report.html) is written at
+-- every ending: success, an error, the watchdog, Ctrl-C/SIGTERM/SIGHUP (PARTIAL, with what was
+-- measured so far). `decl.summary(sc, paths)` may print the closing lines (default: the
+-- report's summary). Under `runara SCRIPT --help` it prints the help and runs nothing.
+function M.run(decl, body)
+  check_declaration(decl, 3)
+  if type(body) ~= "function" then error("scenario.run: argument 'body' must be a function(sc)", 2) end
+  if runara.help then
+    print(M.help(decl, arg and arg[0]))
+    return nil
+  end
+  local params = M.parse_params(decl.params or {}, runara.args)
+  local title = decl.title
+  if type(title) == "function" then title = title(params) end
+  local rep = report.new{ title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
+  local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {}, samplers = {} }, Scenario)
+  rep:set("params", params)
+  runara.at_exit(function(ending)
+    if sc.written then return end
+    finish_report(sc, ending.status == "ok" and "the run ended before its report was written" or ending.reason)
+    print("\n" .. rep:summary() .. "\n  PARTIAL report: " .. runara.out_dir() .. "/report.html")
+  end)
+  local ok, err = pcall(body, sc)
+  if not ok then
+    -- On a machine the run did not create, its servers go now (teardown kills their processes
+    -- too; this also removes their containers). A droplet goes whole at teardown.
+    for _, server in ipairs(sc.servers) do
+      if server.session and M.where() == "machine" then pcall(server.stop, server) end
+    end
+  end
+  local paths = finish_report(sc, not ok and tostring(err) or nil)
+  if decl.summary then decl.summary(sc, paths) else print("\n" .. rep:summary(paths)) end
+  if not ok then error(err, 0) end
+  return sc
+end
+
+return M
