@@ -43,16 +43,19 @@ local function run()
   local info = machine.describe(s)
   rep:metadata{ gpu = info.gpu, gpu_count = info.gpu_count, gpu_vram_gb = info.gpu_vram_gb,
                 driver_version = info.driver_version, rocm_version = info.rocm_version, cuda_version = info.cuda_version }
-  local amd = info.gpu_backend ~= "nvidia-smi"
-  local container = P.container or (amd and "rocm/pytorch:latest" or "nvcr.io/nvidia/pytorch:24.10-py3")
-  local devices = amd and "--device /dev/kfd --device /dev/dri --group-add video -e TORCH_BLAS_PREFER_HIPBLASLT=1" or "--gpus all"
+  -- The vendor's PyTorch container and device flags (runara.container), by the machine's GPU tool.
+  local containers = require("runara.container")
+  local vendor = containers.vendor(s)
+  local container = P.container or containers.image(vendor, "pytorch")
   s:exec("mkdir -p gemm", { quiet = true })
   s:upload("gemm/gemm_bench.py", "gemm/gemm_bench.py")
   local gpu = gpu_metrics.start(s, { interval = 1 })
   rep.gpu_sampler = gpu
   rep:phase("gemm")
-  local r = s:exec(string.format("docker run --rm %s -v \"$HOME/gemm:/workspace\" %s python3 /workspace/gemm_bench.py --warmup %d --reps %d --dtypes %s",
-    devices, container, tonumber(P.warmup or 30), tonumber(P.reps or 200), P.dtypes or "fp16,bf16"), { timeout = 3600 })
+  local r = s:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = container,
+    name = "runara-gemm-" .. runara.run_id, mounts = { "$HOME/gemm:/workspace" },
+    command = string.format("python3 /workspace/gemm_bench.py --warmup %d --reps %d --dtypes %s",
+      tonumber(P.warmup or 30), tonumber(P.reps or 200), P.dtypes or "fp16,bf16") }, { timeout = 3600 })
   rep:add_gpu(gpu:stop())
   rep.gpu_sampler = nil
   local rows, results = parse(r.stdout)

@@ -34,13 +34,15 @@ local PUBLISHED = {
 local function run_scenario(s, scenario)
   local harness = scenario == "Offline" and "run_tests_Offline.sh" or "run_tests_Server.sh"
   rep:phase(scenario)
-  local cmd = table.concat({
-    "docker run --rm --ipc=host --network=host --privileged --cap-add=CAP_SYS_ADMIN",
-    "--device=/dev/kfd --device=/dev/dri --device=/dev/mem --group-add render --security-opt seccomp=unconfined",
-    "-v " .. (P.model_dir or "$HOME/models/llama2-70b-chat") .. ":/data/llm/llama2-70b-chat",
-    "-v " .. (P.dataset_dir or "$HOME/data/open_orca") .. ":/data/open_orca",
-    "-v \"$HOME/mlperf:/lab-hist\" -e LAB_CLOG=/lab-hist/mlperf-results", image,
-    "bash -c 'cd /lab-mlperf-inference/code/llama2-70b-99.9/test_VllmFp8 && bash " .. harness .. "'" }, " ")
+  -- Seed 002's `docker run` of AMD's harness: the ROCm devices (runara.container) plus the
+  -- privileges and /dev/mem its profiling needs.
+  local cmd = require("runara.container").command{ vendor = "amd", purpose = "mlperf", image = image,
+    name = "runara-mlperf-" .. runara.run_id, ipc = "host", network = "host", privileged = true,
+    cap_add = { "CAP_SYS_ADMIN", "SYS_PTRACE" }, devices = { "/dev/mem" }, group_add = { "render" },
+    mounts = { (P.model_dir or "$HOME/models/llama2-70b-chat") .. ":/data/llm/llama2-70b-chat",
+               (P.dataset_dir or "$HOME/data/open_orca") .. ":/data/open_orca", "$HOME/mlperf:/lab-hist" },
+    env = { "LAB_CLOG=/lab-hist/mlperf-results" },
+    command = "bash -c 'cd /lab-mlperf-inference/code/llama2-70b-99.9/test_VllmFp8 && bash " .. harness .. "'" }
   s:exec(cmd, { timeout = 3 * 3600 })
   local found = s:exec("ls -t $(find mlperf/mlperf-results -path '*/" .. scenario .. "/performance/run_1/mlperf_log_summary.txt') | head -1",
                        { quiet = true }).stdout:match("[^\n]+")
@@ -51,6 +53,13 @@ local function run_scenario(s, scenario)
 end
 
 local function run()
+  -- The harness is AMD's MLPerf container (seed 002), built for ROCm: an NVIDIA size is refused
+  -- before it is created and paid for, and a machine whose tools say NVIDIA before anything runs.
+  local containers = require("runara.container")
+  if containers.size_vendor(size) == "nvidia" then
+    error("mlperf: size " .. size .. " has NVIDIA GPUs, and this scenario runs AMD's MLPerf harness container " ..
+          "(ROCm only, seed 002); choose an AMD Instinct size, e.g. size=gpu-mi300x8-1536gb", 0)
+  end
   rep:phase("boot")
   local d = droplet.create{ name = "mlperf", size = size, image = P.image_slug or "gpu-amd-base", region = P.region or "atl1" }
   rep:bill(d)  -- its cost goes into the report, a partial one too
@@ -59,6 +68,10 @@ local function run()
   local info = machine.describe(s)
   rep:metadata{ gpu = info.gpu, gpu_count = info.gpu_count, gpu_vram_gb = info.gpu_vram_gb,
                 driver_version = info.driver_version, rocm_version = info.rocm_version }
+  if containers.vendor(s) ~= "amd" then
+    error("mlperf: " .. d.name .. " has NVIDIA GPUs (nvidia-smi), and this scenario runs AMD's MLPerf harness " ..
+          "container (ROCm only, seed 002); use a machine with AMD Instinct GPUs", 0)
+  end
   s:exec("mkdir -p mlperf", { quiet = true })
   if P.prepare then s:exec(P.prepare, { timeout = 3600 }) end
   s:exec("docker image inspect " .. image .. " >/dev/null 2>&1 || docker pull " .. image, { timeout = 1800 })

@@ -29,7 +29,7 @@ class SimSweeper;
 struct SimCloudConfig {
   std::string root_dir;           // an empty folder this cloud owns (removed at the end)
   std::string runara_executable;  // for the sweeper and the shims (`runara serve-fake-llm`)
-  std::string shims_dir;          // sim/machine: bin/ and data/
+  std::string shims_dir;          // sim/machine: bin/, amd/, nvidia/ and data/
   double time_scale = 1;          // boot and other simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims
   bool run_commands = true;       // false: the machines refuse every command (runara plan)

@@ -88,7 +88,12 @@ std::vector<std::string> SimMachine::environment() const {
   const auto [gpu, count] = simulated_gpu(spec_.size_slug);
   char scale[32];
   std::snprintf(scale, sizeof scale, "%g", spec_.time_scale);
-  return {"PATH=" + spec_.shims_dir + "/bin:/usr/local/bin:/usr/bin:/bin",
+  // Only the vendor's own tools: a script that asks an H100 for amd-smi must find none, as on
+  // the real machine, so the stdlib's vendor choice is rehearsed and not just assumed.
+  std::string tools = spec_.shims_dir + "/bin";
+  if (gpu == "mi300x") tools = spec_.shims_dir + "/amd:" + tools;
+  if (gpu == "h100") tools = spec_.shims_dir + "/nvidia:" + tools;
+  return {"PATH=" + tools + ":/usr/local/bin:/usr/bin:/bin",
           "HOME=" + spec_.dir + "/home",
           "RUNARA_SIM=1",
           "RUNARA_SIM_RUNARA=" + spec_.runara_executable,

@@ -1,8 +1,9 @@
 // One simulated Droplet: a real OpenSSH sshd (Debian's /usr/sbin/sshd) listening on a loopback
 // address of its own, with a folder of its own (home, state, host key, authorized_keys), whose
-// sessions run this machine's commands with the shim folder first on PATH (sim/machine/bin: GPU
-// tools, docker, vllm behaving like the real machine's) and the environment the shims read
-// (sim/machine/README.md). Logged into as the user running runara.
+// sessions run this machine's commands with the shim folders first on PATH (sim/machine/bin:
+// docker, vllm, cloud-init; plus sim/machine/amd (amd-smi, rocm-smi) on MI300X sizes or
+// sim/machine/nvidia (nvidia-smi) on H100 sizes, never both, behaving like the real machine's) and
+// the environment the shims read (sim/machine/README.md). Logged into as the user running runara.
 //
 // Contract: start() and the destructor may run on any one thread at a time (the fake API's).
 // The destructor SIGKILLs sshd and every process the machine started (see sim_sweeper.hpp) and
@@ -23,7 +24,7 @@ struct SimMachineSpec {
   std::string size_slug;          // decides the GPU the shims pretend to have
   std::vector<std::string> public_keys;
   std::string runara_executable;  // shims start `runara serve-fake-llm`
-  std::string shims_dir;          // sim/machine (bin/ and data/)
+  std::string shims_dir;          // sim/machine (bin/, amd/, nvidia/ and data/)
   std::string cloud_entry;        // "RUNARA_SIM_DIR=<root>": the whole cloud's process marker
   double time_scale = 1;          // simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims ("" none)

@@ -11,45 +11,87 @@
 -- a fixed sleep; nothing needs a public port. See docs/stdlib.md#runaravllm.
 local M = {}
 
-local IMAGES = { amd = "rocm/vllm:latest", nvidia = "vllm/vllm-openai:latest" }
-local CONTAINER = "runara-vllm"
+local container = require("runara.container")
+local IMAGES = container.IMAGES.vllm  -- amd: rocm/vllm:latest, nvidia: vllm/vllm-openai:latest
+-- The run's own container name: `docker rm -f` at stop never removes a container another run (or
+-- the machine's owner) started under the same name.
+local CONTAINER = "runara-vllm-" .. runara.run_id
 local KNOWN = { model = true, mode = true, image = true, gpu = true, port = true, quantization = true,
   dtype = true, max_model_len = true, gpu_memory_utilization = true, tensor_parallel_size = true,
   extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true, install = true }
 
-local function fail(fmt, ...) error("vllm.start: " .. string.format(fmt, ...), 3) end
+local errors = require("runara.errors")
+local show = errors.show
 
 local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
-local function check(opts)
-  if type(opts) ~= "table" then fail("options must be a table, got %s", type(opts)) end
-  for k in pairs(opts) do
-    if not KNOWN[k] then fail("unknown option '%s'", tostring(k)) end
-  end
+-- What is wrong with vllm.start's options (a message), or nil. Every check here runs before
+-- anything happens on the machine.
+local function problem(opts)
+  if type(opts) ~= "table" then return "options must be a table, got " .. type(opts) end
+  local unknown = errors.unknown_option(opts, KNOWN)
+  if unknown then return unknown end
   if type(opts.model) ~= "string" or opts.model == "" then
-    fail("option 'model' is required (e.g. model = \"meta-llama/Llama-3.3-70B-Instruct\")")
+    return "option 'model' is required (e.g. model = \"meta-llama/Llama-3.3-70B-Instruct\")"
   end
   if opts.mode ~= nil and opts.mode ~= "docker" and opts.mode ~= "pip" then
-    fail("option 'mode' must be \"docker\" or \"pip\", got %s", tostring(opts.mode))
+    return "option 'mode' must be \"docker\" or \"pip\", got " .. show(opts.mode)
   end
-  if opts.gpu ~= nil and not IMAGES[opts.gpu] then fail("option 'gpu' must be \"amd\" or \"nvidia\", got %s", tostring(opts.gpu)) end
+  if opts.gpu ~= nil and not IMAGES[opts.gpu] then return "option 'gpu' must be \"amd\" or \"nvidia\", got " .. show(opts.gpu) end
   local port = opts.port or 8000
-  if type(port) ~= "number" or port < 1 or port > 65535 or port % 1 ~= 0 then
-    fail("option 'port' must be a whole number from 1 to 65535, got %s", tostring(port))
+  if not errors.whole(port) or port > 65535 then
+    return "option 'port' must be a whole number from 1 to 65535, got " .. show(port)
   end
-  if opts.extra_args ~= nil and type(opts.extra_args) ~= "table" then
-    fail("option 'extra_args' must be a list of strings")
+  for _, k in ipairs({ "image", "quantization", "dtype", "log" }) do
+    if opts[k] ~= nil and (type(opts[k]) ~= "string" or opts[k] == "") then
+      return string.format("option '%s' must be a non-empty string, got %s", k, show(opts[k]))
+    end
+  end
+  for _, k in ipairs({ "max_model_len", "tensor_parallel_size" }) do
+    if opts[k] ~= nil and not errors.whole(opts[k]) then
+      return string.format("option '%s' must be a whole number >= 1, got %s", k, show(opts[k]))
+    end
+  end
+  local u = opts.gpu_memory_utilization
+  if u ~= nil and not (type(u) == "number" and u > 0 and u <= 1) then
+    return "option 'gpu_memory_utilization' must be a number above 0 and at most 1, got " .. show(u)
+  end
+  for _, k in ipairs({ "ready_timeout", "poll" }) do
+    if opts[k] ~= nil and not (type(opts[k]) == "number" and opts[k] > 0) then
+      return string.format("option '%s' must be a number of seconds above 0, got %s", k, show(opts[k]))
+    end
+  end
+  for _, k in ipairs({ "quiet", "install" }) do
+    if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
+      return string.format("option '%s' must be true or false, got %s", k, show(opts[k]))
+    end
+  end
+  if opts.extra_args ~= nil then
+    if type(opts.extra_args) ~= "table" then return "option 'extra_args' must be a list of strings, got " .. show(opts.extra_args) end
+    for i, a in ipairs(opts.extra_args) do
+      if type(a) ~= "string" and type(a) ~= "number" then return string.format("option 'extra_args' must be a list of strings; item %d is %s", i, show(a)) end
+    end
   end
 end
 
--- What kind of GPU the machine has, by the tool it carries.
+-- Raises vllm.start's option errors at the caller of vllm.start: check must be called directly
+-- by M.start (level 1 = check, 2 = M.start, 3 = the user's line), never through another helper.
+local function check(opts)
+  local msg = problem(opts)
+  if msg then error("vllm.start: " .. msg, 3) end
+end
+
+-- For a wrapper of vllm.start (e.g. runara.scenario's serve): the message vllm.start would raise
+-- about these options ("vllm.start: ..."), or nil; the wrapper raises it at its own caller's line.
+function M.check_options(opts)
+  local msg = problem(opts)
+  return msg and "vllm.start: " .. msg or nil
+end
+
+-- What kind of GPU the machine has, by the tool it carries (runara.container's detection).
 local function detect_gpu(s)
-  local r = s:exec("if command -v amd-smi >/dev/null || command -v rocm-smi >/dev/null; then echo amd; " ..
-                   "elif command -v nvidia-smi >/dev/null; then echo nvidia; else echo none; fi", { quiet = true })
-  local kind = r.stdout:match("(%a+)")
-  if kind ~= "amd" and kind ~= "nvidia" then
-    error("vllm.start: no GPU tool (amd-smi, rocm-smi or nvidia-smi) on " .. s.name .. "; pass gpu = \"amd\" or \"nvidia\"", 3)
-  end
+  local kind, message = container.detect(s)
+  if not kind then error("vllm.start: " .. message, 3) end
   return kind
 end
 
@@ -68,13 +110,14 @@ local function serve_args(opts, port)
   return table.concat(a, " ")
 end
 
+-- The vendor's container (runara.container): AMD's devices and ROCm image, or NVIDIA's --gpus and
+-- CUDA image. The entrypoint is named because the images disagree on theirs (vllm/vllm-openai's
+-- is the OpenAI API server, which would read `vllm serve …` as unknown arguments).
 local function docker_command(opts, gpu, serve)
-  local devices = gpu == "amd"
-      and "--device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined"
-      or "--gpus all"
-  return table.concat({ "docker run --rm --name " .. CONTAINER, "--ipc=host --network=host", devices,
-    opts.hf_token and "-e HF_TOKEN" or "", "-v \"$HOME/.cache/huggingface:/root/.cache/huggingface\"",
-    quote(opts.image or IMAGES[gpu]), serve }, " ")
+  return container.command{ vendor = gpu, purpose = "vllm", image = opts.image, name = CONTAINER,
+    ipc = "host", network = "host", env = opts.hf_token and { "HF_TOKEN" } or nil,
+    mounts = { "$HOME/.cache/huggingface:/root/.cache/huggingface" },
+    entrypoint = "vllm", command = (serve:gsub("^vllm ", "")) }
 end
 
 local Server = {}

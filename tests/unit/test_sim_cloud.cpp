@@ -1,7 +1,8 @@
 // `runara --sim`: the simulated cloud's droplets are real sshds on loopback addresses of their
-// own; a scenario reaches them with the real droplet, ssh and http primitives; nothing simulated
-// outlives the run, even when runara is SIGKILLed; and the simulator's port and user are never
-// honoured against another API.
+// own, each with only its GPU vendor's tools (so an H100 rehearses NVIDIA's container line and an
+// MI300X AMD's); a scenario reaches them with the real droplet, ssh and http primitives; nothing
+// simulated outlives the run, even when runara is SIGKILLed; and the simulator's port and user
+// are never honoured against another API.
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
@@ -10,11 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "test_processes.hpp"
+#include "test_text.hpp"
 #include "runara/runtime.hpp"
 #include "sim/fake_digitalocean.hpp"
 
@@ -159,4 +162,114 @@ TEST_CASE("runara plan runs no command on the simulated machines", "[sim]") {
   CHECK(r.out.find("commands are not run on simulated machines during a plan") != std::string::npos);
   CHECK(r.out.find("It creates 1 machine") != std::string::npos);
   CHECK(!exists(marker));
+}
+
+namespace {
+
+// Each size's GPU tools as the machine's shell finds them, then what docker says to the other
+// vendor's container. Bare `command -v` also finds a real tool of this computer in /usr/bin, so
+// the checks are on the shim folders: `sim/machine/<vendor>/`.
+const char* kVendors = R"(
+local function probe(label, size, image, region, refused)
+  local d = droplet.create{ name = label, size = size, image = image, region = region }
+  local s = ssh.connect(d, { timeout = 30 })
+  local r = s:exec("for t in nvidia-smi amd-smi rocm-smi docker vllm; do echo " .. label .. ":$t=$(command -v $t || echo none); done", { quiet = true })
+  print(r.stdout)
+  -- Only lines that must fail: a container that fits the machine would start a simulated server.
+  for _, args in ipairs(refused) do
+    local x = s:exec("docker run --rm " .. args, { quiet = true, check = false })
+    print(label .. " docker " .. args .. " -> " .. tostring(x.code) .. " " .. x.stderr)
+  end
+  d:destroy()
+end
+local AMD_LINE = "--device /dev/kfd --device /dev/dri rocm/vllm:latest vllm serve m"
+local NVIDIA_LINE = "--gpus all vllm/vllm-openai:latest --model m --port 1"
+probe("h100", "gpu-h100x1-80gb", "gpu-h100x1-base", "nyc2",
+      { AMD_LINE, "--device=/dev/dri x", "--gpus all rocm/vllm:latest vllm serve m" })
+probe("mi300x", "gpu-mi300x1-192gb", "gpu-amd-base", "atl1",
+      { NVIDIA_LINE, "--device /dev/kfd --device /dev/dri vllm/vllm-openai:latest --model m --port 1" })
+probe("cpu", "s-1vcpu-1gb", "debian-12-x64", "nyc3", { AMD_LINE, NVIDIA_LINE })
+)";
+
+}  // namespace
+
+TEST_CASE("sim: each GPU size has only its vendor's tools, and docker refuses the other vendor's devices",
+          "[sim][vendor]") {
+  const std::string dir = temp_dir("sim-vendor");
+  const auto r = run_runara({"--sim", "--out", dir + "/out", "-e", kVendors}, 120);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto tool = [&](const std::string& machine, const std::string& name) { return value_after(r.out, machine + ":" + name + "="); };
+  // The H100: nvidia-smi, no AMD tool.
+  CHECK(tool("h100", "nvidia-smi").find("/sim/machine/nvidia/nvidia-smi") != std::string::npos);
+  CHECK(tool("h100", "amd-smi").find("/sim/machine/") == std::string::npos);
+  CHECK(tool("h100", "rocm-smi").find("/sim/machine/") == std::string::npos);
+  // The MI300X: amd-smi and rocm-smi, no nvidia-smi.
+  CHECK(tool("mi300x", "amd-smi").find("/sim/machine/amd/amd-smi") != std::string::npos);
+  CHECK(tool("mi300x", "rocm-smi").find("/sim/machine/amd/rocm-smi") != std::string::npos);
+  CHECK(tool("mi300x", "nvidia-smi").find("/sim/machine/") == std::string::npos);
+  // A CPU size: neither vendor's tools, the common ones still.
+  for (const char* t : {"nvidia-smi", "amd-smi", "rocm-smi"}) CHECK(tool("cpu", t).find("/sim/machine/") == std::string::npos);
+  for (const char* m : {"h100", "mi300x", "cpu"}) CHECK(tool(m, "docker").find("/sim/machine/bin/docker") != std::string::npos);
+
+  // docker on the H100: AMD's device nodes do not exist (real docker's error, exit 125), a ROCm
+  // image is refused; NVIDIA's runtime answers --gpus.
+  const auto said = [&](const std::string& machine, const std::string& args) {
+    return value_after(r.out, machine + " docker " + args + " -> ");
+  };
+  CHECK(said("h100", "--device /dev/kfd --device /dev/dri rocm/vllm:latest vllm serve m") ==
+        "125 docker: Error response from daemon: error gathering device information while adding custom device "
+        "\"/dev/kfd\": no such file or directory.");
+  CHECK(said("h100", "--device=/dev/dri x") ==
+        "125 docker: Error response from daemon: error gathering device information while adding custom device "
+        "\"/dev/dri\": no such file or directory.");
+  CHECK(said("h100", "--gpus all rocm/vllm:latest vllm serve m").rfind("125 docker (runara simulated): image rocm/vllm:latest is built for AMD GPUs", 0) == 0);
+  // The MI300X: no NVIDIA runtime for --gpus; a CUDA image is refused even with AMD's devices.
+  CHECK(said("mi300x", "--gpus all vllm/vllm-openai:latest --model m --port 1") ==
+        "125 docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].");
+  CHECK(said("mi300x", "--device /dev/kfd --device /dev/dri vllm/vllm-openai:latest --model m --port 1")
+            .rfind("125 docker (runara simulated): image vllm/vllm-openai:latest is built for NVIDIA GPUs", 0) == 0);
+  // A CPU size has neither vendor's devices nor runtime.
+  CHECK(said("cpu", "--device /dev/kfd --device /dev/dri rocm/vllm:latest vllm serve m").rfind("125 docker: Error response from daemon: error gathering", 0) == 0);
+  CHECK(said("cpu", "--gpus all vllm/vllm-openai:latest --model m --port 1").rfind("125 docker: Error response from daemon: could not select device driver", 0) == 0);
+}
+
+TEST_CASE("sim: vllm.start on a simulated H100 runs NVIDIA's container line, on an MI300X AMD's", "[sim][vendor]") {
+  const std::string dir = temp_dir("sim-vllm-vendor");
+  const auto r = run_runara({"--sim", "--out", dir + "/out", "-e", R"(
+local vllm = require("runara.vllm")
+for _, m in ipairs{ { "h100", "gpu-h100x1-80gb", "gpu-h100x1-base", "nyc2" }, { "mi300x", "gpu-mi300x1-192gb", "gpu-amd-base", "atl1" } } do
+  local d = droplet.create{ name = m[1], size = m[2], image = m[3], region = m[4] }
+  local s = ssh.connect(d, { timeout = 30 })
+  local server = vllm.start(s, { model = "meta-llama/Llama-3.1-8B-Instruct", ready_timeout = 60 })
+  print(m[1] .. " ready=" .. tostring(server.ready_s > 0) .. " gpu=" .. server.gpu)
+  server:stop()
+  d:destroy()
+end
+)"}, 120, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("h100 ready=true gpu=nvidia") != std::string::npos);
+  CHECK(r.out.find("mi300x ready=true gpu=amd") != std::string::npos);
+  // Each machine's ssh log holds the command lines it ran: the H100's carry nothing of AMD's.
+  std::string h100_log, mi300x_log;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/out/ssh")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("h100-", 0) == 0) h100_log = read_all(e.path());
+    if (name.rfind("mi300x-", 0) == 0) mi300x_log = read_all(e.path());
+  }
+  REQUIRE(h100_log.find("docker run ") != std::string::npos);
+  CHECK(h100_log.find("--gpus all") != std::string::npos);
+  CHECK(h100_log.find(" vllm/vllm-openai:latest serve ") != std::string::npos);
+  for (const char* amd : {"/dev/kfd", "/dev/dri", "rocm/", "--group-add video"}) {
+    INFO(amd);
+    CHECK(h100_log.find(amd) == std::string::npos);
+  }
+  REQUIRE(mi300x_log.find("docker run ") != std::string::npos);
+  CHECK(mi300x_log.find("--device /dev/kfd --device /dev/dri") != std::string::npos);
+  CHECK(mi300x_log.find(" rocm/vllm:latest serve ") != std::string::npos);
+  for (const char* nvidia : {"--gpus", "vllm/vllm-openai", "nvcr.io"}) {
+    INFO(nvidia);
+    CHECK(mi300x_log.find(nvidia) == std::string::npos);
+  }
 }
