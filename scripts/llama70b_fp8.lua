@@ -31,7 +31,7 @@ end
 scenario.run({
   about = "Llama-3.3-70B-Instruct FP8 with vLLM on one MI300X (seed 000): single-stream throughput, TTFT,\n" ..
           "10 and 32 concurrent requests, GPU power and VRAM; compared with published H100 figures.",
-  title = function(p) return "Llama-3.3-70B-Instruct " .. p.quantization:upper() .. " on " .. p.size end,
+  title = function(p, where) return "Llama-3.3-70B-Instruct " .. p.quantization:upper() .. " on " .. where end,
   reference = function(p) return p.model == "meta-llama/Llama-3.3-70B-Instruct" and "llama70b_fp8" or nil end,
   params = {
     { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
@@ -52,7 +52,8 @@ scenario.run({
 }, function(sc)
   local P, rep = sc.params, sc.report
   local HF_TOKEN = hf_token()  -- asked for before anything is created
-  rep:metadata{ model = P.model, quantization = P.quantization:upper(), size = P.size }
+  rep:metadata{ model = P.model, quantization = scenario.where() ~= "endpoint" and P.quantization:upper() or nil,
+                size = scenario.where() == "droplet" and P.size or nil }
   rep:phase("boot")
   local m = sc:machine{ name = "llama70b", size = P.size, image = P.image, region = P.region }
   rep:phase("model_load")

@@ -19,7 +19,7 @@ local sim = runara.simulated
 scenario.run({
   about = "The Dell/Metrum vLLM serving sweep (seed 004): one load per concurrency level over a pool of\n" ..
           "varied prompts, with vLLM's /metrics and the GPU sampled throughout.",
-  title = function(p) return "vLLM serving sweep: " .. p.model .. " on " .. p.size end,
+  title = function(p, where) return "vLLM serving sweep: " .. p.model .. " on " .. where end,
   params = {
     { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
     { name = "image", default = "gpu-amd-base", help = "droplet image" },
@@ -40,7 +40,8 @@ scenario.run({
   local P, rep = sc.params, sc.report
   local hf_ok, HF_TOKEN = pcall(runara.secret, "HF_TOKEN")  -- asked before anything is created
   if not hf_ok then HF_TOKEN = nil end
-  rep:metadata{ model = P.model, quantization = P.quantization:upper(), size = P.size }
+  rep:metadata{ model = P.model, quantization = scenario.where() ~= "endpoint" and P.quantization:upper() or nil,
+                size = scenario.where() == "droplet" and P.size or nil }
   rep:phase("boot")
   local m = sc:machine{ name = "sweep", size = P.size, image = P.image, region = P.region }
   rep:phase("model_load")

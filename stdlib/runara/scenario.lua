@@ -213,8 +213,14 @@ local function served_models(url)
   if r.status ~= 200 then
     error(string.format("--on %s: not an OpenAI-compatible server: GET /v1/models answered HTTP %d", url, r.status), 0)
   end
-  local ids = {}
-  for id in tostring(r.body):gmatch('"id"%s*:%s*"([^"]+)"') do ids[#ids + 1] = id end
+  -- Model entries only: vLLM nests "permission" objects with ids of their own in each model
+  -- (object "model_permission"); an id counts when the object it sits in says "model" (or
+  -- says nothing, as some servers do).
+  local ids, body = {}, tostring(r.body)
+  for at, id in body:gmatch('()"id"%s*:%s*"([^"]+)"') do
+    local object = body:sub(at, at + 400):match('^[^{}]-"object"%s*:%s*"([^"]+)"')
+    if object == nil or object == "model" then ids[#ids + 1] = id end
+  end
   if #ids == 0 then error("--on " .. url .. ": not an OpenAI-compatible server: GET /v1/models lists no model", 0) end
   return ids
 end
@@ -236,8 +242,18 @@ function Scenario:serve(m, opts)
     return { url = on.endpoint, model = model, version = "unknown", endpoint = true }
   end
   local server = require("runara.vllm").start(m.session, opts)
+  server.remove_log = m.kind == "machine"
   self.servers[#self.servers + 1] = server
   return server
+end
+
+-- Where the run runs, in a few words for a title: the size of the droplet it will create, or
+-- what --on named.
+function M.target_words(size)
+  local on = runara.on or {}
+  if on.machine then return on.machine.user .. "@" .. on.machine.host end
+  if on.endpoint then return on.endpoint end
+  return size or "a droplet"
 end
 
 function M.script_name()
@@ -281,7 +297,7 @@ function M.run(decl, body)
   end
   local params = M.parse_params(decl.params or {}, runara.args)
   local title = decl.title
-  if type(title) == "function" then title = title(params) end
+  if type(title) == "function" then title = title(params, M.target_words(params.size)) end
   local rep = report.new{ title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
   local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {}, samplers = {} }, Scenario)
   rep:set("params", params)

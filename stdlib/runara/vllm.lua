@@ -142,6 +142,8 @@ function Server:stop()
   self.process:kill("TERM")
   self.process:wait()
   if self.mode == "docker" then self.session:exec("docker rm -f " .. CONTAINER .. " >/dev/null 2>&1; true", { quiet = true }) end
+  -- On a machine the run did not create (runara.scenario sets this), its log goes too.
+  if self.remove_log then self.session:exec("rm -f " .. quote(self.log), { quiet = true, check = false }) end
 end
 
 local function wait_ready(server, timeout, poll)
