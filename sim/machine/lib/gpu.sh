@@ -16,6 +16,12 @@ no_gpu() {
   exit 2
 }
 
+# A compute job (the simulated GEMM benchmark or MLPerf harness) holds the GPUs: its pid is in
+# $state/gpu.busy while it runs, so the GPU readings show the load it would put on them.
+computing() {
+  [ -f "$state/gpu.busy" ] && kill -0 "$(cat "$state/gpu.busy")" 2>/dev/null
+}
+
 serving() {
   [ -f "$state/vllm.pid" ] && kill -0 "$(cat "$state/vllm.pid")" 2>/dev/null
 }
@@ -33,6 +39,7 @@ streams() {
 readings() {
   if serving; then up=1; vram_fraction=$(cat "$state/vllm.vram_fraction" 2>/dev/null || echo 0.9); else up=0; vram_fraction=0; fi
   n=$(streams)
+  if computing; then up=1; n=1000; vram_fraction=0.35; fi
   now=$(date +%s.%N)
   awk -v gpu="$gpu" -v count="$count" -v up="$up" -v n="$n" -v frac="$vram_fraction" -v now="$now" \
       -v efile="$state/gpu-energy" '
