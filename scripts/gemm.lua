@@ -58,6 +58,7 @@ scenario.run({
   local results, rows = gemm.parse(r.stdout)
   if #results == 0 then error("gemm: the benchmark printed no result; its output ended with:\n" .. r.stdout:sub(-2000), 0) end
   runara.write_file("gemm.jsonl", r.stdout)
+  rep:add_file("gemm.jsonl", "the benchmark's output: one JSON line per shape and dtype")
   local ref = require("runara.reference_numbers").gemm
   rep:add_table("GEMM", { columns = { "shape (M, N, K)", "what", "dtype", "median (ms)", "TFLOPS" }, rows = rows,
     caption = "SemiAnalysis BF16 reference (" .. ref.source .. "): MI300X ~" .. ref.bf16_tflops.mi300x .. ", H100 ~" .. ref.bf16_tflops.h100 .. " TFLOPS" })

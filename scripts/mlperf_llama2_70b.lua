@@ -19,10 +19,8 @@ local containers = require("runara.container")
 local P, rep  -- the scenario's params and report (set when it starts)
 
 -- The published v4.1 results for the same benchmark, from their own summaries.
-local PUBLISHED = {
-  Offline = { ["AMD 8× MI300X"] = 23514.8, ["NVIDIA DGX 8× H100"] = 24524.9 },
-  Server = { ["AMD 8× MI300X"] = 21028.23, ["NVIDIA DGX 8× H100"] = 21605.79 },
-}
+local REFERENCE = require("runara.reference_numbers").mlperf_llama2_70b_v41
+local PUBLISHED = REFERENCE.tokens_per_second
 
 local function run_scenario(s, name)
   local harness = name == "Offline" and "run_tests_Offline.sh" or "run_tests_Server.sh"
@@ -97,12 +95,13 @@ scenario.run({
       valid = r.valid, result = r.result, latencies_ns = r.latencies_ns, sut_name = r.sut_name })
   end
   rep:add_table("MLPerf llama2-70b", { columns = { "scenario", "result", "samples/s", "tokens/s", "published v4.1 (tokens/s)" },
-    rows = rows, caption = "Published figures: the v4.1 submissions' own mlperf_log_summary.txt (mlcommons/inference_results_v4.1)." })
+    rows = rows, caption = "Published figures: " .. REFERENCE.source .. "." })
   rep:phase("done")
   if m.gpu then
     rep:add_gpu(m.gpu:stop())
     rep.gpu_sampler = nil
   end
   s:download("mlperf", "logs/mlperf")
+  rep:add_file("logs/mlperf/", "the harness's logs and mlperf_log_summary.txt of each scenario")
   if m.kind == "machine" then s:exec("rm -rf mlperf", { quiet = true, check = false }) end  -- not our machine: leave nothing
 end)

@@ -5,7 +5,8 @@
 -- What it measures: per concurrency level, output and total token throughput, TTFT/TPOT/ITL
 -- percentiles, failures; vLLM's running/waiting requests and KV-cache use (metrics.start); GPU
 -- power, VRAM and utilisation. Writes results.json, report.md, report.html (throughput and
--- latency against concurrency), a folder per level. Ctrl-C still writes a PARTIAL report.
+-- latency against concurrency), sweep.csv/sweep.json (a row per level), a folder per level.
+-- Ctrl-C still writes a PARTIAL report.
 --
 -- What it costs: gpu-mi300x1-192gb at $1.99/h; about 40-60 minutes with the model download
 -- (about $1.50-2). Rehearse it for free with: runara --sim scripts/serving_sweep.lua
@@ -54,8 +55,7 @@ scenario.run({
     input_tokens = P.input_tokens, range_ratio = P.range_ratio, max_tokens = P.max_tokens,
     requests_per_stream = P.requests_per_stream,
   })
-  local vm = server_metrics:stop()
-  rep:set("benchmarks.vllm_metrics", vm.summary)
+  rep:add_server_metrics(server_metrics:stop())  -- vLLM's running/waiting requests and KV cache, charted
   if m and m.gpu then
     rep:add_gpu(m.gpu:stop())
     rep.gpu_sampler = nil

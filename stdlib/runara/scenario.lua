@@ -162,6 +162,7 @@ end
 -- gpu (the sampler, or nil), label.
 function Scenario:machine(spec)
   if type(spec) ~= "table" then error("sc:machine: argument must be a table { name =, size =, image =, region = }", 2) end
+  local rep = spec.report or self.report  -- a machine's view of the report (rep:machine) in a comparison
   local on = runara.on or {}
   local m = { label = spec.label or spec.name }
   if on.machine then
@@ -182,25 +183,25 @@ function Scenario:machine(spec)
   else
     local create = {}
     for k, v in pairs(spec) do
-      if k ~= "label" and k ~= "gpu" and k ~= "gpu_interval" and k ~= "timeout" then create[k] = v end
+      if k ~= "label" and k ~= "gpu" and k ~= "gpu_interval" and k ~= "timeout" and k ~= "report" then create[k] = v end
     end
     local d = droplet.create(create)
-    self.report:bill(d)
+    rep:bill(d)
     m.kind, m.droplet = "droplet", d
     m.where = string.format("droplet %s (%s, %s, $%.2f/h; destroyed at the end)", d.name, d.size, d.region, d.price_hourly or 0)
     m.session = ssh.connect(d, { wait_cloud_init = true })
   end
   m.info = machine_info.describe(m.session)
-  if #self.machines == 0 then
+  if #self.machines == 0 or spec.report then
     local i = m.info
-    self.report:metadata{ gpu = i.gpu, gpu_count = i.gpu_count, gpu_vram_gb = i.gpu_vram_gb, driver_version = i.driver_version,
+    rep:metadata{ gpu = i.gpu, gpu_count = i.gpu_count, gpu_vram_gb = i.gpu_vram_gb, driver_version = i.driver_version,
       rocm_version = i.rocm_version, cuda_version = i.cuda_version, os = i.os, machine = m.droplet and m.droplet.name or m.session.name,
       region = m.droplet and m.droplet.region, hourly_usd = m.droplet and m.droplet.price_hourly }
   end
   if spec.gpu ~= false and m.info.gpu_backend then
     m.gpu = gpu_metrics.start(m.session, { interval = spec.gpu_interval or 1 })
     self.samplers[#self.samplers + 1] = m.gpu
-    if not self.report.gpu_sampler then self.report.gpu_sampler = m.gpu end
+    if not rep.gpu_sampler then rep.gpu_sampler = m.gpu end
   end
   self.machines[#self.machines + 1] = m
   return m
@@ -274,10 +275,7 @@ end
 local function finish_report(sc, reason)
   local rep = sc.report
   rep:metadata{ ran_on = where_words(sc) }
-  if not rep.gpu and sc.samplers[1] then  -- the samples taken so far; results() does not wait
-    local ok, res = pcall(function() return sc.samplers[1]:results() end)
-    if ok then rep:add_gpu(res) end
-  end
+  rep:collect_samples()  -- the GPU samples taken so far; sampler:results() does not wait
   if reason then rep:fail(reason) end
   sc.written = true
   return rep:write()

@@ -86,7 +86,7 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(j["metadata"]["rocm_version"] == "6.2.0");
   CHECK(j["metadata"]["framework"].get<std::string>().rfind("vLLM 0.6", 0) == 0);
   const json& b = j["benchmarks"];
-  // The simulated MI300X's latency model: ~21.5 ms ITL single stream, ~95 ms + prefill TTFT.
+  // The simulated MI300X's latency model: ~19.4 ms ITL single stream, ~90 ms + prefill TTFT.
   CHECK(b["throughput"]["tokens_per_second"].get<double>() > 35);
   CHECK(b["throughput"]["tokens_per_second"].get<double>() < 55);
   CHECK(b["latency"]["time_to_first_token_ms"].get<double>() > 80);
@@ -99,10 +99,11 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(j["report"]["status"] == "complete");
   // seed 000 §5.1: comparable_nvidia with the throughput ratio to the H100 reference (47 tok/s)
   const json& c = j["comparable_nvidia"];
-  CHECK(c["reference"] == "H100 (FP8)");
+  CHECK(c["reference"] == "H100 FP8 (estimate)");
   CHECK(c["h100_equivalent_throughput_ratio"].get<double>() ==
         Approx(b["throughput"]["tokens_per_second"].get<double>() / 47).margin(0.006));
-  CHECK(c["notes"].get<std::string>().rfind("SIMULATED figures, against H100 (FP8): ", 0) == 0);
+  CHECK(c["notes"].get<std::string>().rfind("SIMULATED figures, against H100 FP8 (estimate): ", 0) == 0);
+  CHECK(c["source"].get<std::string>().find("no published measurement") != std::string::npos);  // named for what it is
   CHECK(j["metadata"]["cost_usd"].get<double>() > 0);
   CHECK(j["run"]["status"] == "ok");
   const std::string md = read_all(out + "/report.md");
@@ -285,5 +286,91 @@ TEST_CASE("report.html renders in headless Chromium with its charts", "[scenario
   INFO(p.err);
   CHECK(p.exit_code == 0);
   CHECK(std::filesystem::file_size(shot) > 50000);  // a real picture, not a blank page
+}
+#endif
+
+#ifdef RUNARA_CHROMIUM
+// The comparison of two machines, as a browser shows it: both machines' numbers in the
+// comparison table, a series of each machine in every chart, both GPUs, both costs, every load.
+TEST_CASE("compare_mi300x_h100's report.html in headless Chromium: both machines everywhere", "[scenario]") {
+  const std::string out = temp_dir("render-compare") + "/out";
+  const auto r = rehearse("compare_mi300x_h100.lua", out, {}, {{"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string url = "file://" + out + "/report.html";
+  ChildProcess dump({RUNARA_CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", url});
+  const ChildResult d = dump.wait(60);
+  INFO(d.err);
+  REQUIRE(d.exit_code == 0);
+  const std::string& dom = d.out;
+  // A table of the page by its id, and the cells of its row that starts with `label`.
+  const auto table = [&](const std::string& id) {
+    const auto at = dom.find("<table id=\"" + id + "\"");
+    return at == std::string::npos ? std::string() : dom.substr(at, dom.find("</table>", at) - at);
+  };
+  const auto row = [](const std::string& t, const std::string& label) {
+    std::vector<std::string> cells;
+    const auto at = t.find("<td>" + label + "</td>");
+    if (at == std::string::npos) return cells;
+    const auto end = t.find("</tr>", at);
+    for (auto p = t.find("<td", at); p != std::string::npos && p < end; p = t.find("<td", p + 1)) {
+      const auto open = t.find('>', p) + 1;
+      cells.push_back(t.substr(open, t.find("</td>", open) - open));
+    }
+    return cells;
+  };
+  const auto number = [](const std::string& cell) { return !cell.empty() && cell[0] >= '0' && cell[0] <= '9'; };
+  const std::string comparison = table("comparison");
+  REQUIRE_FALSE(comparison.empty());
+  CHECK(comparison.find("<th>MI300X (simulated)</th><th>H100 (simulated)</th><th>MI300X / H100</th>") != std::string::npos);
+  for (const char* metric : {"single-stream throughput (tok/s)", "TTFT median (ms)", "throughput at 32 concurrent (tok/s)",
+                             "peak power (W)", "peak VRAM (GB)", "machine cost (USD)"}) {
+    const auto cells = row(comparison, metric);
+    INFO(metric);
+    REQUIRE(cells.size() == 5);  // metric, MI300X, H100, ratio, notes
+    CHECK(number(cells[1]));
+    CHECK(number(cells[2]));
+    CHECK(number(cells[3]));
+  }
+  CHECK(comparison.find("not measured") == std::string::npos);
+  // Every chart: a series of each machine, never one line joining both.
+  for (const char* series : {"output tok/s", "TTFT p50", "TPOT p99"}) {
+    CHECK(points_of(dom, std::string("MI300X ") + series) == 3);  // concurrency 1, 10, 32
+    CHECK(points_of(dom, std::string("H100 ") + series) == 3);
+    CHECK(points_of(dom, series) == -1);
+  }
+  CHECK(points_of(dom, "MI300X power GPU 0") > 3);
+  CHECK(points_of(dom, "H100 power GPU 0") > 3);
+  CHECK(points_of(dom, "MI300X VRAM GPU 0") > 3);
+  CHECK(points_of(dom, "H100 VRAM GPU 0") > 3);
+  CHECK(points_of(dom, "MI300X running") > 3);  // vLLM's /metrics, scraped on both
+  CHECK(points_of(dom, "H100 running") > 3);
+  // The GPU summary and the machines' table: a row each, both costs.
+  const std::string gpu = table("gpu");
+  CHECK(row(gpu, "MI300X").size() == 8);
+  CHECK(row(gpu, "H100").size() == 8);
+  const std::string machines = table("machines");
+  for (const char* m : {"MI300X", "H100"}) {
+    const auto cells = row(machines, m);
+    INFO(m);
+    REQUIRE(cells.size() == 10);
+    CHECK(cells[8].rfind("$0.", 0) == 0);  // its cost
+    CHECK(cells[9] == "complete");
+  }
+  // Every load of both machines, the TTFT loads included.
+  const std::string loads = table("loads");
+  for (const char* load : {"throughput", "ttft", "concurrent_10", "concurrent_32"}) {
+    INFO(load);
+    CHECK(loads.find("<td>MI300X</td><td>" + std::string(load) + "</td>") != std::string::npos);
+    CHECK(loads.find("<td>H100</td><td>" + std::string(load) + "</td>") != std::string::npos);
+  }
+  const std::string shot = std::string(RUNARA_BINARY_DIR) + "/report-compare-screenshot.png";
+  ChildProcess png({RUNARA_CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1280,5200", "--screenshot=" + shot, url});
+  const ChildResult p = png.wait(60);
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(std::filesystem::file_size(shot) > 50000);
+  check_torn_down(r, out, 2);
 }
 #endif
