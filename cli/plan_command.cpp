@@ -82,6 +82,13 @@ int plan_command(int argc, char** argv) {
     std::fprintf(stderr, "usage: runara plan [OPTIONS] SCRIPT [key=value ...]\n");
     return 2;
   }
+  // A plan runs nothing anywhere real: with --on the script would log into that machine (or load
+  // that server) for real, so --on is refused rather than rehearsed.
+  if (!command.options.on.host.empty() || !command.options.on.endpoint.empty()) {
+    std::fprintf(stderr, "runara plan: --on is not rehearsed: a plan never logs into your machine or loads your server; "
+                         "leave --on out to see what the script creates on droplets\n");
+    return 2;
+  }
   Options& o = command.options;
   const Options asked = o;  // what the real run would be given, before the simulator's settings
   const std::string out = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()));

@@ -157,6 +157,9 @@ TEST_CASE("--on names a machine or a server, grants it, and the script sees runa
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, message));
   }
+  auto plan = run_runara({"plan", "--on", "root@127.0.0.1:1", std::string(RUNARA_SOURCE_DIR) + "/scripts/llama70b_fp8.lua"});
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.err, "--on is not rehearsed"));
   auto twice = run_runara({"--on", "a@h1", "--on", "b@h2", "-e", ""});
   CHECK(twice.exit_code == 2);
   CHECK(contains(twice.err, "--on names one machine"));
