@@ -294,6 +294,10 @@ function M.run(decl, body)
     return nil
   end
   local params = M.parse_params(decl.params or {}, runara.args)
+  if decl.needs_machine and M.where() == "endpoint" then
+    error(M.script_name() .. " needs a machine to run on: --on " .. runara.on.endpoint .. " names only a server; add --on USER@HOST, " ..
+          "or leave --on out to rent a droplet", 0)
+  end
   local title = decl.title
   if type(title) == "function" then title = title(params, M.target_words(params.size)) end
   local rep = report.new{ title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }

@@ -4,7 +4,8 @@
 // is already running (--on http://HOST:PORT; `runara serve-fake-llm`), and stopped by Ctrl-C at
 // several moments under --sim. Each run writes its report (PARTIAL when stopped), creates no
 // droplet where none is asked for, and leaves nothing of the run running on the user's machine
-// while what the user runs there goes on.
+// while what the user runs there goes on. Issue 24: every scenario in scripts/ on every path a user
+// takes — Ctrl-C under --sim during its main work, --on USER@HOST, --on URL, a typo'd param.
 #include <catch2/catch.hpp>
 
 #include <pwd.h>
@@ -13,6 +14,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "eventually.hpp"
 #include "loopback_fixtures.hpp"
 #include "loopback_socket.hpp"
+#include "sim/fake_digitalocean.hpp"
 #include "sim/sim_machine.hpp"
 #include "sshd_fixture.hpp"
 #include "test_processes.hpp"
@@ -33,9 +37,23 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kFlagship = std::string(RUNARA_SOURCE_DIR) + "/scripts/llama70b_fp8.lua";
+std::string scenario_script(const std::string& name) { return std::string(RUNARA_SOURCE_DIR) + "/scripts/" + name; }
+const std::string kFlagship = scenario_script("llama70b_fp8.lua");
 
 json results(const std::string& out) { return json::parse(read_all(out + "/results.json")); }
+
+// results.json, or an empty object when the run wrote none (or half of one): the checks then fail
+// on what they expected in it instead of throwing.
+json results_or_empty(const std::string& out) {
+  json j = json::parse(read_all(out + "/results.json"), nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+// j at a path ("/report/status"), or `fallback` where it is missing.
+json at(const json& j, const std::string& pointer, json fallback = nullptr) {
+  const json::json_pointer p(pointer);
+  return j.contains(p) ? j.at(p) : fallback;
+}
 
 int count_of(const std::string& text, const std::string& part) {
   int n = 0;
@@ -144,12 +162,27 @@ class YourMachine {
   }
 
   // runara on this machine: --on USER@127.0.0.1:PORT with its key, accepting its host key.
-  std::vector<std::string> args(const std::string& out, std::vector<std::string> params = {}) const {
-    std::vector<std::string> a{"--on", on(), "--ssh-key", key_, "--accept-new-host-keys", "--out", out, kFlagship};
+  std::vector<std::string> args(const std::string& out, std::vector<std::string> params = {},
+                                const std::string& script = kFlagship) const {
+    std::vector<std::string> a{"--on", on(), "--ssh-key", key_, "--accept-new-host-keys", "--out", out, script};
     a.insert(a.end(), params.begin(), params.end());
     return a;
   }
   std::map<std::string, std::string> env() const { return {{"HOME", client_home()}}; }
+
+  // What is in the machine's home (its files and folders, relative, recursively): compared before
+  // and after a run to find what the run left there.
+  std::vector<std::string> home_entries() const {
+    std::vector<std::string> found;
+    const std::filesystem::path home = dir_ + "/machine/home";
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(home, ec); !ec && it != std::filesystem::end(it);
+         it.increment(ec)) {
+      found.push_back(std::filesystem::relative(it->path(), home).string());
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+  }
 
  private:
   std::string dir_, key_, marker_;
@@ -188,8 +221,8 @@ void check_no_droplet(const ChildResult& r) {
 // --sim helpers (the same conventions as test_scenarios_sim.cpp).
 std::string sim_tmp(const std::string& out) { return out.substr(0, out.rfind('/')) + "/tmp"; }
 
-void check_droplet_destroyed(const ChildResult& r, const std::string& out) {
-  CHECK(count_of(r.err, "is gone") == 1);
+void check_droplet_destroyed(const ChildResult& r, const std::string& out, int droplets = 1) {
+  CHECK(count_of(r.err, "is gone") == droplets);
   CHECK(contains(r.err, "ssh key runara-"));
   CHECK(contains(r.err, " deleted"));
   const std::string machines = sim_tmp(out) + "/runara-sim-";
@@ -202,9 +235,10 @@ void check_droplet_destroyed(const ChildResult& r, const std::string& out) {
 }
 
 void check_partial_reports(const std::string& out) {
-  const json j = results(out);
-  CHECK(j["report"]["status"] == "partial");
-  CHECK(j["report"]["error"].is_string());
+  const json j = results_or_empty(out);
+  INFO("results.json: " << j.dump().substr(0, 2000));
+  CHECK(at(j, "/report/status") == "partial");
+  CHECK(at(j, "/report/error").is_string());
   const std::string md = read_all(out + "/report.md");
   CHECK(contains(md, "PARTIAL"));
   const std::string html = read_all(out + "/report.html");
@@ -220,6 +254,178 @@ ChildResult interrupt_at(ChildProcess& child, const std::string& moment, double 
   if (after_s > 0) child.wait_for_output("\x01never\x01", after_s);  // keeps reading while it waits
   child.signal(SIGINT);
   return child.wait(60);
+}
+
+// Whether `pid` (a child not yet waited for) has exited: a zombie, or gone.
+bool exited(pid_t pid) {
+  const std::string stat = proc_file("/proc/" + std::to_string(pid) + "/stat");
+  return stat.empty() || stat.find(") Z ") != std::string::npos;
+}
+
+// Stops `child` with SIGINT once `reached()` holds (plus `after_s`), reading its output meanwhile.
+ChildResult interrupt_when(ChildProcess& child, const std::string& what, const std::function<bool()>& reached,
+                           double after_s = 0) {
+  bool seen = false;
+  for (const double until = now_s() + 120; !seen && now_s() < until && !exited(child.pid());) {
+    seen = reached();
+    if (!seen) child.wait_for_output("\x01never\x01", 0.05);
+  }
+  INFO("waiting for " << what << ":\n" << child.out_so_far() << child.err_so_far());
+  REQUIRE(seen);
+  if (after_s > 0) child.wait_for_output("\x01never\x01", after_s);
+  child.signal(SIGINT);
+  return child.wait(60);
+}
+
+// Whether a process runs whose command line contains `command` and whose environment or command
+// line mentions `where` (a simulated machine's folder): e.g. a command the run started on its droplet.
+bool running(const std::string& command, const std::string& where) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmd = proc_file(e.path().string() + "/cmdline");
+    if (contains(cmd, command) && (contains(cmd, where) || contains(proc_file(e.path().string() + "/environ"), where))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Runs `child` to its end, unless its output shows `must_not` (what the run must not get to, e.g.
+// "creating droplet"): then it is stopped with SIGINT at once, so a wrong run stays short.
+ChildResult run_unless(ChildProcess& child, const std::string& must_not, double timeout_s = 60) {
+  for (const double until = now_s() + timeout_s; now_s() < until && !exited(child.pid());) {
+    if (child.wait_for_output(must_not, 0.1)) {
+      child.signal(SIGINT);
+      break;
+    }
+  }
+  return child.wait(60);
+}
+
+// A fake DigitalOcean API the run is pointed at (RUNARA_DO_API_URL, a token of its own), so that a
+// run that must create nothing could not reach a real account even where this computer has a
+// token, and anything it tried to create is counted.
+class WatchedCloud {
+ public:
+  WatchedCloud() : fake_(config()) { fake_.start(); }
+  // `env` plus the fake API's URL and token, and a ledger folder of the test's.
+  std::map<std::string, std::string> env(std::map<std::string, std::string> env = {}) const {
+    env["RUNARA_DO_API_URL"] = fake_.base_url();
+    env["DIGITALOCEAN_TOKEN"] = "where-test-token";
+    env["RUNARA_STATE_DIR"] = state_;
+    return env;
+  }
+  void check_nothing_created() const {
+    INFO("requests the fake API saw:\n" << describe_requests());
+    CHECK(fake_.requests("POST /v2/droplets") == 0);
+    CHECK(fake_.creates() == 0);
+    CHECK(fake_.requests("POST /v2/account/keys") == 0);
+  }
+
+ private:
+  static runara::sim::FakeDoConfig config() {
+    runara::sim::FakeDoConfig c;
+    c.token = "where-test-token";
+    return c;
+  }
+  std::string describe_requests() const {
+    std::string s;
+    for (const std::string& r : fake_.request_log()) s += r + "\n";
+    return s;
+  }
+  runara::sim::FakeDigitalOcean fake_;
+  std::string state_ = temp_dir("where-ledger");
+};
+
+// `runara serve-fake-llm`: a running OpenAI-compatible server (fake-model) at url().
+class RunningServer {
+ public:
+  RunningServer() : server_({RUNARA_BINARY, "serve-fake-llm", "--port", "0", "--ttft-ms", "20", "--itl-ms", "2"}) {
+    server_.close_stdin();
+    REQUIRE(server_.wait_for_output("at http://127.0.0.1:", 10));
+    const std::string said = server_.out_so_far() + server_.err_so_far();
+    const auto at = said.find("http://127.0.0.1:");
+    url_ = said.substr(at, said.find_first_of(" \n", at) - at);
+  }
+  const std::string& url() const { return url_; }
+  ChildProcess& process() { return server_; }
+
+ private:
+  ChildProcess server_;
+  std::string url_;
+};
+
+// A scenario under --sim stopped by Ctrl-C once `reached(child, out)` holds (plus `after_s`):
+// exit 130, a PARTIAL report.md + report.html whose error is the interruption, every droplet
+// destroyed. Returns results.json (or {}) for the scenario's own checks.
+json interrupted_under_sim(const std::string& script, std::vector<std::string> params, const std::string& what,
+                           const std::function<bool(ChildProcess&, const std::string&)>& reached, double after_s,
+                           int droplets = 1) {
+  const std::string tag = script.substr(0, script.find('.'));
+  const std::string out = temp_dir("sim-int-" + tag) + "/out";
+  std::filesystem::create_directories(sim_tmp(out));
+  std::vector<std::string> argv{RUNARA_BINARY, "--sim", "--out", out, scenario_script(script)};
+  argv.insert(argv.end(), params.begin(), params.end());
+  ChildProcess child(argv, {{"TMPDIR", sim_tmp(out)}});
+  child.close_stdin();
+  const ChildResult r = interrupt_when(child, what, [&] { return reached(child, out); }, after_s);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(r.seconds < 60);
+  check_partial_reports(out);
+  const json j = results_or_empty(out);
+  CHECK(at(j, "/report/error") == "interrupted (SIGINT)");
+  CHECK(at(j, "/metadata/simulated") == true);
+  CHECK(contains(r.out, "PARTIAL report: "));
+  CHECK(count_of(r.err, "destroying droplet") == droplets);
+  check_droplet_destroyed(r, out, droplets);
+  return j;
+}
+
+bool output_shows(ChildProcess& child, const std::string& text) {
+  return contains(child.out_so_far(), text) || contains(child.err_so_far(), text);
+}
+
+// A scenario run on "your machine" (--on USER@HOST, the loopback stand-in): exit 0, a complete
+// report saying where it ran, no droplet (the API was not even asked), nothing of the run left
+// running there (the user's own process still is), nothing of it left in the machine's home but
+// the load agent's cached executable (~/.cache/runara/runara-agent-*, documented as kept).
+// Returns results.json for the scenario's own checks.
+json run_on_your_machine(const std::string& script, std::vector<std::string> params, double time_scale) {
+  YourMachine m(time_scale);
+  m.start_unrelated();
+  const std::vector<std::string> home_before = m.home_entries();
+  WatchedCloud cloud;
+  const std::string out = temp_dir("on-machine-" + script.substr(0, script.find('.'))) + "/out";
+  std::vector<std::string> argv = m.args(out, params, scenario_script(script));
+  argv.insert(argv.begin(), RUNARA_BINARY);
+  ChildProcess child(argv, cloud.env(m.env()));
+  child.close_stdin();
+  const ChildResult r = run_unless(child, "creating droplet", 120);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  const json j = results_or_empty(out);
+  CHECK(at(j, "/report/status") == "complete");
+  CHECK(at(j, "/metadata/simulated") == false);
+  const std::string ran_on = at(j, "/metadata/ran_on", "").get<std::string>();
+  CHECK(contains(ran_on, "your machine"));
+  CHECK(contains(ran_on, m.on()));
+  CHECK(std::filesystem::exists(out + "/report.md"));
+  CHECK(std::filesystem::exists(out + "/report.html"));
+  CHECK_FALSE(contains(read_all(out + "/report.md"), "PARTIAL"));
+  check_no_droplet(r);
+  cloud.check_nothing_created();
+  check_machine_left_clean(m);
+  std::string left;
+  for (const std::string& e : m.home_entries()) {
+    if (std::find(home_before.begin(), home_before.end(), e) != home_before.end()) continue;
+    if (e == ".cache" || e == ".cache/runara" || e.rfind(".cache/runara/runara-agent-", 0) == 0) continue;
+    left += e + "\n";
+  }
+  INFO("left in the machine's home:\n" << left);
+  CHECK(left.empty());
+  return j;
 }
 
 }  // namespace
@@ -390,4 +596,175 @@ TEST_CASE("llama70b_fp8 under --sim with Ctrl-C during boot / model load / loads
     CHECK(contains(d.out.substr(banner, d.out.find("</div>", banner) - banner), "PARTIAL"));
   }
 #endif
+}
+
+// --- Issue 24: every scenario in scripts/ on every path a user takes. ---
+
+// Ctrl-C during each scenario's main work under --sim.
+
+TEST_CASE("serving_sweep under --sim with Ctrl-C during the sweep: PARTIAL report with the finished level - droplet destroyed",
+          "[scenario]") {
+  // levels=8,16: Ctrl-C while the second level runs, the first one measured.
+  const json j = interrupted_under_sim("serving_sweep.lua", {"levels=8,16"}, "the second level",
+                                       [](ChildProcess& c, const std::string&) {
+                                         return output_shows(c, "http_load sweep-c16: starting");
+                                       }, 0.5);
+  // What was measured before Ctrl-C is in the report (docs/scenarios.md: "the loads that finished").
+  bool c8 = at(j, "/benchmarks/loads", json::object()).contains("sweep-c8");
+  for (const json& row : at(j, "/benchmarks/sweep", json::array())) c8 = c8 || row.value("label", "") == "sweep-c8";
+  INFO("benchmarks: " << at(j, "/benchmarks", json::object()).dump().substr(0, 1500));
+  CHECK(c8);
+}
+
+TEST_CASE("gemm under --sim with Ctrl-C while the GEMM container runs: PARTIAL report - droplet destroyed", "[scenario]") {
+  // The benchmark prints its rows only at its end (~2 s), and the ssh log has the command only
+  // once it ended: the moment is the benchmark running on the droplet (`docker run ...
+  // gemm_bench.py`, which the docker shim execs as sim/machine/lib/sim-gemm).
+  const json j = interrupted_under_sim("gemm.lua", {}, "the GEMM benchmark running on the droplet",
+                                       [](ChildProcess&, const std::string& out) {
+                                         const std::string droplets = sim_tmp(out) + "/runara-sim-";
+                                         return running("gemm_bench.py", droplets) || running("lib/sim-gemm", droplets);
+                                       }, 0.3);
+  CHECK_FALSE(at(j, "/benchmarks", json::object()).contains("gemm"));  // nothing measured yet
+}
+
+TEST_CASE("mlperf_llama2_70b under --sim with Ctrl-C during the Server scenario: PARTIAL report with Offline's results - droplet destroyed",
+          "[scenario]") {
+  const json j = interrupted_under_sim("mlperf_llama2_70b.lua", {}, "LoadGen's Server scenario",
+                                       [](ChildProcess& c, const std::string&) {
+                                         return output_shows(c, "[LoadGen] Server: 10% of queries issued");
+                                       }, 0);
+  CHECK(at(j, "/benchmarks/mlperf/Offline/samples_per_second", 0).get<double>() > 0);  // measured before Ctrl-C
+  CHECK_FALSE(at(j, "/benchmarks/mlperf", json::object()).contains("Server"));
+}
+
+TEST_CASE("compare_mi300x_h100 under --sim with Ctrl-C during the loads: PARTIAL report - both droplets destroyed",
+          "[scenario]") {
+  interrupted_under_sim("compare_mi300x_h100.lua", {}, "the MI300X's first load",
+                        [](ChildProcess& c, const std::string&) {
+                          return output_shows(c, "http_load mi300x_throughput: starting");
+                        }, 1, 2);
+}
+
+// --on USER@HOST: the loopback SimMachine standing in for a machine of the user's.
+
+TEST_CASE("serving_sweep --on your machine over ssh: a full sweep, no droplet - nothing of the run left there",
+          "[scenario]") {
+  REQUIRE(port_8000_free());  // the machine's vLLM takes 127.0.0.1:8000
+  const json j = run_on_your_machine("serving_sweep.lua", {"levels=8,16", "max_tokens=32"}, 0.25);
+  std::vector<std::string> labels;
+  for (const json& row : at(j, "/benchmarks/sweep", json::array())) labels.push_back(row.value("label", ""));
+  CHECK(labels == std::vector<std::string>{"sweep-c8", "sweep-c16"});
+  CHECK(at(j, "/metadata/gpu") == "AMD Instinct MI300X");
+}
+
+TEST_CASE("gemm --on your machine over ssh: TFLOPS rows, no droplet - gemm/ removed, nothing of the run left there",
+          "[scenario]") {
+  const json j = run_on_your_machine("gemm.lua", {}, 0.25);
+  CHECK(at(j, "/benchmarks/gemm/results", json::array()).size() == 14);  // 7 shapes x fp16, bf16
+  CHECK(at(j, "/metadata/gpu") == "AMD Instinct MI300X");
+}
+
+TEST_CASE("mlperf_llama2_70b --on your machine over ssh: Offline and Server, no droplet - mlperf/ removed, nothing of the run left there",
+          "[scenario]") {
+  const json j = run_on_your_machine("mlperf_llama2_70b.lua", {}, 0.25);
+  CHECK(at(j, "/benchmarks/mlperf/Offline/samples_per_second", 0).get<double>() > 0);
+  CHECK(at(j, "/benchmarks/mlperf/Server/samples_per_second", 0).get<double>() > 0);
+}
+
+TEST_CASE("compare_mi300x_h100 --on your machine: refused (it needs two machines) before anything is created",
+          "[scenario]") {
+  YourMachine m(0.25);
+  m.start_unrelated();
+  WatchedCloud cloud;
+  const std::string out = temp_dir("on-machine-compare") + "/out";
+  std::vector<std::string> argv = m.args(out, {}, scenario_script("compare_mi300x_h100.lua"));
+  argv.insert(argv.begin(), RUNARA_BINARY);
+  ChildProcess child(argv, cloud.env(m.env()));
+  child.close_stdin();
+  const ChildResult r = run_unless(child, "creating droplet", 30);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code != 130);  // refused by itself, not stopped by the test at "creating droplet"
+  CHECK(contains(r.err, "--on"));
+  // Why: it measures two machines at once, and --on names one.
+  CHECK((contains(r.err, "two machines") || contains(r.err, "two droplets") || contains(r.err, "second")));
+  check_no_droplet(r);
+  cloud.check_nothing_created();
+  check_machine_left_clean(m);
+}
+
+// --on URL: a running server (serve-fake-llm).
+
+TEST_CASE("serving_sweep --on a running OpenAI-compatible server: every level measured from here - no droplet",
+          "[scenario]") {
+  RunningServer server;
+  WatchedCloud cloud;
+  const std::string out = temp_dir("on-endpoint-sweep") + "/out";
+  const ChildResult r =
+      run_runara({"--on", server.url(), "--out", out, scenario_script("serving_sweep.lua"), "levels=8,16"}, 60, cloud.env());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = results_or_empty(out);
+  CHECK(at(j, "/report/status") == "complete");
+  CHECK(contains(at(j, "/metadata/ran_on", "").get<std::string>(), server.url()));
+  CHECK(at(j, "/metadata/model") == "fake-model");
+  std::vector<std::string> labels;
+  for (const json& row : at(j, "/benchmarks/sweep", json::array())) {
+    labels.push_back(row.value("label", ""));
+    CHECK(row.value("completed", 0) > 0);
+    CHECK(row.value("failed", -1) == 0);
+  }
+  CHECK(labels == std::vector<std::string>{"sweep-c8", "sweep-c16"});
+  CHECK(std::filesystem::exists(out + "/sweep-c8"));
+  CHECK(std::filesystem::exists(out + "/sweep-c16"));
+  CHECK(std::filesystem::exists(out + "/report.html"));
+  CHECK(contains(r.err, server.url() + "/v1/completions"));
+  check_no_droplet(r);
+  cloud.check_nothing_created();
+}
+
+TEST_CASE("gemm and mlperf_llama2_70b --on a server only: refused, they need a machine - nothing created", "[scenario]") {
+  const std::string script = GENERATE(std::string("gemm.lua"), std::string("mlperf_llama2_70b.lua"));
+  INFO(script);
+  RunningServer server;
+  WatchedCloud cloud;
+  const std::string out = temp_dir("on-endpoint-needs-machine") + "/out";
+  ChildProcess child({RUNARA_BINARY, "--on", server.url(), "--out", out, scenario_script(script)}, cloud.env());
+  child.close_stdin();
+  const ChildResult r = run_unless(child, "creating droplet", 30);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "needs a machine to run on"));
+  CHECK(contains(r.err, "--on " + server.url() + " names only a server"));
+  check_no_droplet(r);
+  cloud.check_nothing_created();
+}
+
+// A typo'd param: refused before anything is created.
+
+TEST_CASE("every scenario refuses a typo'd param before anything is created, suggesting the right name", "[scenario]") {
+  struct Typo {
+    const char* script;
+    const char* arg;
+    const char* suggestion;
+  };
+  const Typo t = GENERATE(Typo{"llama70b_fp8.lua", "sise=gpu-h100x1-80gb", "did you mean 'size'"},
+                          Typo{"serving_sweep.lua", "sise=gpu-h100x1-80gb", "did you mean 'size'"},
+                          Typo{"gemm.lua", "sise=gpu-h100x1-80gb", "did you mean 'size'"},
+                          Typo{"mlperf_llama2_70b.lua", "sise=gpu-mi300x8-1536gb", "did you mean 'size'"},
+                          Typo{"compare_mi300x_h100.lua", "amd_sise=gpu-mi300x1-192gb", "did you mean 'amd_size'"});
+  INFO(t.script << " " << t.arg);
+  const std::string out = temp_dir("typo") + "/out";
+  std::filesystem::create_directories(sim_tmp(out));
+  // Under --sim: a run that goes on anyway creates only local machines, and is stopped at once.
+  ChildProcess child({RUNARA_BINARY, "--sim", "--out", out, scenario_script(t.script), t.arg}, {{"TMPDIR", sim_tmp(out)}});
+  child.close_stdin();
+  const ChildResult r = run_unless(child, "creating droplet", 30);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, std::string("unknown param '") + std::string(t.arg).substr(0, std::string(t.arg).find('=')) + "'"));
+  CHECK(contains(r.err, t.suggestion));
+  CHECK_FALSE(contains(r.err, "creating droplet"));
+  CHECK_FALSE(contains(r.err, "registering the run's SSH key"));
 }
