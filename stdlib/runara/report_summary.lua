@@ -1,0 +1,47 @@
+-- runara.report_summary: a few lines for the terminal at the end of a run, the key figures (a
+-- column per machine in a comparison) and where the reports are. rep:summary(paths).
+local figures = require("runara.report_figures")
+local compare = require("runara.report_machine_comparison")
+
+local M = {}
+
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- The report's method rep:summary (self: the report; paths: what write() returned, or nil).
+function M.summary(self, paths)
+  local b = self:benchmarks()
+  local ref = self:applicable_reference() or {}
+  local lines = { self.title .. (self.simulated and " (SIMULATED)" or "") .. (self:errors() and " (PARTIAL)" or "") }
+  if #self.machines > 0 then
+    local recs = figures.machine_records(self)
+    local cmp = compare.machine_comparison(self, b, recs)
+    local head = string.format("  %-44s", "")
+    for _, m in ipairs(self.machines) do head = head .. string.format(" %12s", m.label:sub(1, 12)) end
+    lines[#lines + 1] = head
+    for _, r in ipairs(cmp and cmp.rows or {}) do
+      local line = string.format("  %-44s", r.metric)
+      for _, m in ipairs(self.machines) do
+        local v = r.values[m.key]
+        line = line .. (v and string.format(" %12.4g", v) or string.format(" %12s", m.error and "failed" or "-"))
+      end
+      lines[#lines + 1] = line
+    end
+    for _, m in ipairs(self.machines) do
+      if m.error then lines[#lines + 1] = "  " .. m.label .. " failed: " .. m.error:match("^[^\n]*") end
+    end
+  else
+    local function add(label, v, unit, r)
+      if not finite(v) then return end
+      lines[#lines + 1] = string.format("  %-22s %10.1f %-6s%s", label, v, unit, r and string.format("(%s ~%s)", ref.label, r) or "")
+    end
+    add("single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref.throughput_tps)
+    add("time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref.ttft_ms)
+    add("32 concurrent output", b.concurrent and b.concurrent["32_requests_tokens_per_second"], "tok/s", ref.concurrent_32_tps)
+    add("peak GPU power", b.power and b.power.peak_w, "W", ref.power_w)
+    add("peak VRAM", b.memory and b.memory.vram_peak_gb, "GB", ref.vram_gb)
+  end
+  if paths then lines[#lines + 1] = "  report: " .. paths.html .. "  (also report.md, results.json)" end
+  return table.concat(lines, "\n")
+end
+
+return M

@@ -1,0 +1,110 @@
+-- runara.report_text: the sentences both report formats show, as plain text: the machine line
+-- under the title, the cost, the PARTIAL and SIMULATED banners, where the load was generated,
+-- the files, and the titles of the sweep and script tables.
+local format = require("runara.report_format")
+
+local finite, multi = format.finite, format.multi
+
+-- What a machine is, in one line: its GPUs, where it ran, its software, the model.
+local function machine_line(m)
+  local parts = {}
+  local function add(label, v) if v ~= nil and v ~= "" then parts[#parts + 1] = label .. tostring(v) end end
+  add("", m.gpu and ((finite(m.gpu_count) and m.gpu_count > 1) and (m.gpu_count .. "× " .. tostring(m.gpu)) or m.gpu))
+  add("", m.gpu_vram_gb and (tostring(m.gpu_vram_gb) .. " GB each"))
+  add("size ", m.size)
+  add("region ", m.region)
+  add("driver ", m.driver_version)
+  add("ROCm ", m.rocm_version)
+  add("CUDA ", m.cuda_version)
+  add("", m.framework)
+  add("model ", m.model)
+  add("", m.quantization)
+  return table.concat(parts, " · ")
+end
+
+local function cost_line(m)
+  if not finite(m.cost_usd) then return nil end
+  return string.format("Machine cost: $%.4f%s", m.cost_usd, finite(m.hourly_usd) and string.format(" ($%.2f/h)", m.hourly_usd) or "")
+end
+
+-- The line under the title: the machine, or with several (each in its own table) only what they share.
+local function top_line(v)
+  if multi(v) then return machine_line({ model = v.meta.model, quantization = v.meta.quantization }) end
+  return machine_line(v.meta)
+end
+
+local function banner(v)
+  local out = {}
+  if v.error then
+    local first = v.error:match("^[^\n]*")
+    if multi(v) then
+      local ok = {}
+      for _, m in ipairs(v.machines) do if not m.error then ok[#ok + 1] = m.label end end
+      out[#out + 1] = "PARTIAL — " .. first .. (#ok > 0 and #ok < #v.machines and (" (" .. table.concat(ok, ", ") .. ": measured, below)") or "")
+    else
+      out[#out + 1] = "PARTIAL — the run failed before it finished: " .. first
+    end
+  end
+  if v.simulated then
+    out[#out + 1] = "SIMULATED — rehearsed with runara --sim: no GPU ran; every number below comes from the simulated machine's latency model and shims."
+  end
+  return out
+end
+
+-- Where the loads were generated, and the round trip a local client would have added to TTFT.
+local function where_line(v)
+  local hosts, rtt = {}, nil
+  local function note(m)
+    if type(m.load_host) == "string" then hosts[m.load_host] = true end
+    if finite(m.controller_rtt_ms) and (not rtt or m.controller_rtt_ms < rtt) then rtt = m.controller_rtt_ms end
+  end
+  for _, l in ipairs(v.loads) do note(l.m) end
+  for _, s in ipairs(v.sweeps) do for _, m in ipairs(s.rows) do note(m) end end
+  local list = {}
+  for h in pairs(hosts) do list[#list + 1] = h end
+  table.sort(list)
+  if #list == 0 then return nil end
+  if #list == 1 and list[1] == "local" then return "Load generated on the machine runara ran on (through a tunnel to the server)." end
+  local text = "Load generated on " .. table.concat(list, ", ") .. " by runara-agent, beside the server"
+  if rtt then text = text .. string.format("; the round trip from runara to it, %.2f ms, is not in these latencies", rtt) end
+  return text .. "."
+end
+
+-- The files the reports can vouch for: results.json, run.log, the loads' folders, what the scenario listed.
+local function files_line(v)
+  local parts = { "results.json (every figure above" .. ((#v.loads > 0 or #v.sweeps > 0) and ", and each load's full metrics)" or ")") }
+  local folders = {}
+  for _, l in ipairs(v.loads) do if type(l.m.label) == "string" then folders[#folders + 1] = l.m.label end end
+  for _, s in ipairs(v.sweeps) do for _, m in ipairs(s.rows) do if type(m.label) == "string" then folders[#folders + 1] = m.label end end end
+  if #folders > 0 then
+    local shown = {}
+    for i = 1, math.min(#folders, 12) do shown[i] = folders[i] .. "/" end
+    parts[#parts + 1] = "a folder per load with its results.json and requests.jsonl (" .. table.concat(shown, ", ") ..
+      (#folders > 12 and string.format(" and %d more", #folders - 12) or "") .. ")"
+  end
+  for _, file in ipairs(v.files or {}) do parts[#parts + 1] = file.path .. (file.what and (" (" .. file.what .. ")") or "") end
+  parts[#parts + 1] = "run.log (the run's log)"
+  return "Files: " .. table.concat(parts, "; ") .. "."
+end
+
+local function sweep_title(v, s)
+  local label
+  for _, m in ipairs(v.machines or {}) do if m.key == s.machine then label = m.label end end
+  return "Sweep: " .. s.name .. (label and (" (" .. label .. ")") or "")
+end
+
+local function table_title(v, t)
+  for _, m in ipairs(v.machines or {}) do if m.key == t.machine then return m.label .. ": " .. t.name end end
+  return t.name
+end
+
+return {
+  machine_line = machine_line,
+  cost_line = cost_line,
+  top_line = top_line,
+  banner = banner,
+  where_line = where_line,
+  files_line = files_line,
+  sweep_title = sweep_title,
+  table_title = table_title,
+}
