@@ -133,7 +133,13 @@ function Report:add_sweep(name, list, opts)
   local rows = {}
   for _, res in ipairs(list) do if type(res) == "table" then rows[#rows + 1] = summarize(res) end end
   local sweep = { name = tostring(name), rows = rows, machine = m and m.key }
-  self.sweeps[#self.sweeps + 1] = sweep
+  -- The same name (and machine) again replaces the sweep: a sweep added after each point keeps
+  -- the points finished so far in a report written at Ctrl-C.
+  local at = #self.sweeps + 1
+  for i, old in ipairs(self.sweeps) do
+    if old.name == sweep.name and old.machine == sweep.machine then at = i end
+  end
+  self.sweeps[at] = sweep
   if not (opts and opts.files == false) and #rows > 0 then
     local base = ((m and (m.key .. "_") or "") .. sweep.name):gsub("[^%w_%-%.]", "_")
     if base == "results" or base == "report" then base = base .. "_sweep" end

@@ -237,8 +237,9 @@ function M.sweep(server, opts)
   for _, l in ipairs(loads) do
     phase(opts, l.phase)
     results[#results + 1] = load(server, l, opts)
+    -- After each point, so that a report written at Ctrl-C has the points finished so far.
+    if opts.report then opts.report:add_sweep("sweep", results) end
   end
-  if opts.report then opts.report:add_sweep("sweep", results) end
   return results
 end
 

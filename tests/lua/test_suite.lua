@@ -33,7 +33,7 @@ local function fake_report()
   function rep:phase(name) self.phases[#self.phases + 1] = name end
   function rep:set(key, value) self.sets[key] = value end
   function rep:add_load(name, result, meta) self.loads[#self.loads + 1] = { name = name, result = result, meta = meta } end
-  function rep:add_sweep(name, results) self.sweeps[#self.sweeps + 1] = { name = name, results = results } end
+  function rep:add_sweep(name, results) self.sweeps[#self.sweeps + 1] = { name = name, results = results, count = #results } end
   return rep
 end
 
@@ -160,9 +160,12 @@ t.test("sweep: each level goes to http_load.run, the table to the report", funct
   t.eq(calls[2].max_tokens, 8)
   t.eq(#out, 2)
   t.eq(table.concat(rep.phases, ","), "c=2,c=4")
-  t.eq(#rep.sweeps, 1)
+  -- Added after each point (the report keeps the last under its name), so Ctrl-C keeps what finished.
+  t.eq(#rep.sweeps, 2)
   t.eq(rep.sweeps[1].name, "sweep")
-  t.eq(rep.sweeps[1].results, out)
+  t.eq(rep.sweeps[1].count, 1)
+  t.eq(rep.sweeps[2].count, 2)
+  t.eq(rep.sweeps[2].results, out)
 end)
 
 t.test("run and sweep: a bad option stops them before the first load", function()
