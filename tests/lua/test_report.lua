@@ -78,6 +78,18 @@ t.test("a reference is shown only for its own model and quantization", function(
   t.no_match(rep:render().md, "## Comparison", "another quantization")
 end)
 
+t.test("a sweep added again under its name replaces the earlier one (points finished so far)", function()
+  local rep = report.new{ title = "vLLM serving sweep" }
+  rep:add_sweep("sweep", { fx.load("sweep-c64", 64, 64) }, { files = false })
+  rep:add_sweep("sweep", { fx.load("sweep-c64", 64, 64), fx.load("sweep-c256", 256, 256) }, { files = false })
+  rep:add_sweep("other", { fx.load("other-c8", 8, 8) }, { files = false })
+  t.eq(#rep.sweeps, 2)
+  t.eq(#rep.sweeps[1].rows, 2)
+  t.eq(rep.sweeps[2].name, "other")
+  local _, count = rep:render().md:gsub("## Sweep: sweep", "")
+  t.eq(count, 1)
+end)
+
 t.test("a sweep's report has no reference comparison and no table of 'not measured'", function()
   local rep = report.new{ title = "vLLM serving sweep" }
   rep:add_sweep("sweep", { fx.load("sweep-c64", 64, 64), fx.load("sweep-c256", 256, 256) }, { files = false })
