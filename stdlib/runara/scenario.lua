@@ -175,11 +175,7 @@ function Scenario:machine(spec)
     m.kind, m.where = "machine", string.format("your machine %s@%s:%d (not created by this run; left running)", mm.user, mm.host, mm.port)
     m.session = ssh.connect(mm.host .. ":" .. mm.port, { user = mm.user, name = spec.name, timeout = spec.timeout or 60 })
   elseif on.endpoint then
-    if self.decl.needs_machine then
-      error(M.script_name() .. " needs a machine to run on: --on " .. on.endpoint .. " names only a server; add --on USER@HOST, " ..
-            "or leave --on out to rent a droplet", 0)
-    end
-    return nil
+    return nil  -- a scenario that needs_machine was refused before it started
   else
     local create = {}
     for k, v in pairs(spec) do
@@ -209,7 +205,8 @@ end
 
 -- Checks that a URL answers as an OpenAI-compatible server; returns the model ids it serves.
 local function served_models(url)
-  local ok, r = pcall(metrics.get, url .. "/v1/models", { timeout = 10 })
+  -- OpenAI clients are often given the base with /v1; http_load takes either.
+  local ok, r = pcall(metrics.get, url:gsub("/v1$", "") .. "/v1/models", { timeout = 10 })
   if not ok then error("--on " .. url .. ": the server cannot be reached: " .. tostring(r):match("[^\n]*"), 0) end
   if r.status ~= 200 then
     error(string.format("--on %s: not an OpenAI-compatible server: GET /v1/models answered HTTP %d", url, r.status), 0)
