@@ -193,9 +193,17 @@ class MetricsPrimitive final : public Primitive {
     auto id = std::make_shared<HttpClient::Id>(0);
     HttpClient* http = &self.http();
     const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
-    *id = metrics::scrape_once(*http, url, allow, timeout, [&ctx, wait](metrics::PromParse p) {
+    *id = metrics::scrape_once(*http, url, allow, timeout, [&ctx, wait, url](metrics::PromParse p) {
       if (!p.error.empty()) return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(p.error));
-      ctx.resume(wait, [p = std::move(p)](lua_State* L) {
+      // The parse and the JSON made of it for the script (twice the parse: its nodes carry more
+      // per item) are held until the result is pushed: charged to the run's budget meanwhile.
+      const std::size_t bytes = 3 * p.bytes;
+      if (std::string e = ctx.reserve_memory(bytes, "the parsed /metrics (" + std::to_string(p.samples.size()) + " samples)");
+          !e.empty()) {
+        return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(url) + ": " + e);
+      }
+      auto held = std::shared_ptr<void>(nullptr, [&ctx, bytes](void*) { ctx.release_memory(bytes); });
+      ctx.resume(wait, [p = std::move(p), held](lua_State* L) {
         push_json(L, scrape_json(p));
         return 1;
       });

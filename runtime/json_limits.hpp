@@ -29,9 +29,22 @@ std::optional<std::size_t> json_too_deep_at(std::string_view text, int max_depth
 std::string json_too_deep_message(std::size_t at, int max_depth = kMaxJsonDepth);
 inline bool is_json_too_deep(std::string_view error) { return error.starts_with("nested deeper than "); }
 
+// What nlohmann's document of `text` would take, estimated from one linear pass that builds
+// nothing (valid JSON assumed; an upper bound for it on 64-bit libstdc++): every value's slot,
+// every container, object member and string with its heap block and the allocator's overhead.
+// A text of small items costs 10 to 30 times its size once parsed.
+std::size_t json_tree_bytes(std::string_view text);
+
+// "would take about N MiB once parsed, more than the M MiB allowed": the one wording of a
+// refusal for size.
+std::string json_too_large_message(std::size_t estimate, std::size_t max_tree_bytes);
+inline bool is_json_too_large(std::string_view error) { return error.starts_with("would take about "); }
+
 // The parsed value, or nullopt with `error` set (too deep, or not valid JSON; a NUL byte
 // anywhere is not valid JSON here, where nlohmann would quietly stop reading at it).
+// `max_tree_bytes` (0: none) refuses, before anything is built, a text whose document
+// json_tree_bytes estimates larger.
 std::optional<nlohmann::json> parse_json_limited(std::string_view text, std::string& error,
-                                                 int max_depth = kMaxJsonDepth);
+                                                 int max_depth = kMaxJsonDepth, std::size_t max_tree_bytes = 0);
 
 }  // namespace runara

@@ -315,6 +315,7 @@ bool gpu_list(Scanner& sc, int depth, ParsedReadings& out) {
   out.gpus.clear();
   return sc.elements(depth, [&](int i) {
     if (sc.peek() != '{') return sc.fail();  // the reference reports it as an error
+    if (out.gpus.size() >= kMaxGpus) return sc.fail();  // so does it too many GPUs
     GpuReading r;
     if (!gpu_entry(sc, depth + 1, i, r)) return false;
     out.gpus.push_back(r);

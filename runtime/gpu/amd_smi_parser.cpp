@@ -24,7 +24,7 @@ const json* gpu_list(const json& doc, const char* what, std::string& error) {
 
 std::optional<json> parse_doc(std::string_view text, const char* what, std::string& error) {
   std::string why;
-  auto doc = parse_json_limited(text, why);
+  auto doc = parse_json_limited(text, why, kMaxJsonDepth, kMaxToolJsonTreeBytes);
   if (!doc) error = std::string(what) + ": " + why;
   return doc;
 }
@@ -84,6 +84,10 @@ ParsedReadings parse_amd_smi_metric_reference(std::string_view text) {
   if (!doc) return out;
   const json* list = gpu_list(*doc, what, out.error);
   if (!list) return out;
+  if (list->size() > kMaxGpus) {
+    out.error = too_many_gpus(what);
+    return out;
+  }
   int position = 0;
   for (const json& entry : *list) {
     if (!entry.is_object()) {

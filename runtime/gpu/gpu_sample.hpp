@@ -6,11 +6,26 @@
 // copyable, safe to hand between threads.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace runara::gpu {
+
+// What a GPU tool's output may make runara hold, whatever the host prints (docs/gpu_metrics.md):
+// GPUs in one reading (no machine has more than 16; a larger index set is a hostile or broken
+// tool), bytes of one command's output (amd-smi metric --json is about 10 KiB a GPU), and the
+// estimated size of the JSON document parsed from it (json_tree_bytes, json_limits.hpp).
+inline constexpr std::size_t kMaxGpus = 64;
+inline constexpr std::size_t kMaxToolOutputBytes = std::size_t{2} << 20;
+inline constexpr std::size_t kMaxToolJsonTreeBytes = std::size_t{16} << 20;
+
+// "<what>: more than 64 GPUs in one reading": the one wording of that refusal.
+inline std::string too_many_gpus(std::string_view what) {
+  return std::string(what) + ": more than " + std::to_string(kMaxGpus) + " GPUs in one reading";
+}
 
 struct GpuReading {
   int index = 0;                           // the tool's GPU index

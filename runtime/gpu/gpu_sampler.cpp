@@ -86,10 +86,14 @@ void GpuSampler::on_stream_line(std::string_view line) {
   }
   bad_in_row_ = 0;
   // A GPU seen twice opens the next tick; once the tick's size is known, a full tick closes.
+  // A tick holds at most kMaxGpus readings, so this look-up costs at most 64 comparisons a line.
   const bool repeat = std::any_of(group_.begin(), group_.end(), [&](const GpuReading& g) { return g.index == r.index; });
   if (repeat) {
     if (!gpus_per_tick_) gpus_per_tick_ = group_.size();
     flush_group();
+  } else if (group_.size() >= kMaxGpus) {
+    group_.clear();
+    return report(too_many_gpus(what()) + " (distinct GPU indices without a repeat); stopped sampling", true);
   }
   if (group_.empty()) group_ns_ = now;
   group_.push_back(r);

@@ -143,6 +143,7 @@ std::string for_each_line(std::string_view text, const std::vector<std::string>&
 ParsedReadings parse_nvidia_smi_csv(std::string_view text, const std::vector<std::string>& fields) {
   ParsedReadings out;
   out.error = for_each_line(text, fields, [&](std::string_view line, const auto& columns, int position) {
+    if (out.gpus.size() >= kMaxGpus) return too_many_gpus("nvidia-smi");
     GpuReading r;
     std::string error = parse_nvidia_smi_line(line, columns, position, r);
     if (error.empty()) out.gpus.push_back(r);

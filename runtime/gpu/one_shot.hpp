@@ -16,6 +16,8 @@
 
 #include <runara/command_target.hpp>
 
+#include "gpu/gpu_sample.hpp"
+
 typedef struct uv_loop_s uv_loop_t;
 typedef struct uv_timer_s uv_timer_t;
 
@@ -31,7 +33,7 @@ struct Collected {
 class OneShot {
  public:
   using Done = std::function<void(Collected)>;
-  OneShot(uv_loop_t* loop, uint64_t timeout_ms, std::size_t max_bytes = 8u << 20);
+  OneShot(uv_loop_t* loop, uint64_t timeout_ms, std::size_t max_bytes = kMaxToolOutputBytes);
   ~OneShot();
   OneShot(const OneShot&) = delete;
   OneShot& operator=(const OneShot&) = delete;

@@ -41,6 +41,11 @@ std::vector<std::pair<int, const json*>> cards_of(const json& doc, const char* w
   }
   for (auto it = doc.begin(); it != doc.end(); ++it)
     if (auto n = card_number(it.key()); n && it->is_object()) cards.emplace_back(*n, &*it);
+  if (cards.size() > kMaxGpus) {
+    error = too_many_gpus(what);
+    cards.clear();
+    return cards;
+  }
   std::sort(cards.begin(), cards.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (cards.empty()) error = std::string(what) + ": no \"cardN\" entry in the output";
   return cards;
@@ -48,7 +53,7 @@ std::vector<std::pair<int, const json*>> cards_of(const json& doc, const char* w
 
 std::optional<json> parse_doc(std::string_view text, const char* what, std::string& error) {
   std::string why;
-  auto doc = parse_json_limited(text, why);
+  auto doc = parse_json_limited(text, why, kMaxJsonDepth, kMaxToolJsonTreeBytes);
   if (!doc) error = std::string(what) + ": " + why;
   return doc;
 }
@@ -175,7 +180,14 @@ ParsedReadings parse_rocm_smi_concise(std::string_view text) {
     if (line.starts_with("Device")) header = true;
     auto w = words(line);
     if (!header) continue;
-    if (auto index = row_index(w)) out.gpus.push_back(concise_row(*index, w, sensor));
+    if (auto index = row_index(w)) {
+      if (out.gpus.size() >= kMaxGpus) {
+        out.gpus.clear();
+        out.error = too_many_gpus("rocm-smi");
+        return out;
+      }
+      out.gpus.push_back(concise_row(*index, w, sensor));
+    }
   }
   if (out.gpus.empty())
     out.error = header ? "rocm-smi: the Concise Info table has no GPU row"

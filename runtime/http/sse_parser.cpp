@@ -9,7 +9,17 @@ namespace {
 constexpr unsigned char kBom[3] = {0xEF, 0xBB, 0xBF};
 }
 
-SseParser::SseParser(Callback on_event) : on_event_(std::move(on_event)) {}
+SseParser::SseParser(Callback on_event, size_t max_event_bytes)
+    : on_event_(std::move(on_event)), max_event_bytes_(max_event_bytes) {}
+
+// The event being read is too large: what it held is dropped (its memory given back) and the
+// rest of the stream ignored.
+void SseParser::overflow() {
+  overflowed_ = true;
+  std::string().swap(line_);
+  std::string().swap(event_.data);
+  std::string().swap(type_);
+}
 
 void SseParser::reset() {
   event_ = SseEvent{};
@@ -20,9 +30,11 @@ void SseParser::reset() {
   bom_matched_ = 0;
   bom_done_ = false;
   skip_lf_ = false;
+  overflowed_ = false;
 }
 
 void SseParser::feed(std::string_view bytes) {
+  if (overflowed_) return;
   const char* p = bytes.data();
   size_t n = bytes.size();
   if (!bom_done_) {
@@ -63,6 +75,10 @@ void SseParser::process(const char* p, size_t n) {
     size_t span = lf ? static_cast<size_t>(lf - p) : rest;
     const char* cr = static_cast<const char*>(std::memchr(p, '\r', span));
     const char* eol = cr ? cr : lf;
+    // The event so far, the line carried over and this line's bytes: past the limit, the event
+    // is dropped before anything grows.
+    const size_t line_bytes = eol ? static_cast<size_t>(eol - p) : rest;
+    if (line_.size() + line_bytes + event_.data.size() > max_event_bytes_) return overflow();
     if (!eol) {
       line_.append(p, rest);
       return;
@@ -74,6 +90,7 @@ void SseParser::process(const char* p, size_t n) {
       process_line(line_);
       line_.clear();
     }
+    if (overflowed_) return;
     p = eol + 1;
     if (*eol == '\r') {
       if (p < end) {
@@ -99,6 +116,7 @@ void SseParser::process_line(std::string_view line) {
     if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
   }
   if (field == "data") {
+    if (event_.data.size() + value.size() + 1 > max_event_bytes_) return overflow();
     event_.data.append(value);
     event_.data.push_back('\n');
   } else if (field == "event") {
@@ -139,8 +157,8 @@ void SseParser::dispatch() {
 
 bool SseParser::finish(bool dispatch_pending) {
   bool pending = !line_.empty() || !event_.data.empty() || !type_.empty() ||
-                 (!bom_done_ && bom_matched_ > 0);
-  if (dispatch_pending) {
+                 (!bom_done_ && bom_matched_ > 0) || overflowed_;
+  if (dispatch_pending && !overflowed_) {
     if (!bom_done_ && bom_matched_ > 0) {
       bom_done_ = true;
       line_.append(reinterpret_cast<const char*>(kBom), bom_matched_);
@@ -159,6 +177,7 @@ bool SseParser::finish(bool dispatch_pending) {
   bom_matched_ = 0;
   bom_done_ = false;
   skip_lf_ = false;
+  overflowed_ = false;
   return pending;
 }
 

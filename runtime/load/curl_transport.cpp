@@ -180,7 +180,7 @@ curl_socket_t CurlSlot::on_open_socket(void* data, curlsocktype, curl_sockaddr* 
 size_t CurlSlot::on_write(char* data, size_t size, size_t n, void* user) {
   auto* slot = static_cast<CurlSlot*>(user);
   slot->report_status();
-  slot->events_.on_body(data, size * n, slot->transport_.shared.now());
+  if (!slot->events_.on_body(data, size * n, slot->transport_.shared.now())) return 0;  // CURLE_WRITE_ERROR
   return size * n;
 }
 

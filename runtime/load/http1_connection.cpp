@@ -32,6 +32,7 @@ struct Http1Connection::Socket {
   bool message_done = false;
   bool keep_alive = true;
   bool response_started = false;
+  bool body_refused = false;          // the handler wants no more of this response
   const std::string* head = nullptr;  // the request being sent
   const std::string* body = nullptr;
   std::size_t written = 0;            // bytes of head + body already sent
@@ -52,7 +53,10 @@ struct Http1Callbacks {
 
   static int on_body(http_parser* p, const char* at, size_t len) {
     Socket* s = of(p);
-    if (s->owner) s->owner->handler_.on_body(at, len, s->arrived_ns);
+    if (s->owner && !s->owner->handler_.on_body(at, len, s->arrived_ns)) {
+      s->body_refused = true;
+      return 1;  // http_parser stops here
+    }
     return 0;
   }
 
@@ -107,6 +111,10 @@ struct Http1Callbacks {
       return false;
     }
     const size_t parsed = http_parser_execute(&s->parser, &settings(), c->read_buffer_, n);
+    if (s->body_refused) {
+      c->finish(ErrorKind::kOther, "the rest of the response was not read", false);
+      return false;
+    }
     if (s->parser.http_errno != HPE_OK && !s->message_done) {
       c->finish(ErrorKind::kOther,
                 std::string("invalid HTTP response: ") + http_errno_description(HTTP_PARSER_ERRNO(&s->parser)), false);
@@ -256,6 +264,7 @@ void Http1Connection::start(const std::string& head, const std::string& body) {
   s->parser.data = s;
   s->message_done = false;
   s->response_started = false;
+  s->body_refused = false;
   s->head = &head;
   s->body = &body;
   s->written = 0;

@@ -27,8 +27,9 @@ class Http1Connection {
  public:
   struct Handler {
     virtual void on_status(int status) = 0;
-    // `arrived_ns`: when these bytes reached this machine, on uv_hrtime()'s clock.
-    virtual void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) = 0;
+    // `arrived_ns`: when these bytes reached this machine, on uv_hrtime()'s clock. False: read
+    // no more of this response (the request fails, kOther, and the connection is closed).
+    virtual bool on_body(const char* data, std::size_t len, std::int64_t arrived_ns) = 0;
     // The response is complete (error == kNone) or the request failed.
     virtual void on_complete(ErrorKind error, const std::string& message) = 0;
 

@@ -6,7 +6,9 @@
 //
 // Contract: everything runs on the worker's thread and loop. A slot's events (SlotEvents) run
 // from the transport's callbacks: on_status and on_body zero or more times, then exactly one
-// on_complete per send() unless the request is abort()ed. Times are ns since the load started.
+// on_complete per send() unless the request is abort()ed. on_body returning false means the
+// response's verdict is already known (it crossed a bound, response_judge.hpp): the transport
+// reads no more of it and completes the request with an error of its own. Times are ns since the load started.
 // Slot connections must be destroyed before their transport; close() is called once the worker
 // has nothing in flight, and the loop then runs until every handle is released.
 #pragma once
@@ -26,7 +28,7 @@ class LoadShared;
 
 struct SlotEvents {
   virtual void on_status(int status) = 0;
-  virtual void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) = 0;
+  virtual bool on_body(const char* data, std::size_t len, std::int64_t arrived_ns) = 0;  // false: stop reading
   virtual void on_complete(ErrorKind error, const std::string& message) = 0;
 
  protected:

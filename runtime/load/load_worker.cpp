@@ -27,7 +27,7 @@ constexpr std::uint64_t kMaxBackoffMs = 1000;
 // One request slot, reused request after request (keeping its connection).
 struct Stream final : SlotEvents {
   Stream(LoadWorker::Impl* w, const LoadSpec& spec)
-      : worker(w), judge(spec.mode, spec.stream, rec, [this](std::int64_t now) { token_at(now); }) {}
+      : worker(w), judge(spec.mode, spec.stream, rec, [this](std::int64_t now) { token_at(now); }, spec.memory) {}
 
   LoadWorker::Impl* worker;
   RequestRecord rec;
@@ -39,7 +39,7 @@ struct Stream final : SlotEvents {
   int connect_failures = 0;        // in a row, on this slot
 
   void on_status(int status) override { judge.status(status); }
-  void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
+  bool on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
   void on_complete(ErrorKind error, const std::string& message) override;
   void token_at(std::int64_t now);
 
@@ -419,8 +419,10 @@ struct LoadWorker::Impl {
 };
 
 // A transport's callbacks: any exception ends the load, not the process (guarded).
-void Stream::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
-  worker->guarded([&] { judge.body(data, len, arrived_ns); });
+bool Stream::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
+  bool more = true;
+  worker->guarded([&] { more = judge.body(data, len, arrived_ns); });
+  return more;
 }
 void Stream::on_complete(ErrorKind error, const std::string& message) {
   worker->guarded([&] {

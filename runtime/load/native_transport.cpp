@@ -25,7 +25,7 @@ class NativeSlot final : public SlotConnection, Http1Connection::Handler {
 
  private:
   void on_status(int status) override { events_.on_status(status); }
-  void on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
+  bool on_body(const char* data, std::size_t len, std::int64_t arrived_ns) override;
   void on_complete(ErrorKind error, const std::string& message) override { events_.on_complete(error, message); }
 
   NativeTransport& transport_;
@@ -108,8 +108,8 @@ void NativeSlot::send(const std::string& body, bool has_body) {
 
 // Http1Connection reports the kernel's receive time on uv_hrtime()'s clock; slots count from the
 // load's start.
-void NativeSlot::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
-  events_.on_body(data, len, arrived_ns - transport_.shared.start_ns);
+bool NativeSlot::on_body(const char* data, std::size_t len, std::int64_t arrived_ns) {
+  return events_.on_body(data, len, arrived_ns - transport_.shared.start_ns);
 }
 
 }  // namespace

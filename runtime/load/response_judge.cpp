@@ -15,10 +15,12 @@ ErrorKind kind_of_event(const OpenAiStreamEvent& event) {
 }  // namespace
 
 ResponseJudge::ResponseJudge(LoadMode mode, bool stream, RequestRecord& record,
-                             std::function<void(std::int64_t)> on_token)
-    : mode_(mode), stream_(stream), rec_(record), on_token_(std::move(on_token)) {
+                             std::function<void(std::int64_t)> on_token, std::shared_ptr<MemoryBudget> memory)
+    : mode_(mode), stream_(stream), rec_(record), on_token_(std::move(on_token)),
+      memory_(std::move(memory)), gap_memory_(memory_, 0) {
   if (mode_ == LoadMode::kOpenAi && stream_) {
     parser_ = std::make_unique<SseParser>([this](const SseEvent& e) { on_event(e); });
+    gaps_.reserve(kFreeGaps);
   }
 }
 
@@ -26,6 +28,13 @@ ResponseJudge::~ResponseJudge() = default;
 
 void ResponseJudge::reset() {
   gaps_.clear();
+  if (gaps_.capacity() > kFreeGaps) {  // a long reply's list: given back, memory and budget
+    std::vector<std::int64_t>().swap(gaps_);
+    gaps_.reserve(kFreeGaps);
+    gap_memory_.reset();
+  }
+  stop_kind_ = ErrorKind::kNone;
+  stop_message_.clear();
   last_token_ns_ = -1;
   status_known_ = http_error_ = done_seen_ = false;
   event_error_ = ErrorKind::kNone;
@@ -41,7 +50,8 @@ void ResponseJudge::status(int status) {
   http_error_ = status < 200 || status > 299;
 }
 
-void ResponseJudge::body(const char* data, std::size_t len, std::int64_t arrived_ns) {
+bool ResponseJudge::body(const char* data, std::size_t len, std::int64_t arrived_ns) {
+  if (stop_kind_ != ErrorKind::kNone) return false;
   now_ = arrived_ns;
   rec_.done_ns = now_;
   if (mode_ == LoadMode::kHttp && rec_.first_token_ns < 0) rec_.first_token_ns = now_;
@@ -50,10 +60,40 @@ void ResponseJudge::body(const char* data, std::size_t len, std::int64_t arrived
     if (reply_.size() < kMaxKeptBody) reply_.append(data, std::min(len, kMaxKeptBody - reply_.size()));
   } else if (parser_) {
     parser_->feed(data, len);
+    if (parser_->overflowed() && stop_kind_ == ErrorKind::kNone) {
+      stop(ErrorKind::kMalformedSse, "malformed_sse: an SSE event larger than " +
+                                         std::to_string(parser_->max_event_bytes() >> 20) +
+                                         " MiB (the limit on one event); the rest of the response was not read");
+    }
   }
+  return stop_kind_ == ErrorKind::kNone;
+}
+
+// The verdict before the response ended: what arrives after it is not read.
+void ResponseJudge::stop(ErrorKind kind, std::string message) {
+  stop_kind_ = kind;
+  stop_message_ = std::move(message);
+}
+
+void ResponseJudge::add_gap(std::int64_t gap) {
+  if (gaps_.size() + 1 >= kMaxTokenEvents) {  // this event would be one too many
+    return stop(ErrorKind::kOther, "more than " + std::to_string(kMaxTokenEvents) +
+                                       " token events in one response (the limit per response); the rest was not read");
+  }
+  if (gaps_.size() == gaps_.capacity()) {
+    const std::size_t grown = std::min(kMaxTokenEvents, std::max(kFreeGaps, gaps_.capacity() * 2));
+    const std::size_t charged = (grown - kFreeGaps) * sizeof(std::int64_t);
+    if (memory_ && charged > gap_memory_.bytes() && !gap_memory_.grow(charged - gap_memory_.bytes())) {
+      return stop(ErrorKind::kOther, memory_->refusal(charged, "the token gaps of one response (" +
+                                                                   std::to_string(grown) + " token events)"));
+    }
+    gaps_.reserve(grown);
+  }
+  gaps_.push_back(gap);
 }
 
 void ResponseJudge::on_event(const SseEvent& e) {
+  if (stop_kind_ != ErrorKind::kNone) return;  // the rest of a feed after a bound was crossed
   interpret_openai_event(e, event_);
   if (event_.kind == OpenAiEventKind::kDone) {
     done_seen_ = true;
@@ -68,8 +108,12 @@ void ResponseJudge::on_event(const SseEvent& e) {
       usage_completion_ = event_.completion_tokens;
     }
     if (!event_.has_token) return;
-    if (last_token_ns_ < 0) rec_.first_token_ns = now_;
-    else gaps_.push_back(now_ - last_token_ns_);
+    if (last_token_ns_ < 0) {
+      rec_.first_token_ns = now_;
+    } else {
+      add_gap(now_ - last_token_ns_);
+      if (stop_kind_ != ErrorKind::kNone) return;
+    }
     last_token_ns_ = now_;
     ++rec_.chunks;
     if (on_token_) on_token_(now_);
@@ -81,6 +125,7 @@ std::string ResponseJudge::conclude() {
   if (rec_.status < 200 || rec_.status > 299) return fail(ErrorKind::kHttpStatus, http_error_text());
   if (mode_ == LoadMode::kHttp) return {};
   if (!stream_) return conclude_whole_reply();
+  if (stop_kind_ != ErrorKind::kNone) return fail(stop_kind_, stop_message_);
   if (event_error_ != ErrorKind::kNone) return fail(event_error_, message_);
   if (!done_seen_) return fail(ErrorKind::kReset, "the stream ended without \"data: [DONE]\"");
   count_tokens();
@@ -89,6 +134,8 @@ std::string ResponseJudge::conclude() {
 
 std::string ResponseJudge::transport_failed(ErrorKind kind, std::string message) {
   if (parser_) parser_->finish(false);
+  // A transport stopped by body() returning false reports its own error; the bound is why.
+  if (stop_kind_ != ErrorKind::kNone) return fail(stop_kind_, stop_message_);
   return fail(kind, std::move(message));
 }
 

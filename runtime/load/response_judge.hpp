@@ -6,8 +6,12 @@
 //
 // Contract: single-threaded (the worker's); `on_token` runs inside body() for each event that
 // carries a token, with the bytes' arrival time. A judge is reused request after request:
-// reset() before each. What it keeps is bounded: error replies and non-streamed bodies up to
-// kMaxKeptBody, one gap per token event.
+// reset() before each. What it keeps is bounded, whatever the server sends: error replies and
+// non-streamed bodies up to kMaxKeptBody; one SSE event up to SseParser::kMaxEventBytes (1 MiB);
+// one gap per token event, at most kMaxTokenEvents of them, charged to the run's memory budget
+// (when given) as the list grows. Past a bound the verdict is known before the response ends:
+// body() returns false (the transport should stop reading) and the request fails with a
+// message naming the bound, whatever the transport then reports.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +24,7 @@
 #include "http/openai_stream.hpp"
 #include "load/load_spec.hpp"
 #include "load/request_record.hpp"
+#include "runara/memory_budget.hpp"
 
 namespace runara {
 
@@ -29,9 +34,17 @@ struct SseEvent;
 class ResponseJudge {
  public:
   static constexpr std::size_t kMaxKeptBody = 64 * 1024;
+  // Token events of one streamed response; each keeps an 8-byte gap until the response ends.
+  // Far above any real reply (a 128k-token reply of one token per event has 131,072).
+  static constexpr std::size_t kMaxTokenEvents = std::size_t{1} << 20;
+  // Gaps kept between requests without being charged (a 512-token reply's); a longer list is
+  // freed when the next request starts.
+  static constexpr std::size_t kFreeGaps = 512;
 
   // `mode`, `stream`: the load's (openai or plain http; an openai response streamed as SSE).
-  ResponseJudge(LoadMode mode, bool stream, RequestRecord& record, std::function<void(std::int64_t)> on_token);
+  // `memory`: the run's budget, charged for the gap list beyond kFreeGaps (null: not charged).
+  ResponseJudge(LoadMode mode, bool stream, RequestRecord& record, std::function<void(std::int64_t)> on_token,
+                std::shared_ptr<MemoryBudget> memory = nullptr);
   ~ResponseJudge();
   ResponseJudge(const ResponseJudge&) = delete;
   ResponseJudge& operator=(const ResponseJudge&) = delete;
@@ -39,8 +52,9 @@ class ResponseJudge {
   void reset();
   bool status_known() const { return status_known_; }
   void status(int status);
-  // Body bytes that arrived at `arrived_ns` (ns since the load started).
-  void body(const char* data, std::size_t len, std::int64_t arrived_ns);
+  // Body bytes that arrived at `arrived_ns` (ns since the load started). False once the
+  // response crossed a bound (its verdict is known): read no more of it.
+  bool body(const char* data, std::size_t len, std::int64_t arrived_ns);
   // The transport delivered the whole response: "" when it succeeded, else why it did not
   // (the record's error kind set).
   std::string conclude();
@@ -52,6 +66,8 @@ class ResponseJudge {
 
  private:
   void on_event(const SseEvent& e);
+  void add_gap(std::int64_t gap);
+  void stop(ErrorKind kind, std::string message);
   std::string conclude_whole_reply();
   void count_tokens();
   std::string fail(ErrorKind kind, std::string message);
@@ -71,6 +87,10 @@ class ResponseJudge {
   std::string message_;                // the first error event's message
   std::int64_t usage_prompt_ = -1, usage_completion_ = -1;
   std::string reply_;                  // error body or non-streamed reply (capped)
+  std::shared_ptr<MemoryBudget> memory_;
+  MemoryReservation gap_memory_;       // the gap list's capacity beyond kFreeGaps, from memory_
+  ErrorKind stop_kind_ = ErrorKind::kNone;  // a bound crossed: the verdict, whatever follows
+  std::string stop_message_;
 };
 
 }  // namespace runara

@@ -15,7 +15,7 @@ HttpClient::Id scrape_once(HttpClient& http, const std::string& url, const Allow
   HttpRequest req;
   req.url = url;
   req.timeout_s = timeout_s;
-  req.max_body_bytes = std::size_t{16} << 20;
+  req.max_body_bytes = kMaxBodyBytes;  // a larger body fails the scrape as it arrives
   req.headers = {"Accept: text/plain;version=0.0.4"};
   req.allow_connect = allow;
   return http.send(std::move(req), [url, done = std::move(done)](HttpResponse r) {

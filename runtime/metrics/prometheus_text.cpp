@@ -159,6 +159,23 @@ void assign_family(PromParse& p, PromSample& s) {
   p.families.try_emplace(s.name);
 }
 
+// The heap a string holds beyond its own object (none while it fits inline).
+std::size_t heap_of(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+// What one sample holds in the parse: the object (twice: the vector's spare room), its strings,
+// its label pairs.
+std::size_t sample_bytes(const PromSample& s) {
+  std::size_t n = 2 * sizeof(PromSample) + heap_of(s.name) + heap_of(s.family) +
+                  s.labels.capacity() * sizeof(std::pair<std::string, std::string>);
+  for (const auto& [k, v] : s.labels) n += heap_of(k) + heap_of(v);
+  return n;
+}
+
+// One family's map node without its name's and help's heap: the tree links, the pair.
+constexpr std::size_t kFamilyNodeBytes = 4 * sizeof(void*) + sizeof(std::pair<const std::string, PromFamily>);
+
+std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
 std::string excerpt(std::string_view line) {
   constexpr std::size_t kMax = 80;
   return "\"" + std::string(line.substr(0, kMax)) + (line.size() > kMax ? "...\"" : "\"");
@@ -180,18 +197,35 @@ PromParse parse_prometheus_text(std::string_view text) {
     line.remove_prefix(lead);
     if (line.empty()) continue;
     std::string error;
-    if (line.size() > kMaxLine) error = "longer than " + std::to_string(kMaxLine) + " bytes";
-    else if (line.front() == '#') error = comment_line(line, p);
-    else if (p.samples.size() >= kMaxSamples) error = "more than " + std::to_string(kMaxSamples) + " samples";
-    else {
+    const std::size_t families = p.families.size();
+    if (line.size() > kMaxLine) {
+      error = "longer than " + std::to_string(kMaxLine) + " bytes";
+    } else if (line.front() == '#') {
+      error = comment_line(line, p);
+      if (error.empty()) p.bytes += line.size();  // at most what a HELP text and a name hold (a repeat counts again)
+    } else if (p.samples.size() >= kMaxSamples) {
+      error = "more than " + std::to_string(kMaxSamples) + " samples";
+    } else {
       PromSample s;
       error = sample_line(line, s);
       if (error.empty()) {
         assign_family(p, s);
+        p.bytes += sample_bytes(s);
         p.samples.push_back(std::move(s));
       }
     }
+    if (error.empty() && p.families.size() > families) {  // a new family (one line makes at most one)
+      p.bytes += kFamilyNodeBytes + line.size();  // its name is at most the line
+    }
+    if (error.empty() && p.families.size() > kMaxFamilies) {
+      error = "more than " + std::to_string(kMaxFamilies) + " metric families";
+    }
+    if (error.empty() && p.bytes > kMaxParsedBytes) {
+      error = "the parsed samples would take more than " + mib(kMaxParsedBytes) + " (" +
+              std::to_string(p.samples.size()) + " samples, " + std::to_string(p.families.size()) + " families)";
+    }
     if (!error.empty()) {
+      p.bytes = 0;
       p.samples.clear();
       p.families.clear();
       p.error = "metrics text line " + std::to_string(number) + ": " + error + ": " + excerpt(line);

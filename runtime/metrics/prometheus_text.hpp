@@ -6,8 +6,11 @@
 //
 // Contract: a pure function (no I/O, no Lua, any thread), linear in the text, never throws. A
 // malformed line fails the whole parse, as a Prometheus scrape would, with an error naming the
-// line number, what was expected and the start of the line. Bounded: at most kMaxSamples
-// samples and lines of kMaxLine bytes.
+// line number, what was expected and the start of the line. Bounded, whatever the server sends
+// (docs/gpu_metrics.md): at most kMaxSamples samples, kMaxFamilies families, lines of kMaxLine
+// bytes, and a parse whose estimated size (PromParse::bytes: every string, label, vector slot and
+// map node, not only the text's bytes) stays within kMaxParsedBytes. Scrapes read at most
+// kMaxBodyBytes of text.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +23,12 @@
 
 namespace runara::metrics {
 
-inline constexpr std::size_t kMaxSamples = 200000;
+// Far above any real server's: vLLM's /metrics is about 1,000 samples and 100 KiB.
+inline constexpr std::size_t kMaxBodyBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kMaxSamples = 50000;
+inline constexpr std::size_t kMaxFamilies = 50000;
 inline constexpr std::size_t kMaxLine = 64u << 10;
+inline constexpr std::size_t kMaxParsedBytes = std::size_t{16} << 20;
 
 struct PromSample {
   std::string name;  // as written: "vllm:e2e_request_latency_seconds_bucket"
@@ -40,6 +47,7 @@ struct PromParse {
   std::vector<PromSample> samples;
   std::map<std::string, PromFamily> families;  // every family a sample or a HELP/TYPE line named
   std::string error;                           // "" on success
+  std::size_t bytes = 0;                       // what samples and families hold, estimated
 };
 
 PromParse parse_prometheus_text(std::string_view text);

@@ -8,6 +8,7 @@
 #include "gpu/rocm_smi_parser.hpp"
 #include "gpu/tool_values.hpp"
 #include "gpu_fixture.hpp"
+#include "json_limits.hpp"
 
 using namespace runara::gpu;
 
@@ -323,4 +324,45 @@ TEST_CASE("amd-smi fast path agrees with the nlohmann reference, or declines", "
     CHECK_FALSE(parse_amd_smi_metric_fast(text));
   }
   CHECK_FALSE(parse_amd_smi_metric_fast(std::string(100, '[') + std::string(100, ']')));
+}
+
+// Issue 25: 8 MiB of amd-smi JSON took 220 MB (the parsed document was not bounded), and
+// nvidia-smi could list any number of GPUs. Every parser now refuses more than kMaxGpus GPUs,
+// and a JSON document that would be large once parsed is refused before it is built.
+TEST_CASE("GPU tools: more than 64 GPUs, or a JSON document too large once parsed, are refused", "[gpu_parse]") {
+  CHECK(kMaxGpus == 64);
+  const auto amd_list = [](int n) {
+    std::string t = "[";
+    for (int i = 0; i < n; ++i) t += (i ? ",{\"gpu\": " : "{\"gpu\": ") + std::to_string(i) + "}";
+    return t + "]";
+  };
+  CHECK(parse_amd_smi_metric(amd_list(64)).gpus.size() == 64);
+  CHECK(parse_amd_smi_metric(amd_list(65)).error == "amd-smi metric --json: more than 64 GPUs in one reading");
+  CHECK_FALSE(parse_amd_smi_metric_fast(amd_list(65)));  // declines; the reference says why
+  CHECK(parse_amd_smi_metric("{\"gpu_data\": " + amd_list(1000) + "}").error ==
+        "amd-smi metric --json: more than 64 GPUs in one reading");
+
+  std::string rocm = "{";
+  for (int i = 0; i < 65; ++i) rocm += (i ? ",\"card" : "\"card") + std::to_string(i) + "\": {\"GPU use (%)\": \"5\"}";
+  CHECK(parse_rocm_smi_json(rocm + "}").error == "rocm-smi --json: more than 64 GPUs in one reading");
+  std::string concise = "Device  Node  IDs              Temp        Power     Partitions          SCLK     MCLK     Fan  Perf  PwrCap  VRAM%  GPU%\n";
+  for (int i = 0; i < 65; ++i) {
+    concise += std::to_string(i) + "       2     0x74a1,   47056  79.0\xC2\xB0" "C      728.0W    NPS1, SPX, 0        1618Mhz  1300Mhz  0%   auto  750.0W  75%    100%\n";
+  }
+  CHECK(parse_rocm_smi_concise(concise).error == "rocm-smi: more than 64 GPUs in one reading");
+  std::string csv;
+  for (int i = 0; i < 65; ++i) csv += std::to_string(i) + ", 631.95, 19818, 81559, 100, 11, 59, 54, 1980, 2619\n";
+  CHECK(parse_nvidia_smi_csv(csv, nvidia_sample_fields()).error == "nvidia-smi: more than 64 GPUs in one reading");
+
+  // One GPU whose entry holds 2 MiB of empty objects, behind a key with an escape (which sends the
+  // text to the reference parser): about 90 bytes each once parsed.
+  std::string junk = "[{\"gpu\": 0, \"j\\u0075nk\": [";
+  while (junk.size() < (std::size_t{2} << 20)) junk += "{},\n";
+  junk += "{}]}]";
+  CHECK_THAT(parse_amd_smi_metric(junk).error,
+             Catch::Matches("amd-smi metric --json: would take about [0-9]+ MiB once parsed, more than the 16 MiB allowed"));
+  CHECK_THAT(parse_rocm_smi_json("{\"card0\": {\"x\": [" + junk + "]}}").error,
+             Catch::StartsWith("rocm-smi --json: would take about "));
+  // The recorded outputs are far below the bound.
+  CHECK(runara::json_tree_bytes(read_gpu_fixture("amd-smi/radeon-rx6600-amdsmi-list-shape-metric.json")) < (64u << 10));
 }

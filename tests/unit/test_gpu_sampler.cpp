@@ -231,3 +231,44 @@ TEST_CASE("reader: no tool on the host names every tool it tried", "[gpu_sampler
   CHECK_THAT(got.error, Catch::Contains("; rocm-smi --json: not valid JSON"));
   CHECK(cache.empty());
 }
+
+// Issue 25: nvidia-smi -lms printing ever new GPU indices grew one tick without end (250 MB,
+// each line compared with every reading of the tick) and stop() waited for the watchdog. A tick
+// holds at most kMaxGpus readings; one more distinct index stops the sampler with that problem.
+TEST_CASE("sampler: a stream of ever new GPU indices stops the sampler at 64 GPUs, at once", "[gpu_sampler]") {
+  Rig rig;
+  rig.shims.add("nvidia-smi", "exec awk 'BEGIN { for (i = 0; ; i++) print i \", 631.95, 19818, 81559, 100, 11, 59, 54, 1980, 2619\" }'");
+  auto s = rig.sampler(Backend::nvidia_smi, 0.05);
+  const auto t0 = uv_hrtime();
+  s->start();
+  REQUIRE(rig.loop.run_until([&] { return !s->running(); }, 5));
+  CHECK(static_cast<double>(uv_hrtime() - t0) / 1e9 < 2);
+  REQUIRE(rig.problems.size() == 1);
+  CHECK(rig.problems[0] ==
+        "nvidia-smi on local: more than 64 GPUs in one reading (distinct GPU indices without a repeat); stopped sampling");
+  CHECK(s->samples().empty());
+}
+
+TEST_CASE("sampler: stop() returns at once while a tool floods 64 GPUs a tick", "[gpu_sampler]") {
+  Rig rig;
+  rig.shims.add("nvidia-smi",
+                "exec awk 'BEGIN { for (n = 0; ; n++) for (i = 0; i < 64; i++) print i \", 631.95, 19818, 81559, 100, 11, 59, 54, 1980, 2619\" }'");
+  GpuSampler::Options o;
+  o.backend = Backend::nvidia_smi;
+  o.interval_s = 0.05;
+  std::size_t reserved = 0;
+  o.reserve = [&](std::size_t bytes) {  // a budget of 8 MiB, as --max-memory would give
+    if (reserved + bytes > (std::size_t{8} << 20)) return std::string("no room");
+    reserved += bytes;
+    return std::string();
+  };
+  GpuSampler s(&rig.loop.loop, rig.target, o, [&](const std::string& p) { rig.problems.push_back(p); });
+  s.start();
+  rig.run_for(0.3);
+  const auto t0 = uv_hrtime();
+  s.stop();
+  CHECK(static_cast<double>(uv_hrtime() - t0) / 1e9 < 0.5);
+  CHECK_FALSE(s.running());
+  for (const Sample& sample : s.samples()) CHECK(sample.gpus.size() == 64);
+  CHECK(reserved <= (std::size_t{8} << 20));
+}

@@ -170,3 +170,88 @@ TEST_CASE("response judge: a transport failure, then reuse for the next request"
   CHECK(rec.chunks == 1);  // the cut event of the last request is not carried over
   CHECK(tokens == 2);      // "a" only (60 bytes end inside "b"'s event), then "c"
 }
+
+// Issue 25: one 1 GiB event grew the SSE parser to 3.1 GB of peak RSS; endless token events grew
+// the gap list by 8 bytes each (1.6 GB in 25 s) under --max-memory 64M.
+TEST_CASE("response judge: one SSE event over 1 MiB fails the request and stops the read", "[response_judge]") {
+  RequestRecord rec;
+  ResponseJudge j(LoadMode::kOpenAi, true, rec, nullptr);
+  j.reset();
+  j.status(200);
+  const std::string start = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"";
+  CHECK(j.body(start.data(), start.size(), 1));
+  const std::string piece(64 * 1024, 'x');
+  std::size_t fed = 0;
+  while (fed < (std::size_t{64} << 20) && j.body(piece.data(), piece.size(), 2)) fed += piece.size();
+  CHECK(fed <= (std::size_t{1} << 20));  // stopped at the limit, not at the 64 MiB offered
+  CHECK_FALSE(j.body(piece.data(), piece.size(), 3));
+  const std::string message = j.transport_failed(ErrorKind::kOther, "the rest of the response was not read");
+  CHECK(rec.error == ErrorKind::kMalformedSse);
+  CHECK(message == "malformed_sse: an SSE event larger than 1 MiB (the limit on one event); the rest of the response was not read");
+  CHECK(rec.chunks == 1);
+
+  rec = RequestRecord{};  // the next request starts clean
+  j.reset();
+  j.status(200);
+  const std::string next = "data: {\"choices\":[{\"text\":\"c\"}]}\n\ndata: [DONE]\n\n";
+  CHECK(j.body(next.data(), next.size(), 9));
+  CHECK(j.conclude().empty());
+  CHECK(rec.ok());
+}
+
+namespace {
+
+// Feeds token events until the judge stops reading (or `most` events); returns how many it took.
+std::size_t feed_tokens(ResponseJudge& j, std::size_t most) {
+  const std::string event = "data: {\"choices\":[{\"text\":\"t\"}]}\n\n";
+  std::string chunk;
+  for (int i = 0; i < 1024; ++i) chunk += event;
+  std::size_t events = 0;
+  std::int64_t now = 0;
+  while (events < most) {
+    if (!j.body(chunk.data(), chunk.size(), now += 1000)) break;
+    events += 1024;
+  }
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("response judge: endless token events are bounded per response", "[response_judge]") {
+  SECTION("at most kMaxTokenEvents, then the request fails") {
+    RequestRecord rec;
+    ResponseJudge j(LoadMode::kOpenAi, true, rec, nullptr);
+    j.reset();
+    j.status(200);
+    const std::size_t events = feed_tokens(j, 4 * ResponseJudge::kMaxTokenEvents);
+    CHECK(events < ResponseJudge::kMaxTokenEvents + 1024);
+    CHECK(rec.chunks == ResponseJudge::kMaxTokenEvents);
+    CHECK(j.gaps().size() == ResponseJudge::kMaxTokenEvents - 1);
+    CHECK(j.conclude() == "more than 1048576 token events in one response (the limit per response); the rest was not read");
+    CHECK(rec.error == ErrorKind::kOther);
+  }
+  SECTION("the gap list is charged to the run's memory budget, and given back") {
+    auto budget = std::make_shared<MemoryBudget>(std::size_t{1} << 20);
+    RequestRecord rec;
+    ResponseJudge j(LoadMode::kOpenAi, true, rec, nullptr, budget);
+    j.reset();
+    j.status(200);
+    const std::size_t events = feed_tokens(j, ResponseJudge::kMaxTokenEvents);
+    CHECK(events < ResponseJudge::kMaxTokenEvents / 4);
+    CHECK(budget->reserved() > 0);
+    CHECK(budget->reserved() <= budget->limit());
+    const std::string message = j.transport_failed(ErrorKind::kOther, "the rest of the response was not read");
+    CHECK(rec.error == ErrorKind::kOther);
+    CHECK(message.find("the token gaps of one response (") == 0);
+    CHECK(message.find("(raise it with --max-memory)") != std::string::npos);
+    rec = RequestRecord{};
+    j.reset();
+    CHECK(budget->reserved() == 0);
+    // A reply within the free allowance charges nothing.
+    j.status(200);
+    CHECK(feed_tokens(j, 400) == 1024);  // one chunk of 1024 events: past the free 512 gaps
+    CHECK(budget->reserved() > 0);
+    j.reset();
+    CHECK(budget->reserved() == 0);
+  }
+}

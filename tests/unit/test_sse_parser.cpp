@@ -2,6 +2,7 @@
 // recorded vLLM streams in tests/fixtures/sse/.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -217,5 +218,58 @@ TEST_CASE("SSE: field rules", "[sse]") {
     CHECK_FALSE(p.finish());
     CHECK(got == std::vector<std::string>{"a", "b"});
     CHECK(p.events_dispatched() == 2);
+  }
+}
+
+// Issue 25: a hostile server could grow one event without limit (3.1 GB of peak RSS for a 1 GiB
+// event under --max-memory 64M). One event now holds at most kMaxEventBytes (1 MiB).
+TEST_CASE("SSE: one event larger than the limit is dropped, never grown", "[sse]") {
+  constexpr size_t kLimit = SseParser::kMaxEventBytes;
+  STATIC_REQUIRE(kLimit == size_t{1} << 20);
+  SECTION("one endless data line, fed in pieces") {
+    std::vector<std::string> got;
+    SseParser p([&](const SseEvent& e) { got.push_back(e.data); });
+    p.feed("data: ok\n\n");
+    const std::string piece(64 * 1024, 'x');
+    p.feed("data: ");
+    size_t peak = 0;
+    for (int i = 0; i < 64 && !p.overflowed(); ++i) {  // 4 MiB offered
+      p.feed(piece);
+      peak = std::max(peak, p.buffered_bytes());
+    }
+    CHECK(p.overflowed());
+    CHECK(peak <= kLimit);
+    CHECK(p.buffered_bytes() == 0);  // what it held is dropped
+    p.feed("\n\ndata: after\n\n");   // the rest of the stream is ignored
+    CHECK(got == std::vector<std::string>{"ok"});
+    CHECK(p.finish());               // the stream was cut
+    CHECK_FALSE(p.overflowed());
+    p.feed("data: again\n\n");       // reusable afterwards
+    CHECK(got == std::vector<std::string>{"ok", "again"});
+  }
+  SECTION("many data lines adding up past the limit, in one feed") {
+    std::string s;
+    while (s.size() <= kLimit + 20000) s += "data: " + std::string(1000, 'y') + "\n";
+    s += "\ndata: later\n\n";
+    Parsed p = parse(s);
+    CHECK(p.events.empty());
+    CHECK(p.pending);
+  }
+  SECTION("one line over the limit inside a single feed") {
+    Parsed p = parse("event: " + std::string(kLimit + 1, 'e') + "\ndata: x\n\n");
+    CHECK(p.events.empty());
+  }
+  SECTION("an event just under the limit is dispatched; a small limit can be chosen") {
+    const std::string data(kLimit - 16, 'z');
+    Parsed p = parse("data: " + data + "\n\n");
+    REQUIRE(p.events.size() == 1);
+    CHECK(p.events[0].data == data);
+    std::vector<std::string> got;
+    SseParser small([&](const SseEvent& e) { got.push_back(e.data); }, 16);
+    small.feed("data: 0123456789\n\n");
+    CHECK_FALSE(small.overflowed());
+    small.feed("data: 0123456789\ndata: x\n\n");
+    CHECK(small.overflowed());
+    CHECK(got == std::vector<std::string>{"0123456789"});
   }
 }
