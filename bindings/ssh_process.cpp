@@ -15,7 +15,7 @@ namespace runara::sshb {
 namespace {
 
 constexpr std::size_t kTail = 8u << 20;        // per stream, as the engine keeps
-constexpr std::size_t kQueueMax = 4u << 20;    // :lines() backlog before the oldest lines go
+constexpr std::size_t kQueueMax = 4u << 20;    // :lines() backlog (queued_line_cost) before the oldest lines go
 constexpr std::size_t kCheckTail = 2u << 10;   // stderr quoted by check = true
 
 std::string label_of(const std::string& command) {
@@ -56,12 +56,7 @@ void wake(Context& ctx, const std::shared_ptr<Proc>& p) {
     p->waiting = Proc::Waiting::none;
     std::string line;
     bool have = !p->lines.empty();
-    if (have) {
-      line = std::move(p->lines.front());
-      p->lines.pop_front();
-      p->queued_bytes -= line.size();
-      p->memory.shrink(line.size());
-    }
+    if (have) line = p->take_line();
     ctx.resume(p->waiter, [have, line = std::move(line)](lua_State* L) {
       if (have) lua_pushlstring(L, line.data(), line.size());
       else lua_pushnil(L);
@@ -85,16 +80,16 @@ void on_line(Context& ctx, const std::shared_ptr<Proc>& p, int stream, std::stri
   }
   count(*p, stream, line.size() + 1);
   if (stream != 0 || !p->spawned || !p->memory_error.empty()) return;
-  p->lines.emplace_back(line);
-  p->queued_bytes += line.size();
-  if (!p->memory.grow(line.size(), "ssh output of `" + p->label + "`").empty()) {
+  // Charged at what the line costs in memory, not its bytes (an empty line is not free), so the
+  // backlog's bound bounds memory.
+  const std::size_t cost = queued_line_cost(p->lines.emplace_back(line));
+  p->queued_bytes += cost;
+  if (!p->memory.grow(cost, "ssh output of `" + p->label + "`").empty()) {
     p->memory_error = "ssh: the :lines() backlog of `" + p->label + "` would pass --max-memory";
     if (p->exec && p->exec->running()) p->exec->kill("TERM");
   }
   while (p->queued_bytes > kQueueMax && p->lines.size() > 1) {
-    p->queued_bytes -= p->lines.front().size();
-    p->memory.shrink(p->lines.front().size());
-    p->lines.pop_front();
+    p->take_line();
     if (p->dropped_lines++ == 0) ctx.log("ssh: `" + p->label + "`: :lines() is not keeping up; dropping the oldest lines (all are in the log)");
   }
   wake(ctx, p);

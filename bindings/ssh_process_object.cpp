@@ -41,10 +41,7 @@ int next_line(lua_State* L) {
   Context& ctx = ctx_of(L);
   if (!p->lines.empty() || p->done) {
     if (p->lines.empty()) return lua_pushnil(L), 1;
-    std::string line = std::move(p->lines.front());
-    p->lines.pop_front();
-    p->queued_bytes -= line.size();
-    p->memory.shrink(line.size());
+    const std::string line = p->take_line();
     lua_pushlstring(L, line.data(), line.size());
     return 1;
   }

@@ -51,6 +51,15 @@ class MemoryHold {
   std::size_t used_ = 0, reserved_ = 0;
 };
 
+// What a line kept in spawn's :lines() backlog costs in memory: its std::string (in the deque)
+// and, when it does not fit inside that, its heap block with the allocator's own overhead.
+// Counting only the bytes let a flood of empty lines (0 bytes each, 32 in memory) pass the cap.
+inline std::size_t queued_line_cost(const std::string& line) {
+  constexpr std::size_t kMallocOverhead = 16;  // glibc: an 8-byte header, blocks rounded to 16
+  static const std::size_t kInline = std::string().capacity();
+  return sizeof(std::string) + (line.capacity() > kInline ? line.capacity() + 1 + kMallocOverhead : 0);
+}
+
 // One remote command started by exec or spawn.
 struct Proc {
   explicit Proc(Context& ctx) : memory(ctx) {}
@@ -64,11 +73,21 @@ struct Proc {
   std::string memory_error;  // output went past --max-memory: the command was killed
   std::size_t counted[2] = {0, 0};  // tail bytes counted per stream (stdout, stderr)
   std::deque<std::string> lines;    // spawn: stdout lines not yet taken by :lines()
-  std::size_t queued_bytes = 0, dropped_lines = 0;
+  std::size_t queued_bytes = 0, dropped_lines = 0;  // queued_bytes: their queued_line_cost, held in `memory`
   enum class Waiting { none, line, exit } waiting = Waiting::none;
   WaitId waiter = 0;
   std::function<void()> on_done;  // exec: ends the waiting s:exec call (check, errors)
   MemoryHold memory;
+
+  // The oldest line of the backlog, its cost given back.
+  std::string take_line() {
+    const std::size_t cost = queued_line_cost(lines.front());
+    std::string line = std::move(lines.front());
+    lines.pop_front();
+    queued_bytes -= cost;
+    memory.shrink(cost);
+    return line;
+  }
 };
 
 // The per-machine log file ssh/<name>.log in the output folder; lines are redacted.

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "json_limits.hpp"
+#include "load/arrival_schedule.hpp"
 
 namespace runara {
 
@@ -218,6 +221,10 @@ RequestLengths lengths_from(const json& in, const json& out, std::size_t max) {
   const auto inputs = numbers<std::int32_t>(in, "input_lens");
   const auto outputs = numbers<std::int32_t>(out, "output_lens");
   if (inputs.size() != outputs.size()) throw std::invalid_argument("input_lens and output_lens differ in length");
+  const auto negative = [](std::int32_t n) { return n < 0; };
+  if (std::any_of(inputs.begin(), inputs.end(), negative) || std::any_of(outputs.begin(), outputs.end(), negative)) {
+    throw std::invalid_argument("input_lens and output_lens must hold token counts >= 0");
+  }
   std::atomic<std::uint64_t> taken{0};
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     RequestRecord r;  // in request order: the arrays are
@@ -419,6 +426,173 @@ bool decode_outcome(std::string_view text, const Slo& slo, std::size_t max_lengt
     error = std::string("the agent's results are not valid: ") + e.what();
     return false;
   }
+  return true;
+}
+
+// ---- plausibility ----
+
+namespace {
+
+// The latest time (ns after the load's start, on the agent's clock) a message can name after
+// `elapsed_s` of runara's: the agent started after runara began, and the machines' clocks may
+// tick at slightly different rates (by far less than the 1% allowed).
+std::int64_t latest_ns(double elapsed_s) {
+  const double ns = (std::max(elapsed_s, 0.0) * 1.01 + 1) * 1e9;
+  return ns >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(ns);
+}
+
+// No request is due after this (LoadShared::claim); none without a duration.
+std::int64_t issue_until_ns(const LoadSpec& s) {
+  return s.duration_s > 0 ? static_cast<std::int64_t>((s.duration_s + s.warmup_s) * 1e9) : std::numeric_limits<std::int64_t>::max();
+}
+
+// As LoadShared::is_warmup: by index, or due within warmup_s.
+bool is_warmup(const LoadSpec& s, std::uint64_t index, std::int64_t intended_ns) {
+  return index < s.warmup_requests || intended_ns < static_cast<std::int64_t>(s.warmup_s * 1e9);
+}
+
+std::uint64_t plus(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", s);
+  return text;
+}
+
+}  // namespace
+
+bool admit_record(const LoadSpec& spec, const RequestRecord& r, double elapsed_s, RecordTally& tally, std::string& error) {
+  const auto refuse = [&](const std::string& why) {
+    error = "request " + std::to_string(r.index) + " " + why;
+    return false;
+  };
+  if (r.intended_ns < 0 || r.sent_ns < 0) return refuse("was due or sent before the load started");
+  if (std::max({r.intended_ns, r.sent_ns, r.first_token_ns, r.done_ns}) > latest_ns(elapsed_s)) {
+    return refuse("has a time later than the load has run (" + seconds(elapsed_s) + " s)");
+  }
+  if (r.intended_ns > issue_until_ns(spec)) return refuse("was due after the load's duration ended");
+  if (r.warmup != is_warmup(spec, r.index, r.intended_ns)) {
+    return refuse(r.warmup ? "is marked warm-up, but the load's warm-up was over" : "is not marked warm-up, but was due within the load's warm-up");
+  }
+  if (spec.requests && spec.warmup_s == 0 && r.index >= plus(spec.requests, spec.warmup_requests)) {
+    return refuse("is past the load's " + std::to_string(plus(spec.requests, spec.warmup_requests)) + " requests");
+  }
+  if (r.warmup) {
+    if (spec.warmup_s == 0 && tally.warmup >= spec.warmup_requests) {
+      return refuse("is one warm-up record more than the load's " + std::to_string(spec.warmup_requests) + " warm-up requests");
+    }
+    ++tally.warmup;
+  } else {
+    if (spec.requests && tally.measured >= spec.requests) {
+      return refuse("is one record more than the load's " + std::to_string(spec.requests) + " requests");
+    }
+    ++tally.measured;
+  }
+  return true;
+}
+
+bool possible_requests(const LoadSpec& spec, std::uint64_t claimed) {
+  if (spec.requests && spec.warmup_s == 0 && claimed > plus(spec.requests, spec.warmup_requests)) return false;
+  if (!spec.open_loop() || !(spec.duration_s > 0)) return true;
+  const std::int64_t end = issue_until_ns(spec);
+  try {
+    ArrivalSchedule schedule(spec.rate, spec.arrival, spec.burstiness, spec.seed);  // the engine's, request for request
+    std::uint64_t n = 0;
+    for (; n < claimed && n < kScheduleWalk; ++n) {
+      if (schedule.next_ns() > end) return false;
+    }
+    if (n == claimed) return true;
+  } catch (const std::invalid_argument&) {
+    return false;  // no schedule: the agent could not have run this load
+  }
+  const double mean = spec.rate * (spec.duration_s + spec.warmup_s);
+  return static_cast<double>(claimed) <= 2 * mean + static_cast<double>(kScheduleWalk);
+}
+
+bool check_outcome(const LoadSpec& spec, const LoadOutcome& o, std::uint64_t records_dropped, const RecordTally& seen,
+                   double elapsed_s, std::string& error) {
+  const auto refuse = [&error](const std::string& why) {
+    error = "the agent's results are impossible: " + why;
+    return false;
+  };
+  const auto str = [](auto n) { return std::to_string(n); };
+  const LoadStats& s = o.stats;
+  const std::int64_t latest = latest_ns(elapsed_s);
+  if (!std::isfinite(o.wall_s) || o.wall_s < 0) return refuse("wall_s is " + seconds(o.wall_s) + ", not a finite number of seconds >= 0");
+  if (o.wall_s * 1e9 > static_cast<double>(latest)) {
+    return refuse("wall_s is " + seconds(o.wall_s) + " s, but the load has run for " + seconds(elapsed_s) + " s");
+  }
+  // Counts against what was asked.
+  const std::uint64_t finished = plus(s.completed, s.failed);
+  if (spec.requests && finished > spec.requests) {
+    return refuse(str(finished) + " requests finished (" + str(s.completed) + " completed, " + str(s.failed) +
+                  " failed), but the load asked for " + str(spec.requests));
+  }
+  if (spec.warmup_s == 0 && s.warmup > spec.warmup_requests) {
+    return refuse(str(s.warmup) + " warm-up requests finished, but the load asked for " + str(spec.warmup_requests));
+  }
+  const std::uint64_t issued = plus(plus(finished, s.warmup), o.abandoned);
+  if (!possible_requests(spec, issued)) {
+    return refuse(str(issued) + " requests issued (finished, warm-up and abandoned), more than " +
+                  (spec.requests && spec.warmup_s == 0 ? "the load's " + str(plus(spec.requests, spec.warmup_requests))
+                                                       : "the arrivals its schedule has in " + seconds(spec.duration_s + spec.warmup_s) +
+                                                             " s at " + seconds(spec.rate) + "/s"));
+  }
+  if (finished < seen.measured || s.warmup < seen.warmup) {
+    return refuse(str(finished) + " requests and " + str(s.warmup) + " warm-up requests finished, fewer than the " +
+                  str(seen.measured) + " and " + str(seen.warmup) + " records it sent");
+  }
+  // Counters that must add up.
+  std::uint64_t errors = 0, statuses = 0;
+  for (std::uint64_t n : s.errors) errors = plus(errors, n);
+  for (const auto& [status, n] : s.statuses) statuses = plus(statuses, n);
+  if (errors != s.failed) return refuse("the errors by kind add up to " + str(errors) + ", not the " + str(s.failed) + " failed");
+  if (statuses > plus(finished, s.warmup)) return refuse("the HTTP statuses count " + str(statuses) + " responses, more than the requests");
+  if (s.good > s.completed || s.server_input_counted > s.completed || plus(s.usage_counted, s.chunk_counted) != s.completed) {
+    return refuse("good, server_input_counted, usage_counted and chunk_counted do not fit the " + str(s.completed) + " completed");
+  }
+  const std::pair<const char*, const LatencyHistogram*> histograms[] = {
+      {"ttft", &s.ttft}, {"tpot", &s.tpot}, {"e2el", &s.e2el}, {"queue", &s.queue}};
+  for (const auto& [name, h] : histograms) {
+    if (h->count() > s.completed) {
+      return refuse(std::string(name) + " has " + str(h->count()) + " samples, more than the " + str(s.completed) + " completed");
+    }
+  }
+  const std::pair<const char*, std::int64_t> tokens[] = {{"total_input_tokens", s.input_tokens},
+                                                         {"total_output_tokens", s.output_tokens},
+                                                         {"client_input_tokens", s.client_input_tokens},
+                                                         {"server_input_tokens", s.server_input_tokens}};
+  for (const auto& [name, n] : tokens) {
+    if (n < 0) return refuse(std::string(name) + " is " + str(n) + ": a count cannot be negative");
+  }
+  const std::uint64_t ended = plus(finished, s.warmup);
+  if (o.left_out > ended || records_dropped > ended) return refuse("more requests left out of requests.jsonl than finished");
+  if (o.lengths.complete() && o.lengths.size() > finished) return refuse("input_lens has more entries than requests finished");
+  // Times: after the start, in order, within what runara saw of the load.
+  const std::pair<const char*, std::int64_t> times[] = {{"first_sent_ns", s.first_sent_ns}, {"last_sent_ns", s.last_sent_ns},
+                                                        {"first_due_ns", s.first_due_ns},   {"last_due_ns", s.last_due_ns},
+                                                        {"last_done_ns", s.last_done_ns}};
+  for (const auto& [name, t] : times) {
+    if (t < -1 || t > latest) {
+      return refuse(std::string(name) + " is " + str(t) + ": before the load's start or after " + seconds(elapsed_s) + " s");
+    }
+  }
+  if (s.first_sent_ns > s.last_sent_ns || s.first_due_ns > s.last_due_ns || s.last_due_ns > issue_until_ns(spec)) {
+    return refuse("the first and last send or due times are out of order, or past the load's duration");
+  }
+  if (static_cast<double>(s.tokens_per_second.size()) > std::max(elapsed_s, 0.0) * 1.01 + 2) {
+    return refuse("tokens_per_second covers " + str(s.tokens_per_second.size()) + " s, but the load has run for " + seconds(elapsed_s) + " s");
+  }
+  // The load's own shape.
+  const std::uint64_t cap = spec.open_loop() ? (spec.max_concurrency ? static_cast<std::uint64_t>(spec.max_concurrency) : issued)
+                                             : static_cast<std::uint64_t>(spec.concurrency);
+  if (o.max_in_flight < 0 || static_cast<std::uint64_t>(o.max_in_flight) > cap) {
+    return refuse("max_in_flight is " + str(o.max_in_flight) + ", outside 0 ... " + str(cap));
+  }
+  if (o.threads < 1 || o.threads > 256) return refuse("threads is " + str(o.threads) + ", outside 1 ... 256");
+  if (o.agent_max_rss_kb < -1) return refuse("max_rss_kb is " + str(o.agent_max_rss_kb));
   return true;
 }
 

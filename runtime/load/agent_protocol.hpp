@@ -56,4 +56,37 @@ std::string encode_outcome(const LoadOutcome& outcome, std::uint64_t records_dro
 bool decode_outcome(std::string_view json, const Slo& slo, std::size_t max_lengths, LoadOutcome& out,
                     std::uint64_t& records_dropped, std::string& error);
 
+// ---- plausibility: what a well-formed message may still not say ----
+// A line can parse and still be impossible for the load runara asked for (the agent may be
+// hostile). runara checks each record as it arrives and the outcome at the end against the spec
+// it sent; the first impossibility ends the load as a broken line does.
+
+// The records runara has taken from the agent so far.
+struct RecordTally {
+  std::uint64_t measured = 0, warmup = 0;
+};
+// Whether record `r` can belong to `spec`'s load after those in `tally` (which then counts it):
+// its times after the load's start and within `elapsed_s` (runara's time since it started the
+// agent), its warm-up flag as the engine sets it; for a load of
+// `requests`, no more measured records than that and (without `warmup_s`) no index past the
+// requests and warm-up requests; for a duration-bound one, due before its end. A closed loop
+// bound only by `duration` has no count to check its records against.
+bool admit_record(const LoadSpec& spec, const RequestRecord& r, double elapsed_s, RecordTally& tally, std::string& error);
+// Whether the load can have issued `claimed` requests (warm-up included): for a load of
+// `requests` without a time-based warm-up, at most requests + warmup_requests; for an open loop
+// bound by duration, at most the arrivals its seeded schedule (the engine's) has by the end,
+// walked for up to kScheduleWalk arrivals (past that: at most twice the mean plus the walk).
+// Nothing else bounds it (a closed loop bound by duration).
+inline constexpr std::uint64_t kScheduleWalk = 1u << 22;
+bool possible_requests(const LoadSpec& spec, std::uint64_t claimed);
+// Whether the outcome can be true of `spec`'s load, run for `elapsed_s` as runara saw it (from
+// before the agent started to the outcome's arrival), after `seen` records: counts against
+// what was asked (completed + failed <= requests, warm-up <= warm-up requests, or the schedule's
+// arrivals) and against the records received (never fewer), counters that add up (good,
+// errors, statuses, token sources and histogram counts within completed or failed), token
+// counts >= 0, times in order and within `elapsed_s`, wall time finite and >= 0, peak
+// concurrency within the load's cap. `error` starts "the agent's results are impossible: ".
+bool check_outcome(const LoadSpec& spec, const LoadOutcome& outcome, std::uint64_t records_dropped, const RecordTally& seen,
+                   double elapsed_s, std::string& error);
+
 }  // namespace runara

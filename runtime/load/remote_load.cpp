@@ -125,14 +125,21 @@ class RemoteLoad final : public LoadRunner {
     if (running_) running_->write("spec " + encode_agent_spec(*spec_, deadline, plan_.memory_bytes) + "\n");
   }
 
+  double elapsed_s() const { return static_cast<double>(uv_hrtime() - started_ns_) / 1e9; }
+
   void on_record(std::string_view fields) {
     RequestRecord r;
     std::string error;
     if (!parse_record_line(fields, r, error)) return fail("the load agent on " + host() + " sent a broken line: " + error);
+    if (!admit_record(*spec_, r, elapsed_s(), tally_, error)) {
+      return fail("the load agent on " + host() + " sent an impossible request record: " + error);
+    }
     partial_.add(r, {}, "");
     lengths_.add(r, lengths_taken_);
-    if (!log_) return;
-    if (batch_.capacity() == 0) {
+    // requests.jsonl's bounds hold whatever the agent sends: what `record` chose, up to
+    // max_request_lines (the rest counted as left out), as a local load keeps them.
+    if (!log_ || !spec_->wants_record(r)) return;
+    if (batch_.capacity() == 0 || kept_++ >= spec_->max_request_lines) {
       ++left_out_;
       return;
     }
@@ -147,6 +154,7 @@ class RemoteLoad final : public LoadRunner {
     if (!decode_outcome(json, spec_->slo, spec_->max_lengths, outcome, dropped, error)) {
       return fail("the load agent on " + host() + ": " + redacted(error));
     }
+    if (!check_outcome(*spec_, outcome, dropped, tally_, elapsed_s(), error)) return fail("the load agent on " + host() + ": " + error);
     add_local_part(outcome);
     complete(std::move(outcome));
   }
@@ -173,7 +181,7 @@ class RemoteLoad final : public LoadRunner {
     LoadOutcome out;
     out.stats = partial_;
     out.lengths = std::move(lengths_);
-    out.wall_s = static_cast<double>(uv_hrtime() - started_ns_) / 1e9;
+    out.wall_s = elapsed_s();
     out.threads = spec_->threads;
     out.interrupted = interrupted;
     out.error = error;
@@ -210,6 +218,8 @@ class RemoteLoad final : public LoadRunner {
   MemoryReservation held_;
   std::atomic<std::uint64_t> lengths_taken_{0};
   std::uint64_t left_out_ = 0;
+  std::uint64_t kept_ = 0;  // records chosen for requests.jsonl, up to max_request_lines
+  RecordTally tally_;       // records admitted, for checking the next one and the outcome
   std::uint64_t started_ns_ = 0, ping_sent_ns_ = 0;
   int pings_ = 0;
   double rtt_ms_ = -1;

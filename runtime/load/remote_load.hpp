@@ -5,7 +5,10 @@
 // agent's own statistics, which become the LoadOutcome a local engine would have given.
 //
 // What runara holds for the load (the statistics rebuilt from records, input/output lengths) is
-// reserved from the run's memory budget when the point starts, as the local engine does.
+// reserved from the run's memory budget when the point starts, as the local engine does. The
+// agent is trusted no further than the protocol's checks: every record and the outcome must be
+// possible for the spec (agent_protocol.hpp: admit_record, check_outcome), and requests.jsonl
+// gets what `record` chose of its records, up to max_request_lines, as a local load's does.
 //
 // When the agent cannot finish (killed, the connection lost, a broken line, the run stopping),
 // the outcome is rebuilt from the records received so far (no ITL: token gaps travel only in

@@ -15,8 +15,12 @@
 //   * an outcome that decodes re-encodes to JSON that decodes to the same statistics (counts,
 //     extremes, percentiles, mean, stddev of every histogram; counters; lengths), and encodes
 //     the same again;
-//   * a spec that decodes re-encodes to a spec that decodes to the same load.
+//   * a spec that decodes re-encodes to a spec that decodes to the same load;
+//   * a record or outcome the plausibility checks (admit_record, check_outcome) accept for a
+//     load of 100 requests is possible for it: no more requests than that, token counts >= 0,
+//     a finite wall time; one they refuse says why.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -103,12 +107,32 @@ void check_hello(std::string_view line) {
   }
 }
 
+// The load the plausibility checks hold records and outcomes to: 100 requests after 5 warm-up
+// ones, 8 at a time, seen by runara for 60 s.
+const LoadSpec& hundred_requests() {
+  static const LoadSpec spec = [] {
+    LoadSpec s;
+    s.concurrency = 8;
+    s.requests = 100;
+    s.warmup_requests = 5;
+    return s;
+  }();
+  return spec;
+}
+constexpr double kElapsedS = 60;
+
 void check_record(std::string_view fields) {
   RequestRecord r;
   std::string error;
   if (!runara::parse_record_line(fields, r, error)) {
     if (error.empty()) fail("a refused record says nothing", fields);
     return;
+  }
+  runara::RecordTally tally;
+  if (runara::admit_record(hundred_requests(), r, kElapsedS, tally, error)) {
+    if (r.index >= 105 || r.intended_ns < 0 || r.sent_ns < 0 || tally.measured + tally.warmup != 1) fail("an impossible record is admitted", fields);
+  } else if (error.empty()) {
+    fail("a record refused as impossible says nothing", fields);
   }
   std::string line;
   runara::append_record_line(line, r);
@@ -139,6 +163,16 @@ void check_outcome(std::string_view json) {
   if (!runara::decode_outcome(again, slo, 1000, back, dropped2, error)) fail(("a re-encoded outcome is refused: " + error).c_str(), json);
   if (dropped2 != dropped || !same(o, back)) fail("a re-encoded outcome decodes to other statistics", json);
   if (runara::encode_outcome(back, dropped2) != again) fail("an outcome encodes differently the second time", json);
+  std::string why;
+  if (runara::check_outcome(hundred_requests(), o, dropped, {}, kElapsedS, why)) {
+    const auto& st = o.stats;
+    if (st.completed + st.failed > 100 || st.warmup > 5 || st.input_tokens < 0 || st.output_tokens < 0 || !std::isfinite(o.wall_s) ||
+        o.wall_s < 0 || o.max_in_flight > 8) {
+      fail("an impossible outcome passes the plausibility checks", json);
+    }
+  } else if (why.empty()) {
+    fail("an outcome refused as impossible says nothing", json);
+  }
   // What runara does with one: merge it into a run's totals.
   runara::LoadStats total(slo);
   total.merge(o.stats);

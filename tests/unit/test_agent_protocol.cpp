@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include <atomic>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "http/latency_histogram.hpp"
 #include "load/agent_protocol.hpp"
+#include "load/arrival_schedule.hpp"
 #include "load/request_target.hpp"
 #include "load/target_url.hpp"
 
@@ -742,6 +744,256 @@ TEST_CASE("agent protocol: a broken outcome is refused, saying why", "[agent_pro
     check_outcome_refused(edited([](json& j) { j["stats"]["statuses"]["200"] = 0.5; }), "statuses");
     check_outcome_refused(edited([](json& j) { j["wall_s"] = "1"; }), "number");
   }
+}
+
+// ---------------------------------------------------------------- plausibility
+
+namespace {
+
+// A load of 10 requests after 2 warm-up ones, 4 at a time, as runara sends it.
+LoadSpec ten_requests() {
+  LoadSpec s = http_spec();
+  s.concurrency = 4;
+  s.requests = 10;
+  s.duration_s = 0;
+  s.warmup_requests = 2;
+  s.max_request_lines = 1000;
+  s.max_lengths = 100000;
+  return s;
+}
+
+// Request i of a load as the engine records it: due i * `gap_ns` after the start (1 ms by
+// default), answered 6 ms later.
+RequestRecord engine_record(const LoadSpec& spec, std::uint64_t i, ErrorKind error = ErrorKind::kNone,
+                            std::int64_t gap_ns = 1'000'000) {
+  RequestRecord r;
+  r.index = i;
+  r.intended_ns = static_cast<std::int64_t>(i) * gap_ns;
+  r.sent_ns = r.intended_ns + 1000;
+  r.first_token_ns = r.sent_ns + 1'000'000;
+  r.done_ns = r.first_token_ns + 5'000'000;
+  r.input_tokens = 16;
+  r.output_tokens = error == ErrorKind::kNone ? 8 : 0;
+  r.chunks = static_cast<std::uint32_t>(r.output_tokens);
+  r.status = error == ErrorKind::kNone ? 200 : 0;
+  r.error = error;
+  r.warmup = i < spec.warmup_requests || r.intended_ns < static_cast<std::int64_t>(spec.warmup_s * 1e9);
+  return r;
+}
+
+// What an honest agent reports after `n` requests of `spec` (warm-up included), the last failed.
+LoadOutcome honest_outcome(const LoadSpec& spec, std::uint64_t n) {
+  LoadOutcome o;
+  o.stats = LoadStats(spec.slo);
+  o.lengths = runara::RequestLengths(spec.max_lengths);
+  std::atomic<std::uint64_t> taken{0};
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const RequestRecord r = engine_record(spec, i, i + 1 == n ? ErrorKind::kTimeout : ErrorKind::kNone);
+    o.stats.add(r, {1'000'000, 1'000'000}, r.ok() ? "" : "timed out");
+    if (!r.warmup) o.stats.add_tokens_at(r.done_ns, r.output_tokens);
+    o.lengths.add(r, taken);
+  }
+  o.wall_s = static_cast<double>(n) / 1000 + 0.006;
+  o.max_in_flight = std::min<std::int64_t>(static_cast<std::int64_t>(n), spec.concurrency ? spec.concurrency : 1);
+  o.threads = 1;
+  o.agent_max_rss_kb = 4000;
+  return o;
+}
+
+// The outcome `j` (JSON, as sent) decoded and checked against `spec`: "" when accepted, else why not.
+std::string judged(const LoadSpec& spec, const json& j, runara::RecordTally seen = {}, double elapsed_s = 10) {
+  LoadOutcome o;
+  std::uint64_t dropped = 0;
+  std::string error;
+  if (!runara::decode_outcome(j.dump(), spec.slo, spec.max_lengths, o, dropped, error)) return error;
+  if (!runara::check_outcome(spec, o, dropped, seen, elapsed_s, error)) return error.empty() ? "(refused, saying nothing)" : error;
+  return "";
+}
+
+json outcome_json(const LoadOutcome& o) { return json::parse(runara::encode_outcome(o, 0)); }
+
+}  // namespace
+
+TEST_CASE("agent protocol: records are held to the load asked for", "[agent_protocol][agent_plausibility]") {
+  const LoadSpec spec = ten_requests();
+  runara::RecordTally tally;
+  std::string error;
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    INFO("request " << i);
+    REQUIRE(runara::admit_record(spec, engine_record(spec, i), 1, tally, error));
+  }
+  CHECK(tally.warmup == 2);
+  CHECK(tally.measured == 10);
+  const auto refused = [&spec](RequestRecord r, runara::RecordTally t, const std::string& expected, double elapsed_s = 1) {
+    std::string why;
+    CHECK_FALSE(runara::admit_record(spec, r, elapsed_s, t, why));
+    CHECK_THAT(why, Catch::Contains(expected));
+  };
+  SECTION("more than the requests asked for") {
+    refused(engine_record(spec, 12), tally, "request 12 is past the load's 12 requests");
+    refused(engine_record(spec, 5), tally, "request 5 is one record more than the load's 10 requests");  // a repeat
+    runara::RecordTally warm;
+    warm.warmup = 2;
+    refused(engine_record(spec, 1), warm, "one warm-up record more than the load's 2 warm-up requests");
+  }
+  SECTION("times before the start or after what runara saw, a warm-up flag the engine would not set") {
+    RequestRecord r = engine_record(spec, 3);
+    r.intended_ns = -1;
+    refused(r, {}, "was due or sent before the load started");
+    r = engine_record(spec, 3);
+    r.sent_ns = -7;
+    refused(r, {}, "before the load started");
+    r = engine_record(spec, 3);
+    r.done_ns = 3'000'000'000;  // 3 s into a load runara started 1 s ago (1% and 1 s allowed)
+    refused(r, {}, "has a time later than the load has run (1 s)");
+    CHECK(runara::admit_record(spec, r, 2, tally = {}, error));
+    r = engine_record(spec, 3);
+    r.warmup = true;
+    refused(r, {}, "is marked warm-up, but the load's warm-up was over");
+    r = engine_record(spec, 1);
+    r.warmup = false;
+    refused(r, {}, "is not marked warm-up, but was due within the load's warm-up");
+  }
+  SECTION("a duration: no count, but nothing due after its end") {
+    LoadSpec timed = spec;
+    timed.requests = 0;
+    timed.warmup_requests = 0;
+    timed.duration_s = 2;
+    runara::RecordTally many;
+    for (std::uint64_t i = 0; i < 100000; ++i) {
+      const RequestRecord r = engine_record(timed, i, ErrorKind::kNone, 20'000);  // a fast closed loop: 50,000 a second
+      if (!runara::admit_record(timed, r, 3, many, error)) FAIL(error);
+    }
+    CHECK(many.measured == 100000);
+    RequestRecord late = engine_record(timed, 100000, ErrorKind::kNone, 20'000);
+    late.intended_ns = 2'000'000'001;
+    std::string why;
+    CHECK_FALSE(runara::admit_record(timed, late, 3, many, why));
+    CHECK_THAT(why, Catch::Contains("was due after the load's duration ended"));
+  }
+}
+
+TEST_CASE("agent protocol: an honest outcome passes the plausibility checks", "[agent_protocol][agent_plausibility]") {
+  const LoadSpec spec = ten_requests();
+  runara::RecordTally seen{10, 2};
+  CHECK(judged(spec, outcome_json(honest_outcome(spec, 12)), seen).empty());
+  CHECK(judged(spec, outcome_json(honest_outcome(spec, 5)), {3, 2}).empty());  // stopped early
+  LoadOutcome none;
+  none.stats = LoadStats(spec.slo);
+  none.threads = 1;
+  CHECK(judged(spec, outcome_json(none)).empty());
+  // A closed loop bound by duration has no count to be held to.
+  LoadSpec timed = spec;
+  timed.requests = 0;
+  timed.warmup_requests = 0;
+  timed.duration_s = 60;
+  CHECK(judged(timed, outcome_json(honest_outcome(timed, 50000)), {}, 61).empty());
+}
+
+TEST_CASE("agent protocol: an outcome impossible for the load is refused, saying why", "[agent_protocol][agent_plausibility]") {
+  const LoadSpec spec = ten_requests();
+  const json good = outcome_json(honest_outcome(spec, 12));
+  REQUIRE(judged(spec, good).empty());
+  const auto refused = [&](const std::function<void(json&)>& edit, const std::string& expected, runara::RecordTally seen = {},
+                           double elapsed_s = 10) {
+    json j = good;
+    edit(j);
+    const std::string why = judged(spec, j, seen, elapsed_s);
+    INFO("outcome: " << j.dump().substr(0, 300));
+    CHECK_THAT(why, Catch::StartsWith("the agent's results are impossible: ") || Catch::Contains("the agent's results are not valid"));
+    CHECK_THAT(why, Catch::Contains(expected));
+  };
+  SECTION("more requests than asked for") {
+    CHECK_THAT(judged(spec, outcome_json(honest_outcome(spec, 13))),
+               Catch::Equals("the agent's results are impossible: 11 requests finished (10 completed, 1 failed), but the load asked for 10"));
+    refused([](json& j) { j["stats"]["completed"] = 1000000; }, "1000001 requests finished");
+    refused([](json& j) { j["stats"]["warmup"] = 3; }, "3 warm-up requests finished, but the load asked for 2");
+    refused([](json& j) { j["abandoned"] = 1; }, "13 requests issued (finished, warm-up and abandoned), more than the load's 12");
+    // uint64 sums that would wrap
+    refused([](json& j) { j["stats"]["failed"] = std::numeric_limits<std::uint64_t>::max(); }, "but the load asked for 10");
+  }
+  SECTION("fewer than the records it sent") {
+    refused([](json&) {}, "fewer than the 11 and 2 records it sent", {11, 2});
+  }
+  SECTION("negative throughput: token counts below zero") {
+    refused([](json& j) { j["stats"]["output_tokens"] = -5; }, "total_output_tokens is -5: a count cannot be negative");
+    refused([](json& j) { j["stats"]["input_tokens"] = -1; }, "total_input_tokens is -1");
+    refused([](json& j) { j["stats"]["client_input_tokens"] = std::numeric_limits<std::int64_t>::min(); }, "client_input_tokens");
+    refused([](json& j) { j["input_lens"][0] = -3; }, "token counts >= 0");
+  }
+  SECTION("times: wall time not finite, negative or longer than the load ran; window out of order or past its end") {
+    refused([](json& j) { j["wall_s"] = -1; }, "wall_s is -1, not a finite number of seconds >= 0");
+    refused([](json& j) { j["wall_s"] = 1e300; }, "wall_s is 1e+300 s, but the load has run for 10 s");
+    refused([](json& j) { j["wall_s"] = 100; }, "but the load has run for 10 s");
+    // NaN and infinity cannot be written in JSON; an overflowing literal must not become one.
+    LoadOutcome o;
+    std::uint64_t dropped = 0;
+    std::string error;
+    std::string text = good.dump();
+    const std::string wall = "\"wall_s\":" + good["wall_s"].dump();
+    REQUIRE(text.find(wall) != std::string::npos);
+    text.replace(text.find(wall), wall.size(), "\"wall_s\":1e999");
+    const bool decoded = runara::decode_outcome(text, spec.slo, spec.max_lengths, o, dropped, error);
+    CHECK_FALSE((decoded && runara::check_outcome(spec, o, dropped, {}, 10, error)));
+    CHECK_FALSE(error.empty());
+    o = honest_outcome(spec, 12);
+    for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+      o.wall_s = bad;
+      error.clear();
+      CHECK_FALSE(runara::check_outcome(spec, o, 0, {}, 10, error));
+      CHECK_THAT(error, Catch::Contains("not a finite number of seconds >= 0"));
+    }
+    refused([](json& j) { j["stats"]["first_sent_ns"] = -5; }, "first_sent_ns is -5: before the load's start");
+    refused([](json& j) { j["stats"]["last_done_ns"] = 20'000'000'000ll; }, "last_done_ns is 20000000000");
+    refused([](json& j) { j["stats"]["first_due_ns"] = j["stats"]["last_due_ns"].get<std::int64_t>() + 1; }, "out of order");
+    refused([](json& j) { j["stats"]["tokens_per_second"] = json(std::vector<int>(30, 1)); }, "tokens_per_second covers 30 s");
+  }
+  SECTION("counters that do not add up") {
+    refused([](json& j) { j["stats"]["good"] = 10; }, "do not fit the 9 completed");
+    refused([](json& j) { j["stats"]["usage_counted"] = 3; }, "do not fit the 9 completed");
+    refused([](json& j) { j["stats"]["errors"][2] = 2; }, "the errors by kind add up to 2, not the 1 failed");
+    refused([](json& j) { j["stats"]["statuses"]["200"] = 50; }, "the HTTP statuses count");
+    refused([](json& j) { j["left_out"] = 13; }, "more requests left out of requests.jsonl than finished");
+  }
+  SECTION("the load's shape") {
+    refused([](json& j) { j["max_in_flight"] = 5; }, "max_in_flight is 5, outside 0 ... 4");
+    refused([](json& j) { j["max_in_flight"] = -1; }, "max_in_flight is -1");
+    refused([](json& j) { j["threads"] = 0; }, "threads is 0");
+    refused([](json& j) { j["max_rss_kb"] = -2; }, "max_rss_kb is -2");
+  }
+}
+
+TEST_CASE("agent protocol: an open loop bound by duration is held to its schedule's arrivals", "[agent_protocol][agent_plausibility]") {
+  LoadSpec spec = http_spec();
+  spec.concurrency = 0;
+  spec.rate = 10;
+  spec.duration_s = 2;
+  spec.arrival = runara::Arrival::kConstant;
+  // Due at 0, 0.1, ... 2.0 s: 21 arrivals.
+  CHECK(runara::possible_requests(spec, 21));
+  CHECK_FALSE(runara::possible_requests(spec, 22));
+  for (const auto arrival : {runara::Arrival::kPoisson, runara::Arrival::kGamma}) {
+    spec.arrival = arrival;
+    spec.burstiness = 0.5;
+    runara::ArrivalSchedule schedule(spec.rate, spec.arrival, spec.burstiness, spec.seed);
+    std::uint64_t arrivals = 0;
+    while (schedule.next_ns() <= 2'000'000'000) ++arrivals;
+    INFO("arrivals " << arrivals);
+    CHECK(runara::possible_requests(spec, arrivals));
+    CHECK_FALSE(runara::possible_requests(spec, arrivals + 1));
+    LoadOutcome o = honest_outcome(spec, arrivals + 1);
+    o.max_in_flight = 1;
+    std::string error;
+    CHECK_FALSE(runara::check_outcome(spec, o, 0, {}, 10, error));
+    CHECK_THAT(error, Catch::Contains("more than the arrivals its schedule has in 2 s at 10/s"));
+  }
+  // Past the walk, a bound with a wide margin: twice the mean plus the walk.
+  spec.arrival = runara::Arrival::kConstant;
+  spec.rate = 1e6;
+  spec.duration_s = 3600;
+  CHECK(runara::possible_requests(spec, runara::kScheduleWalk + 1));
+  CHECK(runara::possible_requests(spec, 7'000'000'000ull));
+  CHECK_FALSE(runara::possible_requests(spec, 7'300'000'000ull));
 }
 
 // ---------------------------------------------------------------- LatencyHistogram::from_state

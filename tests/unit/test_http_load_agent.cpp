@@ -4,6 +4,7 @@
 // deadline, SIGKILL of runara) checked with the processes left on the "remote" (this machine).
 #include "child_process.hpp"
 #include "eventually.hpp"
+#include "load/agent_protocol.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
 #include "test_processes.hpp"
@@ -13,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace {
@@ -316,6 +319,103 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
   const auto r = t.run(load, {"--load-agent", t.base + "/no-such-agent"});
   INFO(all(r));
   CHECK(r.out.find("option 'on': the load agent " + t.base + "/no-such-agent is not an executable file here") != std::string::npos);
+}
+
+namespace {
+
+// A request record as the engine writes it: request i, due i us after the start.
+runara::RequestRecord fake_record(std::uint64_t i) {
+  runara::RequestRecord r;
+  r.index = i;
+  r.intended_ns = static_cast<std::int64_t>(i) * 1000;
+  r.sent_ns = r.intended_ns + 10;
+  r.first_token_ns = r.intended_ns + 20;
+  r.done_ns = r.intended_ns + 30;
+  r.input_tokens = 4;
+  r.output_tokens = 5;
+  r.chunks = 5;
+  r.status = 200;
+  return r;
+}
+
+// The "S ..." line an agent would end with after `n` such records.
+std::string fake_outcome_line(std::uint64_t n, const std::function<void(nlohmann::json&)>& edit = {}) {
+  runara::LoadOutcome o;
+  std::atomic<std::uint64_t> taken{0};
+  for (std::uint64_t i = 0; i < n; ++i) {
+    o.stats.add(fake_record(i), {}, "");
+    o.lengths.add(fake_record(i), taken);
+  }
+  o.wall_s = 0.01;
+  o.max_in_flight = 1;
+  o.threads = 1;
+  o.agent_max_rss_kb = 2000;
+  auto j = nlohmann::json::parse(runara::encode_outcome(o, 0));
+  if (edit) edit(j);
+  return "S " + j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("http_load agent: a hostile agent's records and results are held to the load asked for", "[http_load_agent][ssh][agent_plausibility]") {
+  AgentRun t(streaming());
+  const std::string pongs = "echo 'runara-agent 1 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
+  // `n` records, as fast as sh writes them, then `last` (the outcome line, or nothing).
+  const auto agent = [&](int n, const std::string& last) {
+    const std::string outcome = t.base + "/outcome-" + std::to_string(t.fakes + 1);
+    std::ofstream(outcome) << last << (last.empty() ? "" : "\n");
+    return t.fake_agent(pongs + "i=0; while [ $i -lt " + std::to_string(n) +
+                        " ]; do echo \"R $i $((i*1000)) $((i*1000+10)) $((i*1000+20)) $((i*1000+30)) 4 5 5 0 200 0 0\"; i=$((i+1)); done; cat " +
+                        outcome + "; while read l; do :; done");
+  };
+  SECTION("max_request_lines holds: 5000 records, 100 in requests.jsonl, the rest counted") {
+    const auto r = t.run(R"(
+      local s = ssh.connect("SSH_HOST")
+      local res = http_load.run{ on = s, url = "LLM_URL", model = "fake-model", duration = 5, max_request_lines = 100,
+                                 name = "flood", quiet = true }
+      print("completed", res.completed, "left out", res.request_lines_left_out)
+    )", {"--load-agent", agent(5000, fake_outcome_line(5000))});
+    INFO(all(r));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("completed\t5000\tleft out\t4900") != std::string::npos);
+    CHECK(lines_in(t.out + "/flood/requests.jsonl") == 100);
+    CHECK(t.result("flood")["request_lines_left_out"] == 4900);
+  }
+  const std::string ten = R"(
+    local s = ssh.connect("SSH_HOST")
+    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x", quiet = true })
+    print("ended", ok, err)
+  )";
+  struct Case {
+    const char* what;
+    int records;
+    std::string outcome;
+    const char* expected;
+  } cases[] = {
+      {"more records than requests", 11, "",
+       "sent an impossible request record: request 10 is past the load's 10 requests"},
+      {"more completed than requested", 0, fake_outcome_line(11),
+       ": the agent's results are impossible: 11 requests finished (11 completed, 0 failed), but the load asked for 10"},
+      {"negative throughput", 10, fake_outcome_line(10, [](nlohmann::json& j) { j["stats"]["output_tokens"] = -50; }),
+       "the agent's results are impossible: total_output_tokens is -50: a count cannot be negative"},
+      {"a wall time longer than the load ran", 10, fake_outcome_line(10, [](nlohmann::json& j) { j["wall_s"] = 1e9; }),
+       "the agent's results are impossible: wall_s is 1e+09 s, but the load has run for"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const auto r = t.run(ten, {"--load-agent", agent(c.records, c.outcome)});
+    INFO(all(r));
+    CHECK(r.out.find("ended\tfalse") != std::string::npos);
+    CHECK(r.out.find(c.expected) != std::string::npos);
+    CHECK(r.out.find("the load agent on 127.0.0.1 (root@" + t.ssh_host() + ")") != std::string::npos);  // the machine, named
+    // The load's files hold what arrived, within the load: never more than it asked for.
+    const auto result = t.result("x");
+    CHECK(result["completed"].get<int>() <= 10);
+    CHECK(result["total_output_tokens"].get<long>() >= 0);
+    CHECK(eventually([&t] { return t.agents_running() == 0; }, 10));
+    std::error_code ignored;
+    fs::remove_all(t.out, ignored);
+  }
 }
 
 TEST_CASE("http_load agent: a secret the load carries goes only where it may, and comes back masked", "[http_load_agent][ssh]") {

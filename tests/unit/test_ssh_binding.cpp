@@ -400,6 +400,32 @@ TEST_CASE("ssh exec of 100 MB of output keeps memory bounded", "[ssh][ssh_lua]")
   CHECK(fs::file_size(t.out + "/ssh/127.0.0.1.log") > 100000000);
 }
 
+TEST_CASE("ssh spawn: 20 MB of empty lines never read keeps memory bounded", "[ssh][ssh_lua]") {
+  // Each empty line costs a std::string in the backlog (32 bytes) though it holds 0 bytes: the
+  // backlog's 4 MiB bound counted bytes only, and this took 680 MB past --max-memory 64M.
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string lines = "5000000";  // 20 million take the sanitized build 90 s
+#else
+  const std::string lines = "20000000";
+#endif
+  SshRun t;
+  const auto r = t.run(replace_all(R"(
+    local s = ssh.connect("HOST")
+    local p = s:spawn("head -c LINES /dev/zero | tr '\\0' '\\n'", { quiet = true })
+    local res = p:wait()
+    local kept = 0
+    for _ in p:lines() do kept = kept + 1 end
+    print("bytes", res.stdout_bytes, "kept", kept)
+  )", "LINES", lines), {"--max-memory", "64M"}, 180);
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("bytes\t" + lines + "\tkept\t131072\n") != std::string::npos);  // 4 MiB / 32 bytes a line
+  CHECK(all(r).find(":lines() is not keeping up; dropping the oldest lines") != std::string::npos);
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine alone holds 256 MiB of freed blocks
+  CHECK(r.max_rss_kb < 96 * 1024);
+#endif
+}
+
 TEST_CASE("ssh refuses hosts not granted, unknown and changed host keys, and a wrong key", "[ssh][ssh_lua]") {
   SshRun t;
   const std::string body = R"(
