@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/text.hpp"
 #include "lua_args.hpp"
 #include "permissions.hpp"
 #include "runara/runtime.hpp"
@@ -192,6 +193,9 @@ LoginPlan plan_login(lua_State* L, Context& ctx) {
   }
   if (plan.name.empty()) plan.name = plan.machine ? plan.machine->name : plan.host;
   if (plan.name.empty()) plan.name = plan.host;
+  // The name prefixes the machine's lines on the terminal and names it in log lines: one line,
+  // with nothing a terminal obeys (a script's `name` could hold ESC or a line feed).
+  plan.name = visible(plan.name, LineFeeds::show);
 
   if (!plan.machine && !host_allowed(ctx.permissions(), plan.host, plan.port)) {
     const std::string hp = (plan.host.find(':') != std::string::npos ? "[" + plan.host + "]" : plan.host) + ":" +

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.hpp"
 #include "libedit_lazy.hpp"
 
 #include "signals.hpp"
@@ -105,13 +106,14 @@ bool run_repl(Runtime& runtime) {
     add_history(buffer.c_str());
     if (!history.empty()) write_history(history.c_str());
     buffer.clear();
+    // Values and errors may hold a machine's or a script's text: made visible (base/text.hpp).
     if (result.kind == EvalResult::Kind::ok && !result.text.empty()) {
-      std::printf("%s\n", result.text.c_str());
+      std::printf("%s\n", visible(result.text).c_str());
     } else if (result.kind == EvalResult::Kind::error) {
-      std::fprintf(stderr, "error: %s\n", result.text.c_str());
+      std::fprintf(stderr, "error: %s\n", visible(result.text).c_str());
       failed = failed || piped;
     } else if (result.kind == EvalResult::Kind::stopped) {
-      std::fprintf(stderr, "%s\n", result.text.c_str());
+      std::fprintf(stderr, "%s\n", visible(result.text).c_str());
       break;
     }
     std::fflush(stdout);

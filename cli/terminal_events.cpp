@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text.hpp"
 #include "progress_throttle.hpp"
 #include "watchdog.hpp"
 
@@ -55,8 +56,18 @@ int report_outcome(const Outcome& outcome) {
     return static_cast<int>(outcome.exit);
   }
   if (outcome.exit != Exit::ok) {
-    std::fprintf(stderr, "runara: %s\n", outcome.message.c_str());
-    if (!outcome.traceback.empty()) std::fprintf(stderr, "%s\n", outcome.traceback.c_str());
+    // The message and traceback hold the script's text (an error message, chunk names) and
+    // machines' (a failed command's stderr): made visible, and no later line of them starts where
+    // runara's own lines do (the message's continuations are indented under its text; every
+    // traceback line after "stack traceback:" starts with a tab, as Lua writes its frames).
+    std::fprintf(stderr, "runara: %s\n", indent_continuations(visible(outcome.message), 8).c_str());
+    if (!outcome.traceback.empty()) {
+      std::string traceback = visible(outcome.traceback);
+      for (std::size_t at = traceback.find('\n'); at != std::string::npos; at = traceback.find('\n', at + 1)) {
+        if (at + 1 == traceback.size() || traceback[at + 1] != '\t') traceback.insert(at + 1, 1, '\t');
+      }
+      std::fprintf(stderr, "%s\n", traceback.c_str());
+    }
   }
   if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
   return static_cast<int>(outcome.exit);

@@ -112,6 +112,13 @@ class Printer {
     for (char c : s) {
       if (c == '"' || c == '\\') text += '\\';
       if (c == '\n') { text += "\\n"; continue; }
+      if (c == '\r') { text += "\\r"; continue; }
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {  // ESC and the like, as Lua writes them
+        char escape[8];
+        std::snprintf(escape, sizeof escape, "\\%03d", static_cast<unsigned char>(c));
+        text += escape;
+        continue;
+      }
       text += c;
       if (text.size() > kPrettyMaxBytes) break;
     }

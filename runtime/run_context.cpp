@@ -36,8 +36,32 @@ std::string elapsed_stamp(double seconds) {
 
 }  // namespace
 
+// Text on its way to the terminal or run.log: secrets masked, then made visible (base/text.hpp:
+// control bytes as cat -v shows them), then masked again when that changed anything, so a value
+// that only appears once escapes are written out (a secret holding "^[", say) is masked too. The
+// first pass matches the raw value, as everywhere else, with masks as long as the value
+// (SecretMask untouched). Masks hold no control byte or line feed, so for a secret without one
+// the escaping, and whether the second pass runs, depend on the text alone: no timing oracle.
+// `indent` > 0: continuation lines of a log entry, indented by that much.
+std::string Runtime::Impl::shown(std::string_view text, LineFeeds line_feeds, std::size_t indent) const {
+  std::string out = redact(text);
+  bool changed = make_visible(out, line_feeds);
+  if (indent > 0 && out.find('\n') != std::string::npos) {
+    out = indent_continuations(out, indent);
+    changed = true;
+  }
+  return changed ? redact(out) : out;
+}
+
+// One log entry. Its text may be runara's own (a task's traceback spans lines: kept readable),
+// a script's (runara.log, an error message, a chunk name in a traceback), a machine's or a
+// server's, and one message often joins them ("task 3 failed: " + the script's error + a
+// traceback): so the rule is on the entry, not its source. Only runara writes a line's start,
+// the "[   1.234] " stamp; every later line of the entry is indented by the stamp's width, so no
+// text can put a forged "[   0.001] ..." line at the start of a line of the terminal or run.log.
 void Runtime::Impl::log(std::string_view line) {
-  const std::string text = elapsed_stamp(monotonic_seconds() - started_at_) + redact(line);
+  const std::string stamp = elapsed_stamp(monotonic_seconds() - started_at_);
+  const std::string text = stamp + shown(line, LineFeeds::keep, stamp.size());
   output_.append_log(text);
   if (events_.log) {
     events_.log(text);
@@ -49,7 +73,7 @@ void Runtime::Impl::log(std::string_view line) {
 // run.log gets a plain copy every few seconds, so a log read later (or tailed in CI) shows how
 // a long load or boot went; only into a folder that exists already (progress creates none).
 void Runtime::Impl::progress(std::string_view line) {
-  const std::string clean = redact(line);
+  const std::string clean = shown(line, LineFeeds::show);  // one line, redrawn in place
   if (output_.created() && log_progress_.due(monotonic_seconds())) {
     output_.append_log(elapsed_stamp(monotonic_seconds() - started_at_) + clean);
   }
@@ -71,8 +95,11 @@ std::string Runtime::Impl::readable_path(const std::string& path, std::string& e
   return script_readable_path(*this, path, error);
 }
 
+// The script's standard output, and machine lines (s:exec, s:spawn): a script may print line
+// feeds and tabs, nothing a terminal obeys; a CR shows as ^M (it would let a line overwrite
+// another, a forged one over runara's own).
 void Runtime::Impl::print(std::string_view text) {
-  const std::string clean = redact(text);
+  const std::string clean = shown(text, LineFeeds::keep);
   if (events_.print) {
     events_.print(clean);
   } else {

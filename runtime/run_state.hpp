@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text.hpp"
 #include "lua_heap.hpp"
 #include "runara/memory_budget.hpp"
 #include "permissions.hpp"
@@ -52,6 +53,8 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   }
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
+  // Redacted and made visible for the terminal and run.log (run_context.cpp).
+  std::string shown(std::string_view text, LineFeeds line_feeds, std::size_t indent = 0) const;
   SecretMask secret_mask() const override { return secrets_.mask(); }
   std::string secret_value(lua_State* L, int index) override;
   std::string secret_name(lua_State* L, int index) const override {

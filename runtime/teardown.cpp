@@ -1,6 +1,8 @@
 // The end of a run, whatever ended it: leftover tasks are cancelled and reported, every
 // primitive tears down what it created (on the event loop, under its own time budget, with no
 // script code involved), and what was measured is written out.
+#include <cstring>
+
 #include "lua_values.hpp"
 #include "run_state.hpp"
 
@@ -128,9 +130,9 @@ void Runtime::Impl::record_ending(const Outcome& end) {
   write_results();
   char stamp[32];
   std::snprintf(stamp, sizeof stamp, "[%8.3f] ", monotonic_seconds() - started_at_);
-  if (whole.exit != Exit::ok) {
-    output_.append_log(stamp + redact("error: " + whole.message));
-    if (!whole.traceback.empty()) output_.append_log(redact(whole.traceback));
+  if (whole.exit != Exit::ok) {  // one entry, as log() writes them: the script's message cannot forge a line
+    output_.append_log(stamp + shown("error: " + whole.message + (whole.traceback.empty() ? "" : "\n" + whole.traceback),
+                                     LineFeeds::keep, std::strlen(stamp)));
   }
   output_.append_log(std::string(stamp) + "exit status " + std::to_string(static_cast<int>(whole.exit)) + " (" +
                      run_status(whole.exit) + ")");

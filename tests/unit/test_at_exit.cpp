@@ -129,7 +129,7 @@ TEST_CASE("runara.at_exit stays in the box: no waiting, no tasks, a time budget,
   }
 }
 
-TEST_CASE("--on names a machine or a server, grants it, and the script sees runara.on", "[cli]") {
+TEST_CASE("runara --on names a machine or a server, grants it, and the script sees runara.on", "[cli]") {
   const std::string out = temp_dir("cli-on");
   auto r = run_runara({"--out", out + "/a", "--on", "bench@10.0.0.5:2222", "--on", "https://llm.example.com/", "-e",
                        "local m = runara.on.machine print(m.user, m.host, m.port, runara.on.endpoint)"});

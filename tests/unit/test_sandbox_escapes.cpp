@@ -11,7 +11,10 @@
 //
 // Whatever the ending, a run must never print ESCAPED, never show the secret value (not even
 // reversed or hex-encoded), never create, change or delete anything outside its output folder,
-// and finish within a bound (for watchdog attempts: --max-runtime + 2 s).
+// and finish within a bound (for watchdog attempts: --max-runtime + 2 s). Its stdout, stderr and
+// run.log hold no byte a terminal obeys (ESC, BEL, CR, C1 CSI: docs/cli.md, "Output"), and no line
+// of its stderr or run.log starts with "[   0.001] FORGED" (the forged log line of the term_*
+// attempts).
 //
 // The throwaway folder of one attempt looks like this (the fixtures the attempts aim at):
 //   base/script/<attempt>.lua   a copy of the attempt: the script's own folder
@@ -293,6 +296,25 @@ std::string tail(const std::string& text, std::size_t n = 2000) {
   return text.size() <= n ? text : "..." + text.substr(text.size() - n);
 }
 
+// The first byte of `text` a terminal would obey (ESC, BEL, CR, backspace, DEL, a C1 CSI), as
+// "0xNN at N", or "".
+std::string raw_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c == 0x9b && (i == 0 || static_cast<unsigned char>(text[i - 1]) < 0x80 || text[i - 1] == '\xc2'))) {
+      char where[48];
+      std::snprintf(where, sizeof where, "0x%02x at %zu", c, i);
+      return where;
+    }
+  }
+  return {};
+}
+
+bool forged_log_line(const std::string& text) {
+  const std::string forged = "[   0.001] FORGED";
+  return text.rfind(forged, 0) == 0 || text.find("\n" + forged) != std::string::npos;
+}
+
 // ---- one attempt ----
 
 void check_attempt(const Attempt& a) {
@@ -347,6 +369,21 @@ void check_attempt(const Attempt& a) {
       CHECK(r.err.find("memory limit") != std::string::npos);
       break;
   }
+
+  // Nothing a terminal obeys, and no forged log line, on the terminal or in run.log.
+  std::string run_log;
+  {
+    std::error_code none;
+    for (auto it = fs::recursive_directory_iterator(box.run / "results", none); !none && it != fs::recursive_directory_iterator();
+         it.increment(none)) {
+      if (!it->is_symlink() && it->path().filename() == "run.log") run_log += read_file(it->path());
+    }
+  }
+  CHECK(raw_control(r.out) == "");
+  CHECK(raw_control(r.err) == "");
+  CHECK(raw_control(run_log) == "");
+  CHECK_FALSE(forged_log_line(r.err));
+  CHECK_FALSE(forged_log_line(run_log));
 
   // No secret in what the run printed or wrote.
   const auto secrets = secret_values(a);
