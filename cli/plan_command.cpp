@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.hpp"
 #include "cli_options.hpp"
 #include "signals.hpp"
 #include "sim_mode.hpp"
@@ -20,11 +21,14 @@ namespace {
 constexpr double kTimeScale = 0.02;
 
 // A message on one line, at most `max` bytes (a failed rehearsal's error may carry a log's tail).
+// A script's text (its error, the names it chose) on one terminal line: nothing in it a terminal
+// would act on (base/text.hpp's visible(), as for every other line a script reaches).
 std::string one_line(std::string text, std::size_t max) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text.size() > max ? text.substr(0, max) + "..." : text;
+  if (text.size() > max) text = text.substr(0, max) + "...";
+  return visible(text, LineFeeds::show);
 }
 
 std::string money(double usd) {
@@ -40,8 +44,8 @@ void print_machines(const std::vector<sim::SimulatedDroplet>& created, int peak)
   }
   std::printf("It creates %zu machine%s (at most %d at once):\n", created.size(), created.size() == 1 ? "" : "s", peak);
   for (const auto& d : created)
-    std::printf("  %-22s %-6s image %-18s %s/h\n", d.size_slug.c_str(), d.region_slug.c_str(), d.image_slug.c_str(),
-                money(d.price_hourly).c_str());
+    std::printf("  %-22s %-6s image %-18s %s/h\n", one_line(d.size_slug, 100).c_str(), one_line(d.region_slug, 100).c_str(),
+                one_line(d.image_slug, 100).c_str(), money(d.price_hourly).c_str());
 }
 
 void print_worst_case(const std::vector<sim::SimulatedDroplet>& created, const Options& o) {
@@ -67,7 +71,9 @@ void print_permissions(const Options& o, const std::set<std::string>& denied) {
   std::printf("Permissions:");
   for (std::size_t i = 0; i < given.size(); ++i) std::printf("%s %s", i ? "," : "", given[i].c_str());
   std::printf(given.empty() ? " none granted; it reaches only its own folder and its own machines\n" : " (granted here)\n");
-  for (const auto& grant : denied) std::printf("  it asked for what only %s allows (not granted here)\n", grant.c_str());
+  for (const auto& grant : denied) {
+    std::printf("  it asked for what only %s allows (not granted here)\n", one_line(grant, 300).c_str());
+  }
 }
 
 }  // namespace

@@ -145,6 +145,21 @@ TEST_CASE("a secret that only appears once escapes are written out is masked too
   }
 }
 
+TEST_CASE("runara plan prints a script's error and the grants it asked for made visible", "[cli][terminal]") {
+  const std::string dir = runara::test::temp_dir("terminal-text");
+  const std::string script = runara::test::write_temp_file(dir, "plan_attack.lua",
+      "pcall(os.getenv, 'GRANT\\27]52;c;ZXZpbA==\\7')\n"
+      "error('stopped \\27]0;title\\7 \\27[2J')\n");
+  const auto r = runara::test::run_runara({"plan", script}, 60);
+  INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  CHECK(r.exit_code == 1);  // the script failed: the plan says until where it got
+  CHECK(contains(r.out, "until: "));
+  CHECK(contains(r.out, "stopped ^[]0;title^G ^[[2J"));
+  CHECK(contains(r.out, "--allow-env GRANT^[]52;c;ZXZpbA==^G"));
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find('\a') == std::string::npos);
+}
+
 TEST_CASE("ssh: machine lines, a session's name and a failed command's stderr reach the terminal and run.log made "
           "visible, no forged line", "[ssh][ssh_lua][terminal]") {
   runara::test::SshdFixture sshd;
