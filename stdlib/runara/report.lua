@@ -38,8 +38,8 @@ local KINDS = { throughput = true, latency = true, concurrent = true, load = tru
 
 local function fail(fn, fmt, ...) error("report" .. fn .. ": " .. string.format(fmt, ...), 3) end
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
-local function num(v) return finite(v) and v or nil end
+local report_format = require("runara.report_format")
+local finite, num = report_format.finite, report_format.num
 
 function M.new(opts)
   opts = opts or {}

@@ -3,8 +3,8 @@
 -- function is a report's method (self: the report). See report.lua.
 local M = {}
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
-local function num(v) return finite(v) and v or nil end
+local report_format = require("runara.report_format")
+local finite, num = report_format.finite, report_format.num
 
 local function gb(bytes) return bytes and math.floor(bytes / 1e9 * 10 + 0.5) / 10 end
 

@@ -1,6 +1,6 @@
--- runara.report_format: what both renderers (report_markdown.lua, report_html.lua) share:
--- numbers as text, escaping for HTML and for Markdown, and the machine column of a comparison's
--- tables.
+-- runara.report_format: what the report modules share: numbers as text (and finite(), num() for
+-- figures that may be NaN or infinite), escaping for HTML and for Markdown, and the machine column
+-- of a comparison's tables.
 
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
 
@@ -39,8 +39,12 @@ local function with_machine_column(v, columns)
   return out
 end
 
+-- A finite number as is; nil for NaN, ±inf and non-numbers (what results.json may hold).
+local function num(v) return finite(v) and v or nil end
+
 return {
   finite = finite,
+  num = num,
   f = f,
   fv = fv,
   gb = gb,

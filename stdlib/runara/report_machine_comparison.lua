@@ -3,7 +3,7 @@
 -- NVIDIA machine beside another one, results.json's `comparable_nvidia`. See report.lua.
 local M = {}
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("runara.report_format").finite
 
 -- The comparison of several machines: one row per figure any of them measured.
 function M.machine_comparison(self, b, recs)

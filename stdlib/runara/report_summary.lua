@@ -5,7 +5,7 @@ local compare = require("runara.report_machine_comparison")
 
 local M = {}
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("runara.report_format").finite
 
 -- The report's method rep:summary (self: the report; paths: what write() returned, or nil).
 function M.summary(self, paths)

@@ -21,7 +21,7 @@ function M.escape(text)
 end
 local esc = M.escape
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("runara.report_format").finite
 local function usable(v) return finite(v) and v >= -LIMIT and v <= LIMIT end
 
 -- Round-number ticks from the last at or below lo to the first at or above hi; at most MAX_TICKS + 1.

@@ -2,7 +2,7 @@
 -- concurrencies (same columns): NAME.json (a list, one object per point) and NAME.csv.
 local M = {}
 
-local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+local finite = require("runara.report_format").finite
 
 local SWEEP_COLUMNS = { "label", "load_model", "max_concurrency", "request_rate", "num_prompts", "completed", "failed",
   "duration", "request_throughput", "request_goodput", "output_throughput", "total_token_throughput",

@@ -196,7 +196,6 @@ function Scenario:machine(spec)
   end
   if spec.gpu ~= false and m.info.gpu_backend then
     m.gpu = gpu_metrics.start(m.session, { interval = spec.gpu_interval or 1 })
-    self.samplers[#self.samplers + 1] = m.gpu
     if not rep.gpu_sampler then rep.gpu_sampler = m.gpu end
   end
   self.machines[#self.machines + 1] = m
@@ -298,7 +297,7 @@ function M.run(decl, body)
   local title = decl.title
   if type(title) == "function" then title = title(params, M.target_words(params.size)) end
   local rep = report.new{ title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
-  local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {}, samplers = {} }, Scenario)
+  local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {} }, Scenario)
   rep:set("params", params)
   runara.at_exit(function(ending)
     if sc.written then return end

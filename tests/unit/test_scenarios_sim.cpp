@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "sim_teardown_checks.hpp"
 #include "eventually.hpp"
 #include "test_processes.hpp"
 #include "test_text.hpp"
@@ -23,9 +24,6 @@ const std::string kScripts = std::string(RUNARA_SOURCE_DIR) + "/scripts/";
 const std::string kSecret = "hf_TEST_SECRET_5f0c1e7d9a";
 
 json results(const std::string& out) { return json::parse(read_all(out + "/results.json")); }
-
-// Where the simulated cloud of the run writing to `out` keeps its machines (TMPDIR/runara-sim-*).
-std::string sim_tmp(const std::string& out) { return out.substr(0, out.rfind('/')) + "/tmp"; }
 
 // Runs a scenario under --sim with HF_TOKEN granted (so it could leak), in `out`.
 ChildResult rehearse(const std::string& script, const std::string& out, std::vector<std::string> params = {},
@@ -46,22 +44,6 @@ void check_no_secret_anywhere(const std::string& out) {
   }
 }
 
-// Every droplet destroyed, the run's ssh key deleted, and no simulated machine (an sshd, its
-// sessions, a server started there) left running or on disk.
-void check_torn_down(const ChildResult& r, const std::string& out, int droplets = 1) {
-  std::size_t gone = 0;
-  for (auto at = r.err.find("is gone"); at != std::string::npos; at = r.err.find("is gone", at + 1)) ++gone;
-  CHECK(gone == static_cast<std::size_t>(droplets));
-  CHECK(r.err.find("ssh key runara-") != std::string::npos);
-  CHECK(r.err.find(" deleted") != std::string::npos);
-  const std::string machines = sim_tmp(out) + "/runara-sim-";
-  CHECK(eventually([&] { return processes_mentioning(machines) == 0; }, 10));
-  bool folder_left = false;
-  for (const auto& e : std::filesystem::directory_iterator(sim_tmp(out))) {
-    if (e.path().filename().string().rfind("runara-sim-", 0) == 0) folder_left = true;
-  }
-  CHECK_FALSE(folder_left);
-}
 
 // Circles a chart series holds in report.html.
 int points_of(const std::string& html, const std::string& series) {

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "sim_teardown_checks.hpp"
 #include "eventually.hpp"
 #include "loopback_fixtures.hpp"
 #include "loopback_socket.hpp"
@@ -59,6 +60,18 @@ int count_of(const std::string& text, const std::string& part) {
   int n = 0;
   for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
   return n;
+}
+
+// The flagship's suite in results.json (every load, a throughput) and both reports on disk.
+void check_flagship_report(const json& j, const std::string& out) {
+  const json& loads = j["benchmarks"]["loads"];
+  for (const char* load : {"throughput", "ttft", "concurrent_10", "concurrent_32"}) {
+    INFO(load);
+    CHECK(loads.contains(load));
+  }
+  CHECK(j["benchmarks"]["throughput"]["tokens_per_second"].get<double>() > 0);
+  CHECK(std::filesystem::exists(out + "/report.md"));
+  CHECK(std::filesystem::exists(out + "/report.html"));
 }
 
 // A process seen in /proc: its id and its command line (arguments joined by spaces).
@@ -218,21 +231,6 @@ void check_no_droplet(const ChildResult& r) {
   CHECK_FALSE(contains(r.err, "simulated cloud"));
 }
 
-// --sim helpers (the same conventions as test_scenarios_sim.cpp).
-std::string sim_tmp(const std::string& out) { return out.substr(0, out.rfind('/')) + "/tmp"; }
-
-void check_droplet_destroyed(const ChildResult& r, const std::string& out, int droplets = 1) {
-  CHECK(count_of(r.err, "is gone") == droplets);
-  CHECK(contains(r.err, "ssh key runara-"));
-  CHECK(contains(r.err, " deleted"));
-  const std::string machines = sim_tmp(out) + "/runara-sim-";
-  CHECK(eventually([&] { return processes_mentioning(machines) == 0; }, 10));
-  bool folder_left = false;
-  for (const auto& e : std::filesystem::directory_iterator(sim_tmp(out))) {
-    if (e.path().filename().string().rfind("runara-sim-", 0) == 0) folder_left = true;
-  }
-  CHECK_FALSE(folder_left);
-}
 
 void check_partial_reports(const std::string& out) {
   const json j = results_or_empty(out);
@@ -379,7 +377,7 @@ json interrupted_under_sim(const std::string& script, std::vector<std::string> p
   CHECK(at(j, "/metadata/simulated") == true);
   CHECK(contains(r.out, "PARTIAL report: "));
   CHECK(count_of(r.err, "destroying droplet") == droplets);
-  check_droplet_destroyed(r, out, droplets);
+  check_torn_down(r, out, droplets);
   return j;
 }
 
@@ -461,14 +459,7 @@ TEST_CASE("llama70b_fp8 --on your machine over ssh: a full report and no droplet
   const std::string ran_on = j["metadata"].value("ran_on", "");
   CHECK(contains(ran_on, "your machine"));
   CHECK(contains(ran_on, m.on()));
-  const json& loads = j["benchmarks"]["loads"];
-  for (const char* load : {"throughput", "ttft", "concurrent_10", "concurrent_32"}) {
-    INFO(load);
-    CHECK(loads.contains(load));
-  }
-  CHECK(j["benchmarks"]["throughput"]["tokens_per_second"].get<double>() > 0);
-  CHECK(std::filesystem::exists(out + "/report.md"));
-  CHECK(std::filesystem::exists(out + "/report.html"));
+  check_flagship_report(j, out);
   CHECK(contains(read_all(out + "/report.md"), m.on()));
   CHECK_FALSE(contains(read_all(out + "/report.md"), "PARTIAL"));
   check_no_droplet(r);
@@ -521,14 +512,7 @@ TEST_CASE("llama70b_fp8 --on a running OpenAI-compatible server: loads sent from
     // entries have ids "modelperm-..."); those are not models it serves.
     CHECK(contains(r.err, "serves fake-model, not meta-llama/Llama-3.3-70B-Instruct"));
     CHECK_FALSE(contains(r.err, "modelperm"));
-    const json& loads = j["benchmarks"]["loads"];
-    for (const char* load : {"throughput", "ttft", "concurrent_10", "concurrent_32"}) {
-      INFO(load);
-      CHECK(loads.contains(load));
-    }
-    CHECK(j["benchmarks"]["throughput"]["tokens_per_second"].get<double>() > 0);
-    CHECK(std::filesystem::exists(out + "/report.md"));
-    CHECK(std::filesystem::exists(out + "/report.html"));
+    check_flagship_report(j, out);
     check_no_droplet(r);
     // The server measured is the one named: runara neither stops nor starts one.
     CHECK(contains(r.err, url + "/v1/completions"));
@@ -581,7 +565,7 @@ TEST_CASE("llama70b_fp8 under --sim with Ctrl-C during boot / model load / loads
   if (std::string(moment.phase) == "loads") CHECK(results(out)["benchmarks"]["loads"].contains("throughput"));
   CHECK(contains(r.out, "PARTIAL report: "));
   CHECK(contains(r.err, "destroying droplet"));
-  check_droplet_destroyed(r, out);
+  check_torn_down(r, out);
 
 #ifdef RUNARA_CHROMIUM
   if (std::string(moment.phase) == "loads") {  // the browser shows the PARTIAL banner
