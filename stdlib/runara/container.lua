@@ -10,6 +10,8 @@
 --
 -- Everything but vendor() is a pure function of its arguments (no machine, no clock), so each
 -- vendor's command line is unit-tested (tests/lua/test_container.lua). See docs/stdlib.md#runaracontainer.
+local errors = require("runara.errors")
+
 local M = {}
 
 -- Images per purpose and vendor. A purpose without a vendor's image has no such container: the
@@ -123,9 +125,8 @@ end
 -- What is wrong with a command spec (a message), or nil.
 local function spec_problem(spec)
   if type(spec) ~= "table" then return "argument must be a table, got " .. type(spec) end
-  for k in pairs(spec) do
-    if not SPEC[k] then return string.format("unknown option '%s' (options: %s)", tostring(k), table.concat(sorted_keys(SPEC), ", ")) end
-  end
+  local unknown = errors.unknown_option(spec, SPEC)
+  if unknown then return unknown end
   -- An image of the caller's own needs no image of ours for the purpose, only a known purpose.
   local problem = vendor_problem(spec.vendor, spec.image == nil and spec.purpose or nil)
   if problem then return problem end
