@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include "base/text.hpp"
 #include "cloud/do_client.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
@@ -29,7 +30,10 @@ constexpr double kGraceS = 60;
 
 std::FILE* g_log = nullptr;  // the guardian process's own log (one process, one run)
 
-void say(const std::string& line) {
+// One line of the guardian's log (and stderr). Droplet names and the API's answers in it pass
+// through visible(): they cannot drive a terminal reading the log or forge a line of it.
+void say(const std::string& text) {
+  const std::string line = visible(text, LineFeeds::show);
   char stamp[32];
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));

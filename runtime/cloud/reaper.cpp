@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include "base/text.hpp"
 #include "cloud/do_client.hpp"
 #include "cloud/leftover_survey.hpp"
 #include "cloud/ledger.hpp"
@@ -23,6 +24,11 @@ namespace runara {
 namespace {
 
 const std::string kRunTagPrefix = "runara:run-";
+
+// Text from the API or the ledger (names, tags, regions, statuses, the API's error messages) as
+// one terminal line: a droplet name chosen by a script or answered by the API cannot drive the
+// terminal or start a line of its own (base/text.hpp's visible(), as for all of runara's output).
+std::string shown(const std::string& text) { return visible(text, LineFeeds::show); }
 
 bool process_alive(std::int64_t pid) { return pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
@@ -65,10 +71,10 @@ void print_table(const std::vector<Leftover>& list, const std::set<std::string>&
   std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s\n", "RUN", "ALIVE", "DROPLET", "NAME", "STATUS", "SIZE",
               "$/H", "SINCE");
   for (const auto& l : list) {
-    std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s (%s)\n", l.run_id.c_str(),
-                live.count(l.run_id) ? "yes" : "no", l.id ? std::to_string(l.id).c_str() : "-", l.name.c_str(),
-                l.status.c_str(), l.size.c_str(), price_text(l.price_hourly).c_str(),
-                time_text(l.created_at).c_str(), l.source.c_str());
+    std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s (%s)\n", shown(l.run_id).c_str(),
+                live.count(l.run_id) ? "yes" : "no", l.id ? std::to_string(l.id).c_str() : "-", shown(l.name).c_str(),
+                shown(l.status).c_str(), shown(l.size).c_str(), price_text(l.price_hourly).c_str(),
+                time_text(l.created_at).c_str(), shown(l.source).c_str());
   }
 }
 
@@ -101,7 +107,10 @@ void print_json(const Survey& survey, const std::vector<Leftover>& list, const s
                         {"error", survey.error.empty() ? nlohmann::json() : nlohmann::json(survey.error)},
                         {"elsewhere", survey.elsewhere},
                         {"resources", resources}};
-  std::printf("%s\n", out.dump(2).c_str());
+  // ASCII only: control characters (C1 ones included) and everything else outside ASCII come out
+  // as JSON escapes, so the API's text cannot drive a terminal showing this either; bytes that are
+  // not UTF-8 (an API's error text) as U+FFFD instead of an exception that would cost the listing.
+  std::printf("%s\n", out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 // A live run's droplets with the run's own key: the line a user types to step in by hand.
@@ -110,7 +119,8 @@ void print_step_in(const std::vector<Leftover>& list, const std::set<std::string
     if (key.kind != "ssh_key" || key.private_key_path.empty() || !live.count(key.run_id)) continue;
     for (const auto& d : list) {
       if (d.kind == "droplet" && d.run_id == key.run_id && !d.ip.empty() && !d.foreign) {
-        std::printf("step in: ssh -i %s root@%s   # %s\n", key.private_key_path.c_str(), d.ip.c_str(), d.name.c_str());
+        std::printf("step in: ssh -i %s root@%s   # %s\n", shown(key.private_key_path).c_str(), shown(d.ip).c_str(),
+                    shown(d.name).c_str());
       }
     }
   }
@@ -120,7 +130,7 @@ void print_step_in(const std::vector<Leftover>& list, const std::set<std::string
 void note_elsewhere(const char* command, const Survey& survey) {
   for (const auto& place : survey.elsewhere) {
     std::fprintf(stderr, "runara %s: the ledger also holds %s: not looked at (set RUNARA_DO_API_URL and the "
-                 "token for that API to see them)\n", command, place.c_str());
+                 "token for that API to see them)\n", command, shown(place).c_str());
   }
 }
 
@@ -145,18 +155,20 @@ ReapOutcome destroy_runs(ApiSession& api, Ledger& ledger, const std::string& acc
   CleanupOptions options;
   options.account = account;
   std::vector<std::unique_ptr<RunCleanup>> cleanups;
-  auto say = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+  auto say = [](const std::string& line) { std::printf("%s\n", shown(line).c_str()); };
   for (const auto& run : runs) {
     cleanups.push_back(std::make_unique<RunCleanup>(api.loop(), api.client(), ledger, run, kRunTagPrefix + run,
                                                     options, say));
     cleanups.back()->start([&, run](CleanupReport report) {
-      for (const auto& line : report.refused) std::printf("NOT TOUCHED %s (run %s)\n", line.c_str(), run.c_str());
+      for (const auto& line : report.refused) std::printf("NOT TOUCHED %s (run %s)\n", shown(line).c_str(), shown(run).c_str());
       outcome.refused += static_cast<int>(report.refused.size());
       if (report.complete() && report.refused.empty()) {
         ledger.finish_run(run, RunStatus::crashed);
       } else if (!report.complete()) {
         ++outcome.incomplete;
-        for (const auto& line : report.remaining) std::printf("COULD NOT DESTROY %s (run %s)\n", line.c_str(), run.c_str());
+        for (const auto& line : report.remaining) {
+          std::printf("COULD NOT DESTROY %s (run %s)\n", shown(line).c_str(), shown(run).c_str());
+        }
       }
       if (--left == 0) uv_stop(api.loop());
     });
@@ -214,12 +226,12 @@ int list_leftovers(const ReapOptions& options) {
   } else if (!all.empty()) {
     print_table(all, live);
   } else if (survey.error.empty()) {
-    std::printf("no machines left by runara runs at %s\n", survey.api_base.c_str());
+    std::printf("no machines left by runara runs at %s\n", shown(survey.api_base).c_str());
   }
   if (!options.json) print_step_in(all, live);
   note_elsewhere("ls", survey);
   if (!survey.error.empty()) {
-    std::fprintf(stderr, "runara ls: could not check what is left: %s\n", survey.error.c_str());
+    std::fprintf(stderr, "runara ls: could not check what is left: %s\n", shown(survey.error).c_str());
     return 1;
   }
   return 0;
@@ -234,11 +246,11 @@ int reap_leftovers(const ReapOptions& options) {
   std::vector<Leftover> targets, foreign;
   for (auto& l : select(options, survey.rows, live)) (l.foreign ? foreign : targets).push_back(std::move(l));
   for (const auto& l : foreign) {
-    std::printf("NOT TOUCHED %lld (%s): %s\n", static_cast<long long>(l.id), l.name.c_str(), l.status.c_str());
+    std::printf("NOT TOUCHED %lld (%s): %s\n", static_cast<long long>(l.id), shown(l.name).c_str(), shown(l.status).c_str());
   }
   if (!survey.error.empty()) {
     if (!targets.empty()) print_table(targets, live);
-    std::fprintf(stderr, "runara reap: could not check what is left: %s\n", survey.error.c_str());
+    std::fprintf(stderr, "runara reap: could not check what is left: %s\n", shown(survey.error).c_str());
     return 1;
   }
   if (targets.empty()) {

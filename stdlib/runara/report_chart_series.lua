@@ -60,7 +60,9 @@ local function concurrency_series(v, specs)
 end
 
 -- GPU series over time for `field` (scaled by k): per GPU (up to 4 per machine), or, for a
--- machine with more GPUs, their total (power) or largest (VRAM) per sample.
+-- machine with more GPUs, their total (power) or largest (VRAM) per sample. A reading that is
+-- NaN or infinite (a GPU tool's garbage) is passed on as it is (a total with one becomes NaN): the
+-- chart leaves such points out and says how many.
 local function over_time(v, field, k, name, combine)
   local series = {}
   local sets = gpu_sets(v)
@@ -73,11 +75,13 @@ local function over_time(v, field, k, name, combine)
     if count > 4 then
       local pts = {}
       for _, sample in ipairs(g.samples or {}) do
-        local acc
+        local acc, bad
         for _, x in ipairs(sample.gpus or {}) do
-          if finite(x[field]) then acc = combine == "sum" and (acc or 0) + x[field] or math.max(acc or -math.huge, x[field]) end
+          if finite(x[field]) then acc = combine == "sum" and (acc or 0) + x[field] or math.max(acc or -math.huge, x[field])
+          elseif type(x[field]) == "number" then bad = true end
         end
-        if acc and finite(sample.t_s) then pts[#pts + 1] = { sample.t_s, acc * k } end
+        if bad and (combine == "sum" or not acc) then acc = 0 / 0 end
+        if acc and type(sample.t_s) == "number" then pts[#pts + 1] = { sample.t_s, acc * k } end
       end
       if #pts > 0 then
         series[#series + 1] = { name = string.format("%s%s (%d GPUs, %s)", prefix, name, count, combine == "sum" and "total" or "largest"),
@@ -88,7 +92,7 @@ local function over_time(v, field, k, name, combine)
       for _, sample in ipairs(g.samples or {}) do
         for _, x in ipairs(sample.gpus or {}) do
           local i = (finite(x.index) and x.index or 0) + 1
-          if i >= 1 and i <= 8 and finite(x[field]) then
+          if i >= 1 and i <= 8 and type(x[field]) == "number" then
             per[i] = per[i] or { name = prefix .. name .. " GPU " .. (i - 1), points = {}, dots = false, color = color, dash = color and i > 1 }
             local p = per[i].points
             p[#p + 1] = { sample.t_s, x[field] * k }
@@ -113,12 +117,16 @@ local function gpu_marks(v)
   return marks
 end
 
--- A server metric's value in one sample (names with or without the "vllm:" prefix).
+-- A server metric's value in one sample (names with or without the "vllm:" prefix): the first
+-- finite one, else one that is NaN or infinite (for the chart to count as left out), else nil.
 local function metric_value(values, names)
+  local bad
   for _, n in ipairs(names) do
     local x = values[n] or values["vllm:" .. n]
     if finite(x) then return x end
+    if type(x) == "number" then bad = bad or x end
   end
+  return bad
 end
 
 -- A series per machine of a server metric over time (scaled by k).
@@ -129,7 +137,7 @@ local function metric_series(v, names, label, k)
       local pts = {}
       for _, s in ipairs(set.res.samples) do
         local x = type(s.values) == "table" and metric_value(s.values, names)
-        if x and finite(s.t_s) then pts[#pts + 1] = { s.t_s, x * (k or 1) } end
+        if x and type(s.t_s) == "number" then pts[#pts + 1] = { s.t_s, x * (k or 1) } end
       end
       if #pts > 0 then
         series[#series + 1] = { name = (set.label and (set.label .. " ") or "") .. label, points = pts, dots = false,

@@ -2,7 +2,7 @@
 -- a comparison, their figures side by side, or this run's figures against a reference.
 local format = require("runara.report_format")
 
-local finite, f = format.finite, format.f
+local finite, f, fixed, given = format.finite, format.f, format.fixed, format.given
 
 -- An error's first line, at most 160 characters (the whole text is in the Error section).
 local function short(text)
@@ -16,11 +16,11 @@ local function machine_rows(v)
   local rows = {}
   for _, m in ipairs(v.machines) do
     local x = m.meta or {}
-    local gpu = x.gpu and ((finite(x.gpu_count) and x.gpu_count > 1) and (x.gpu_count .. "× " .. tostring(x.gpu)) or tostring(x.gpu)) or "—"
-    local stack = x.rocm_version and ("ROCm " .. tostring(x.rocm_version)) or x.cuda_version and ("CUDA " .. tostring(x.cuda_version)) or "—"
-    rows[#rows + 1] = { m.label, gpu, x.size or "—", x.region or "—", x.driver_version or "—", stack, x.framework or "—",
-      finite(x.hourly_usd) and string.format("$%.2f/h", x.hourly_usd) or "—",
-      finite(x.cost_usd) and string.format("$%.4f", x.cost_usd) or "—",
+    local gpu = given(x.gpu) and ((finite(x.gpu_count) and x.gpu_count > 1) and (x.gpu_count .. "× " .. tostring(x.gpu)) or tostring(x.gpu)) or "—"
+    local stack = given(x.rocm_version) and ("ROCm " .. tostring(x.rocm_version)) or given(x.cuda_version) and ("CUDA " .. tostring(x.cuda_version)) or "—"
+    rows[#rows + 1] = { m.label, gpu, given(x.size) or "—", given(x.region) or "—", given(x.driver_version) or "—", stack, given(x.framework) or "—",
+      finite(x.hourly_usd) and ("$" .. fixed("%.2f", x.hourly_usd) .. "/h") or "—",
+      finite(x.cost_usd) and ("$" .. fixed("%.4f", x.cost_usd)) or "—",
       m.error and ("failed: " .. short(m.error)) or "complete" }
   end
   return rows
@@ -44,13 +44,13 @@ local function compare_table(v)
       local p99 = r.metric:find("p99", 1, true) ~= nil
       if x and n and n < (p99 and need.p99 or need.median) then
         text = text .. "†"
-        few[#few + 1] = string.format("%s: %s of %d", m.label, p99 and "p99" or "median", n)
+        few[#few + 1] = string.format("%s: %s of %s", m.label, p99 and "p99" or "median", fixed("%d", n))
       end
       row[#row + 1] = text
     end
     if cmp.ratio then
       local x, y = r.values[v.machines[1].key], r.values[v.machines[2].key]
-      row[#row + 1] = (finite(x) and finite(y) and y ~= 0) and string.format("%.2f", x / y) or "—"
+      row[#row + 1] = (finite(x) and finite(y) and y ~= 0 and finite(x / y)) and fixed("%.2f", x / y) or "—"
     end
     local notes = {}
     if r.better then notes[#notes + 1] = r.better .. " is better" end

@@ -4,7 +4,7 @@
 local M = {}
 
 local report_format = require("runara.report_format")
-local finite, num = report_format.finite, report_format.num
+local finite, num, fixed = report_format.finite, report_format.num, report_format.fixed
 
 local function gb(bytes) return bytes and math.floor(bytes / 1e9 * 10 + 0.5) / 10 end
 
@@ -102,13 +102,13 @@ function M.comparison(self, b)
                 concurrent_32_ratio = ratio(c32, ref.concurrent_32_tps), simulated = self.simulated }
   local said = {}
   if out.h100_equivalent_throughput_ratio then
-    said[#said + 1] = string.format("%.2fx the single-stream throughput", out.h100_equivalent_throughput_ratio)
+    said[#said + 1] = fixed("%.2f", out.h100_equivalent_throughput_ratio) .. "x the single-stream throughput"
   end
-  if out.concurrent_32_ratio then said[#said + 1] = string.format("%.2fx the 32-concurrent throughput", out.concurrent_32_ratio) end
-  if out.ttft_ratio then said[#said + 1] = string.format("%.2fx the time to first token", out.ttft_ratio) end
+  if out.concurrent_32_ratio then said[#said + 1] = fixed("%.2f", out.concurrent_32_ratio) .. "x the 32-concurrent throughput" end
+  if out.ttft_ratio then said[#said + 1] = fixed("%.2f", out.ttft_ratio) .. "x the time to first token" end
   local vram = b.memory and b.memory.vram_peak_gb
   if vram and ref.vram_gb then
-    said[#said + 1] = string.format("a VRAM peak of %.0f GB against its ~%.0f GB", vram, ref.vram_gb)
+    said[#said + 1] = string.format("a VRAM peak of %s GB against its ~%.0f GB", fixed("%.0f", vram), ref.vram_gb)
   end
   if #said == 0 then return nil end
   out.notes = string.format("%sagainst %s: %s (reference: %s)", self.simulated and "SIMULATED figures, " or "",

@@ -4,28 +4,74 @@
 
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
 
+-- Beyond ±1e15 a figure is no measurement (report_svg.lua leaves such points out of its charts);
+-- in text it is still shown, in exponent form: a fixed-point 1e300 runs to 301 digits, and "%d"
+-- of it wraps to -9223372036854775808.
+local BIG = 1e15
+
+-- A finite number with `spec` ("%.2f", "%d"), from ±1e15 on as "%.4g" (1e+300); "not measured"
+-- for NaN and ±inf. Every number the reports write as text goes through it (or through f below).
+local function fixed(spec, v)
+  if not finite(v) then return "not measured" end
+  if math.abs(v) >= BIG then return string.format("%.4g", v) end
+  return string.format(spec, v)
+end
+
 -- A figure as text: whole from 100 up (or with digits = 0), else `digits` decimals (default 1).
 local function f(v, digits)
   if not finite(v) then return "not measured" end
-  if math.abs(v) >= 100 or digits == 0 then return string.format("%.0f", v) end
+  if math.abs(v) >= 100 or digits == 0 then return fixed("%.0f", v) end
   return string.format("%." .. (digits or 1) .. "f", v)
 end
 
 -- A value, or "—" when missing (in tables where the row exists because something else was measured).
 local function fv(v, digits) return finite(v) and f(v, digits) or "—" end
 
-local function gb(bytes) return finite(bytes) and string.format("%.1f GB", bytes / 1e9) or "—" end
+local function gb(bytes) return finite(bytes) and finite(bytes / 1e9) and (fixed("%.1f", bytes / 1e9) .. " GB") or "—" end
 
+-- A metadata value (a script's, a machine's) as text; nil when missing (nil, false, ""), or a
+-- number that is NaN or infinite (which would print as nan or inf).
+local function given(v)
+  if v == nil or v == false or v == "" or (type(v) == "number" and not finite(v)) then return nil end
+  return tostring(v)
+end
+
+-- Control characters as `cat -v` shows them (ESC as ^[, CR as ^M, U+009B as M-^[; tab and line
+-- feed stay), as runara's terminal output does: a report shown with cat or less cannot drive the
+-- terminal, and none reaches the page (HTML forbids them).
+local function controls(text)
+  return (text:gsub("[%z\1-\8\11-\31\127]", function(c)
+    return c == "\127" and "^?" or "^" .. string.char(c:byte() + 64)
+  end):gsub("\194([\128-\159])", function(c) return "M-^" .. string.char(c:byte() - 128 + 64) end))
+end
+
+local HTML = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
+-- Text as HTML (element content or an attribute value in double quotes): inert.
 local function esc(text)
-  return (tostring(text):gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }))
+  return (controls(tostring(text)):gsub("[&<>\"']", HTML))
 end
 
 -- Text from a script or a machine, made inert in Markdown: no line breaks (table cells), and
 -- every character that could start a link, an image, HTML, a code span or a cell is escaped
--- (`[x](javascript:…)` stays text; so does `![x](http://…)`, `<img …>` and `&lt;`).
+-- (`[x](javascript:…)` stays text; so does `![x](http://…)`, `<img …>` and `&lt;`). Without an
+-- unescaped `[` no link or image can form, whatever `!`, `(` and `)` follow; `*` and `_` are left
+-- as they are (emphasis at worst, and names such as concurrent_32 stay as they read). Every string
+-- report.md takes from a script, a machine or a server goes through here (or `line` below); only
+-- the error, in a fenced code block, is shown verbatim.
 local MD = { ["\\"] = "\\\\", ["`"] = "\\`", ["["] = "\\[", ["]"] = "\\]", ["|"] = "\\|", ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;" }
 local function cell(text)
-  return (tostring(text):gsub("[\r\n]+", " "):gsub("[\\`%[%]|<>&]", MD))
+  return (controls((tostring(text):gsub("[\r\n]+", " "))):gsub("[\\`%[%]|<>&]", MD))
+end
+
+-- The same for text that starts a line of report.md (a paragraph of its own): nor can it begin a
+-- heading, a list, a thematic break, a code fence (`~~~` would swallow the rest of the report) or
+-- an indented code block.
+local function line(text)
+  local s = cell(text):gsub("^%s+", "")
+  if s:match("^[#%-%+%*=_~]") then return "\\" .. s end
+  local digits, rest = s:match("^(%d+)([%.%)].*)$")
+  if digits then return digits .. "\\" .. rest end
+  return s
 end
 
 -- Whether the view compares several machines (then tables have a machine column).
@@ -45,11 +91,15 @@ local function num(v) return finite(v) and v or nil end
 return {
   finite = finite,
   num = num,
+  fixed = fixed,
+  given = given,
   f = f,
   fv = fv,
   gb = gb,
   esc = esc,
+  controls = controls,
   md_escape = cell,
+  md_line = line,
   multi = multi,
   with_machine_column = with_machine_column,
 }

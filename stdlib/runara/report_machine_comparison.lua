@@ -3,7 +3,8 @@
 -- NVIDIA machine beside another one, results.json's `comparable_nvidia`. See report.lua.
 local M = {}
 
-local finite = require("runara.report_format").finite
+local report_format = require("runara.report_format")
+local finite, fixed = report_format.finite, report_format.fixed
 
 -- The comparison of several machines: one row per figure any of them measured.
 function M.machine_comparison(self, b, recs)
@@ -20,7 +21,7 @@ function M.machine_comparison(self, b, recs)
     local r = { metric = metric, id = id, values = values, samples = samples, better = better, digits = digits }
     if #keys == 2 then
       local x, y = values[keys[1]], values[keys[2]]
-      if x and y and y ~= 0 then r.ratio = math.floor(x / y * 1000 + 0.5) / 1000 end
+      if x and y and y ~= 0 and finite(x / y * 1000) then r.ratio = math.floor(x / y * 1000 + 0.5) / 1000 end
     end
     rows[#rows + 1] = r
   end
@@ -48,19 +49,19 @@ function M.machine_comparison(self, b, recs)
   table.sort(levels)
   for _, c in ipairs(levels) do
     local function at(m) return load_where(m, function(l) return l.kind == "concurrent" and l.concurrency == c end) end
-    add(string.format("throughput at %d concurrent (tok/s)", c), "concurrent_" .. c .. "_tps", function(m)
+    add(string.format("throughput at %s concurrent (tok/s)", fixed("%d", c)), "concurrent_" .. c .. "_tps", function(m)
       local l = at(m) return l and l.m.output_throughput end, "higher")
   end
   local top = levels[#levels]
   if top then
     local function at(m) return load_where(m, function(l) return l.kind == "concurrent" and l.concurrency == top end) end
-    add(string.format("ITL median at %d concurrent (ms)", top), "concurrent_" .. top .. "_itl_ms", function(m)
+    add(string.format("ITL median at %s concurrent (ms)", fixed("%d", top)), "concurrent_" .. top .. "_itl_ms", function(m)
       local l = at(m) return l and l.m.median_itl_ms end, "lower")
-    add(string.format("TTFT p99 at %d concurrent (ms)", top), "concurrent_" .. top .. "_ttft_p99_ms", function(m)
+    add(string.format("TTFT p99 at %s concurrent (ms)", fixed("%d", top)), "concurrent_" .. top .. "_ttft_p99_ms", function(m)
       local l = at(m) return l and l.m.p99_ttft_ms, l and (l.m.count_ttft or l.m.completed) end, "lower")
-    add(string.format("output tokens per joule at %d concurrent", top), "concurrent_" .. top .. "_tokens_per_joule", function(m)
+    add(string.format("output tokens per joule at %s concurrent", fixed("%d", top)), "concurrent_" .. top .. "_tokens_per_joule", function(m)
       local l = at(m) return l and l.m.output_tokens_per_joule end, "higher")
-    add(string.format("USD per million output tokens at %d concurrent", top), "concurrent_" .. top .. "_usd_per_mtok", function(m)
+    add(string.format("USD per million output tokens at %s concurrent", fixed("%d", top)), "concurrent_" .. top .. "_usd_per_mtok", function(m)
       local l, h = at(m), m.meta.hourly_usd
       if l and finite(l.m.output_throughput) and l.m.output_throughput > 0 and finite(h) then
         return h / (l.m.output_throughput * 3600) * 1e6
@@ -107,9 +108,9 @@ function M.measured_nvidia(self, cmp)
                 h100_equivalent_throughput_ratio = by.single_stream_tps, ttft_ratio = by.ttft_median_ms,
                 concurrent_32_ratio = by.concurrent_32_tps, simulated = self.simulated }
   local said = {}
-  if out.h100_equivalent_throughput_ratio then said[#said + 1] = string.format("%.2fx the single-stream throughput", out.h100_equivalent_throughput_ratio) end
-  if out.concurrent_32_ratio then said[#said + 1] = string.format("%.2fx the 32-concurrent throughput", out.concurrent_32_ratio) end
-  if out.ttft_ratio then said[#said + 1] = string.format("%.2fx the time to first token", out.ttft_ratio) end
+  if out.h100_equivalent_throughput_ratio then said[#said + 1] = fixed("%.2f", out.h100_equivalent_throughput_ratio) .. "x the single-stream throughput" end
+  if out.concurrent_32_ratio then said[#said + 1] = fixed("%.2f", out.concurrent_32_ratio) .. "x the 32-concurrent throughput" end
+  if out.ttft_ratio then said[#said + 1] = fixed("%.2f", out.ttft_ratio) .. "x the time to first token" end
   if #said == 0 then return nil end
   out.notes = string.format("%s%s against %s: %s", self.simulated and "SIMULATED figures, " or "", a.label, out.reference, table.concat(said, ", "))
   return out

@@ -8,7 +8,7 @@ local load_rows = require("runara.report_load_rows")
 local gpu_rows_ = require("runara.report_gpu_rows")
 local metric_rows_ = require("runara.report_metric_rows")
 
-local f, cell, multi, with_machine_column = format.f, format.md_escape, format.multi, format.with_machine_column
+local f, cell, line_text, multi, with_machine_column = format.f, format.md_escape, format.md_line, format.multi, format.with_machine_column
 local banner, top_line, cost_line, where_line, files_line = text.banner, text.top_line, text.cost_line, text.where_line, text.files_line
 local sweep_title, table_title = text.sweep_title, text.table_title
 local MACHINE_COLUMNS, machine_rows = top_rows.MACHINE_COLUMNS, top_rows.machine_rows
@@ -37,7 +37,7 @@ function M.markdown(v)
   local out = { "# " .. cell(v.title), "" }
   for _, line in ipairs(banner(v)) do out[#out + 1] = "> **" .. cell(line) .. "**\n" end
   local line = top_line(v)
-  if line ~= "" then out[#out + 1] = cell(line) out[#out + 1] = "" end
+  if line ~= "" then out[#out + 1] = line_text(line) out[#out + 1] = "" end
   if v.meta.ran_on then out[#out + 1] = "Ran on: " .. cell(v.meta.ran_on) out[#out + 1] = "" end
   local cost = cost_line(v.meta)
   if cost then out[#out + 1] = cost .. (multi(v) and " in all (each machine's below)" or "") out[#out + 1] = "" end
@@ -109,10 +109,10 @@ function M.markdown(v)
   end
   for _, t in ipairs(v.tables) do
     out[#out + 1] = "\n## " .. cell(table_title(v, t)) .. "\n"
-    if t.caption then out[#out + 1] = cell(t.caption) .. "\n" end
+    if t.caption then out[#out + 1] = line_text(t.caption) .. "\n" end
     out[#out + 1] = md_table(t.columns, t.rows)
   end
-  if v.error then out[#out + 1] = "\n## Error\n\n```text\n" .. v.error:gsub("```", "'''") .. "\n```" end
+  if v.error then out[#out + 1] = "\n## Error\n\n```text\n" .. format.controls(v.error):gsub("```", "'''") .. "\n```" end
   out[#out + 1] = "\n" .. cell(files_line(v)) .. "\n"
   return table.concat(out, "\n")
 end

@@ -5,7 +5,8 @@ local compare = require("runara.report_machine_comparison")
 
 local M = {}
 
-local finite = require("runara.report_format").finite
+local report_format = require("runara.report_format")
+local finite, fixed = report_format.finite, report_format.fixed
 
 -- The report's method rep:summary (self: the report; paths: what write() returned, or nil).
 function M.summary(self, paths)
@@ -32,7 +33,7 @@ function M.summary(self, paths)
   else
     local function add(label, v, unit, r)
       if not finite(v) then return end
-      lines[#lines + 1] = string.format("  %-22s %10.1f %-6s%s", label, v, unit, r and string.format("(%s ~%s)", ref.label, r) or "")
+      lines[#lines + 1] = string.format("  %-22s %10s %-6s%s", label, fixed("%.1f", v), unit, r and string.format("(%s ~%s)", ref.label, r) or "")
     end
     add("single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref.throughput_tps)
     add("time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref.ttft_ms)

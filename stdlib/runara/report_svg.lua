@@ -16,12 +16,12 @@ local LIMIT = 1e15        -- beyond this a value is not a measurement
 local MAX_POINTS = 2000   -- per series; longer ones keep each bucket's lowest and highest point
 local MAX_TICKS = 12
 
-function M.escape(text)
-  return (tostring(text):gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }))
-end
+local report_format = require("runara.report_format")
+-- Text as HTML/SVG, inert (report_format's: control characters shown as cat -v does, too).
+M.escape = report_format.esc
 local esc = M.escape
 
-local finite = require("runara.report_format").finite
+local finite = report_format.finite
 local function usable(v) return finite(v) and v >= -LIMIT and v <= LIMIT end
 
 -- Round-number ticks from the last at or below lo to the first at or above hi; at most MAX_TICKS + 1.

@@ -3,14 +3,14 @@
 -- the files, and the titles of the sweep and script tables.
 local format = require("runara.report_format")
 
-local finite, multi = format.finite, format.multi
+local finite, multi, fixed, given = format.finite, format.multi, format.fixed, format.given
 
 -- What a machine is, in one line: its GPUs, where it ran, its software, the model.
 local function machine_line(m)
   local parts = {}
-  local function add(label, v) if v ~= nil and v ~= "" then parts[#parts + 1] = label .. tostring(v) end end
-  add("", m.gpu and ((finite(m.gpu_count) and m.gpu_count > 1) and (m.gpu_count .. "× " .. tostring(m.gpu)) or m.gpu))
-  add("", m.gpu_vram_gb and (tostring(m.gpu_vram_gb) .. " GB each"))
+  local function add(label, v) v = given(v) if v then parts[#parts + 1] = label .. v end end
+  add("", given(m.gpu) and ((finite(m.gpu_count) and m.gpu_count > 1) and (m.gpu_count .. "× " .. tostring(m.gpu)) or m.gpu))
+  add("", given(m.gpu_vram_gb) and (tostring(m.gpu_vram_gb) .. " GB each"))
   add("size ", m.size)
   add("region ", m.region)
   add("driver ", m.driver_version)
@@ -24,7 +24,7 @@ end
 
 local function cost_line(m)
   if not finite(m.cost_usd) then return nil end
-  return string.format("Machine cost: $%.4f%s", m.cost_usd, finite(m.hourly_usd) and string.format(" ($%.2f/h)", m.hourly_usd) or "")
+  return "Machine cost: $" .. fixed("%.4f", m.cost_usd) .. (finite(m.hourly_usd) and (" ($" .. fixed("%.2f", m.hourly_usd) .. "/h)") or "")
 end
 
 -- The line under the title: the machine, or with several (each in its own table) only what they share.
@@ -66,7 +66,7 @@ local function where_line(v)
   if #list == 0 then return nil end
   if #list == 1 and list[1] == "local" then return "Load generated on the machine runara ran on (through a tunnel to the server)." end
   local text = "Load generated on " .. table.concat(list, ", ") .. " by runara-agent, beside the server"
-  if rtt then text = text .. string.format("; the round trip from runara to it, %.2f ms, is not in these latencies", rtt) end
+  if rtt then text = text .. "; the round trip from runara to it, " .. fixed("%.2f", rtt) .. " ms, is not in these latencies" end
   return text .. "."
 end
 

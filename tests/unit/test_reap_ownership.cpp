@@ -20,6 +20,7 @@
 #include "child_process.hpp"
 #include "cloud/ledger.hpp"
 #include "sim/fake_digitalocean.hpp"
+#include "sim/loopback_http_server.hpp"
 #include "test_text.hpp"
 
 using runara::test::ChildResult;
@@ -89,6 +90,59 @@ struct DeadRun {
                                      {"RUNARA_POLL_S", "0.1"}});
   }
 };
+
+// A droplet name, size and region an API might answer with: escape sequences (clear the screen,
+// set the window title, the C1 CSI), a bell, and a line break that starts a forged line.
+const std::string kHostileText = "evil\x1b[2J\x1b]0;pwned\x07\r\nrunara-forged-line \xc2\x9b" "31m";
+
+// An API in front of `upstream` (a fake) answering what it answers, except that every droplet
+// named in `renamed` comes back with kHostileText in its name, size slug and region slug: an
+// impersonated or compromised API. (The fake itself refuses such names on create.)
+runara::sim::LoopbackHttpServer::Handler hostile_api(const std::string& upstream, std::vector<std::string> renamed) {
+  return [upstream, renamed](const runara::sim::HttpRequest& req) {
+    httplib::Client cli(upstream);
+    const httplib::Headers headers{{"Authorization", req.header("authorization")}};
+    httplib::Result r = req.method == "DELETE" ? cli.Delete(req.target, headers)
+                        : req.method == "POST" ? cli.Post(req.target, headers, req.body, "application/json")
+                                               : cli.Get(req.target, headers);
+    runara::sim::HttpResponse out;
+    if (!r) {
+      out.status = 502;
+      return out;
+    }
+    out.status = r->status;
+    for (const auto& [name, value] : r->headers) {
+      if (name != "Content-Length" && name != "Connection" && name != "Keep-Alive") out.headers.emplace_back(name, value);
+    }
+    out.body = r->body;
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return out;
+    auto rename = [&](nlohmann::json& d) {
+      if (!d.is_object() || !d.contains("name")) return;
+      for (const auto& n : renamed) {
+        if (d["name"] != n) continue;
+        d["name"] = kHostileText;
+        d["size_slug"] = kHostileText;
+        if (d.contains("region") && d["region"].is_object()) d["region"]["slug"] = kHostileText;
+      }
+    };
+    if (j.contains("droplet")) rename(j["droplet"]);
+    if (j.contains("droplets") && j["droplets"].is_array()) {
+      for (auto& d : j["droplets"]) rename(d);
+    }
+    out.body = j.dump();
+    return out;
+  };
+}
+
+// What a terminal would act on, or a line the API's text began: none may reach runara's output.
+void check_inert(const std::string& text) {
+  CHECK_FALSE(contains(text, "\x1b"));
+  CHECK_FALSE(contains(text, "\x07"));
+  CHECK_FALSE(contains(text, "\r"));
+  CHECK_FALSE(contains(text, "\xc2\x9b"));
+  CHECK_FALSE(contains(text, "\nrunara-forged-line"));
+}
 
 }  // namespace
 
@@ -289,4 +343,44 @@ TEST_CASE("guardian: an inherited ledger id without the run's tag survives the c
   INFO("guardian log: " << log);
   CHECK(contains(log, "NOT TOUCHED"));
   CHECK(contains(log, "does not carry the tag runara:run-" + run_id));
+}
+
+TEST_CASE("ls and reap: droplet names, sizes and regions from the API cannot drive the terminal", "[reap][droplet]") {
+  runara::sim::FakeDigitalOcean b(fake_config("account-b"));
+  b.start();
+  runara::sim::LoopbackHttpServer hostile(hostile_api(b.base_url(), {"runara-deadbeef-1", "web-1"}));
+  const std::string api = "http://127.0.0.1:" + std::to_string(hostile.start(0));
+  const std::int64_t tagged = create_droplet(b, "runara-deadbeef-1", {"runara", "runara:run-deadbeef"});
+  const std::int64_t untagged = create_droplet(b, "web-1", nlohmann::json::array());
+  DeadRun run;
+  run.record(api, "account-b", tagged, 1);
+  run.record(api, "account-b", untagged, 2);
+  // As cat -v shows them, on the row's own line.
+  const std::string shown = "evil^[[2J^[]0;pwned^G^M^Jrunara-forged-line M-^[31m";
+
+  const ChildResult ls = run.runara({"ls"}, api);
+  INFO("runara ls: " << ls.out << ls.err);
+  CHECK(ls.exit_code == 0);
+  CHECK(contains(ls.out, std::to_string(tagged) + " "));
+  CHECK(contains(ls.out, shown));
+  check_inert(ls.out + ls.err);
+
+  const ChildResult json = run.runara({"ls", "--json"}, api);
+  INFO("runara ls --json: " << json.out << json.err);
+  CHECK(json.exit_code == 0);
+  check_inert(json.out + json.err);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j["resources"].size() == 2);
+  CHECK(j["resources"][0]["name"] == kHostileText);  // JSON escapes it: the exact text, for a program
+  CHECK(j["resources"][0]["region"] == kHostileText);
+
+  const ChildResult reap = run.runara({"reap", "--yes"}, api);
+  INFO("runara reap: " << reap.out << reap.err);
+  CHECK_FALSE(reap.timed_out);
+  CHECK(reap.exit_code == 1);  // the untagged one is left for a person to look at
+  CHECK(contains(reap.out, "NOT TOUCHED " + std::to_string(untagged) + " (" + shown + ")"));
+  CHECK(contains(reap.out, std::to_string(tagged) + "    " + shown));  // the table of what it destroys
+  check_inert(reap.out + reap.err);
+  CHECK_FALSE(exists(b, tagged));
+  CHECK(exists(b, untagged));
 }
