@@ -8,9 +8,12 @@
 // The work — tools, parsing, sampling, summaries — is runtime/gpu/'s; this file speaks Lua and
 // only through the public Context. Scripts choose a backend by name, never a command line.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 
@@ -38,25 +41,69 @@ RunSampler::~RunSampler() {
   if (sampler && ctx) ctx->release_memory(sampler->reserved_bytes());
 }
 
-nlohmann::json RunSampler::results() const {
+void RunSampler::push_results(lua_State* L) const {
   const auto& g = *sampler;
-  nlohmann::json samples = nlohmann::json::array(), marks = nlohmann::json::array(),
-                 phases = nlohmann::json::array(), problems = nlohmann::json::array();
-  for (const auto& s : g.samples()) samples.push_back(gpu::sample_json(s));
-  for (const auto& m : g.marks()) marks.push_back({{"t_s", m.t_s}, {"label", m.label}});
-  auto summaries = gpu::summarize(g.samples(), g.marks(), g.now_s());
-  for (std::size_t i = 1; i < summaries.size(); ++i) phases.push_back(gpu::phase_json(summaries[i]));
-  for (const auto& p : g.problems()) problems.push_back(ctx ? ctx->redact(p) : p);
-  return {{"backend", gpu::backend_name(backend)},
-          {"static", gpu::static_json(facts)},
-          {"running", g.running()},
-          {"samples", std::move(samples)},
-          {"marks", std::move(marks)},
-          {"phases", std::move(phases)},
-          {"summary", gpu::phase_json(summaries.front())},
-          {"problems", std::move(problems)},
-          {"skipped_ticks", g.skipped_ticks()},
-          {"unreadable_outputs", g.unreadable()}};
+  // The summaries' lists of readings, charged while they exist.
+  const std::size_t working = gpu::Summarizer::bytes_for(g.samples());
+  if (ctx) {
+    if (std::string refused = ctx->reserve_memory(working, "summarizing the GPU samples"); !refused.empty())
+      luaL_error(L, "%s", refused.c_str());
+  }
+  struct Release {
+    Context* ctx;
+    std::size_t bytes;
+    ~Release() {
+      if (ctx) ctx->release_memory(bytes);
+    }
+  } release{ctx, working};
+  const gpu::Summarizer summaries(g.samples());
+  const double end = g.now_s();
+  lua_createtable(L, 0, 10);
+  const std::string_view name = gpu::backend_name(backend);
+  lua_pushlstring(L, name.data(), name.size());
+  lua_setfield(L, -2, "backend");
+  push_json(L, gpu::static_json(facts));
+  lua_setfield(L, -2, "static");
+  lua_pushboolean(L, g.running());
+  lua_setfield(L, -2, "running");
+  lua_createtable(L, static_cast<int>(std::min<std::size_t>(g.samples().size(), INT32_MAX)), 0);
+  int i = 0;
+  for (const auto& s : g.samples()) {
+    push_json(L, gpu::sample_json(s));
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_setfield(L, -2, "samples");
+  const auto& marks = g.marks();
+  lua_createtable(L, static_cast<int>(marks.size()), 0);
+  for (std::size_t m = 0; m < marks.size(); ++m) {
+    lua_createtable(L, 0, 2);
+    lua_pushnumber(L, marks[m].t_s);
+    lua_setfield(L, -2, "t_s");
+    lua_pushlstring(L, marks[m].label.data(), marks[m].label.size());
+    lua_setfield(L, -2, "label");
+    lua_rawseti(L, -2, static_cast<int>(m + 1));
+  }
+  lua_setfield(L, -2, "marks");
+  lua_createtable(L, static_cast<int>(marks.size()), 0);
+  for (std::size_t m = 0; m < marks.size(); ++m) {
+    push_json(L, gpu::phase_json(summaries.window(marks[m].t_s, m + 1 < marks.size() ? marks[m + 1].t_s : end, marks[m].label)));
+    lua_rawseti(L, -2, static_cast<int>(m + 1));
+  }
+  lua_setfield(L, -2, "phases");
+  push_json(L, gpu::phase_json(summaries.window(0, end, "run")));
+  lua_setfield(L, -2, "summary");
+  lua_createtable(L, static_cast<int>(g.problems().size()), 0);
+  i = 0;
+  for (const auto& p : g.problems()) {
+    const std::string shown = ctx ? ctx->redact(p) : p;
+    lua_pushlstring(L, shown.data(), shown.size());
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_setfield(L, -2, "problems");
+  lua_pushnumber(L, g.skipped_ticks());
+  lua_setfield(L, -2, "skipped_ticks");
+  lua_pushnumber(L, g.unreadable());
+  lua_setfield(L, -2, "unreadable_outputs");
 }
 
 nlohmann::json RunSampler::load_fields(double start_s, double end_s) const {
@@ -131,7 +178,7 @@ class GpuMetricsPrimitive final : public Primitive {
       s->sampler->stop();
       if (s->csv_written) continue;
       const std::string name = "gpu_metrics_" + std::to_string(s->number) + ".csv";
-      std::string error = write_csv_now(ctx, name, gpu::samples_csv(s->sampler->samples(), s->sampler->marks()));
+      std::string error = write_csv_now(ctx, name, *s->sampler);
       if (!error.empty()) errors += (errors.empty() ? "" : "; ") + ("gpu_metrics: cannot write " + name + ": " + error);
       else ctx.log("gpu_metrics: sampler " + std::to_string(s->number) + " was still running at the end; stopped it, wrote " + name);
     }
@@ -145,11 +192,34 @@ class GpuMetricsPrimitive final : public Primitive {
   }
 
  private:
-  static std::string write_csv_now(Context& ctx, const std::string& name, const std::string& data) {
+  // The CSV written in pieces (a run's samples may take tens of MiB as text: never held whole
+  // at teardown), to a temporary file renamed into place. `name` has no folder part.
+  static std::string write_csv_now(Context& ctx, const std::string& name, const gpu::GpuSampler& sampler) {
     const std::string dir = ctx.out_dir();
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return std::strerror(errno);
-    std::string error = write_beneath(fd, name, data);
+    std::string error;
+    const std::string tmp = name + ".tmp";
+    const int file = open_beneath(fd, tmp, O_WRONLY | O_CREAT | O_TRUNC, error);
+    if (file >= 0) {
+      gpu::samples_csv_pieces(sampler.samples(), sampler.marks(), [&](std::string_view piece) {
+        while (!piece.empty()) {
+          const ssize_t n = ::write(file, piece.data(), piece.size());
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) {
+            error = std::string("cannot write '") + tmp + "': " + std::strerror(errno);
+            return false;
+          }
+          piece.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return true;
+      });
+      ::fchmod(file, 0644);
+      if (::close(file) != 0 && error.empty()) error = std::string("cannot write '") + tmp + "': " + std::strerror(errno);
+      if (error.empty() && ::renameat(fd, tmp.c_str(), fd, name.c_str()) != 0)
+        error = std::string("cannot write '") + name + "': " + std::strerror(errno);
+      if (!error.empty()) ::unlinkat(fd, tmp.c_str(), 0);
+    }
     ::close(fd);
     return error;
   }

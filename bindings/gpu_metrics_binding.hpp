@@ -27,8 +27,11 @@ struct RunSampler {
   bool csv_written = false;
   ~RunSampler();
 
-  // { backend, static, samples, marks, phases, summary, problems, ... }.
-  nlohmann::json results() const;
+  // Pushes { backend, static, samples, marks, phases, summary, problems, ... }, one sample and
+  // one phase at a time straight into Lua (whose heap --max-memory bounds): never the whole
+  // document as one C++ tree beside it. The summaries' own working memory is charged while
+  // they are made; raises when the budget refuses it.
+  void push_results(lua_State* L) const;
   // The summary of [start_s, end_s] in http_load's result keys (energy_j, mean_power_w,
   // peak_vram_bytes); empty when no sample falls in reach.
   nlohmann::json load_fields(double start_s, double end_s) const;

@@ -40,20 +40,20 @@ int mark(lua_State* L) {
   if (label.size() > kMaxLabel) args::raise(L, "sampler:mark: label is %zu bytes; at most %zu", label.size(), kMaxLabel);
   if (s->sampler->marks().size() >= kMaxMarks) args::raise(L, "sampler:mark: more than %zu marks", kMaxMarks);
   if (!s->sampler->running()) args::raise(L, "sampler:mark: the sampler has stopped (mark before stop())");
-  s->sampler->mark(std::move(label));
+  if (std::string refused = s->sampler->mark(std::move(label)); !refused.empty()) args::raise(L, "sampler:mark: %s", refused.c_str());
   return 0;
 }
 
 int stop(lua_State* L) {
   auto s = self(L, "sampler:stop");
   s->sampler->stop();
-  push_json(L, s->results());
+  s->push_results(L);
   return 1;
 }
 
 int results(lua_State* L) {
   auto s = self(L, "sampler:results");
-  push_json(L, s->results());
+  s->push_results(L);
   return 1;
 }
 
@@ -63,7 +63,11 @@ struct CsvJob {
   Context* ctx;
   WaitId wait;
   std::string dir, relative, data, error;
+  std::size_t charged = 0;  // the text's bytes, held from --max-memory until it is written
   std::shared_ptr<bool> cancelled = std::make_shared<bool>(false);  // the task was cancelled meanwhile
+  ~CsvJob() {
+    if (charged) ctx->release_memory(charged);
+  }
 };
 
 int write_csv(lua_State* L) {
@@ -75,8 +79,14 @@ int write_csv(lua_State* L) {
   if (relative.empty()) args::raise(L, "%s: %s", fn, error.c_str());
   if (starts_with_reserved_name(relative)) args::raise(L, "%s: '%s' is written by runara itself; choose another name", fn, path.c_str());
   Context& ctx = Context::from(L);
+  // The text is made whole for the thread pool to write: its size is charged first (several
+  // calls at once would each hold a copy).
+  const std::size_t bytes = gpu::samples_csv_bytes(s->sampler->samples(), s->sampler->marks());
+  if (std::string refused = ctx.reserve_memory(bytes, "the CSV of the GPU samples"); !refused.empty())
+    args::raise(L, "%s: %s", fn, refused.c_str());
   auto* job = new CsvJob;
   job->ctx = &ctx;
+  job->charged = bytes;
   job->dir = ctx.out_dir();
   job->relative = relative;
   job->data = gpu::samples_csv(s->sampler->samples(), s->sampler->marks());
@@ -149,13 +159,14 @@ GpuLoadHooks gpu_load_hooks(lua_State* L, int index, const char* fn) {
   if (!s) args::raise(L, "%s: option 'gpu' must be a sampler from gpu_metrics.start, got %s", fn, luaL_typename(L, -1));
   lua_pop(L, 1);
   auto starts = std::make_shared<std::map<std::string, double>>();
+  // A mark the budget refuses is left out: the load's own figures do not depend on it.
   hooks.started = [s, starts](const std::string& point) {
     (*starts)[point] = s->sampler->now_s();
-    if (s->sampler->running()) s->sampler->mark(point + " start");
+    if (s->sampler->running()) (void)s->sampler->mark(point + " start");
   };
   hooks.ended = [s, starts](const std::string& point, nlohmann::json& result) {
     const double end = s->sampler->now_s();
-    if (s->sampler->running()) s->sampler->mark(point + " end");
+    if (s->sampler->running()) (void)s->sampler->mark(point + " end");
     auto it = starts->find(point);
     if (it == starts->end()) return;
     nlohmann::json fields = s->load_fields(it->second, end);

@@ -114,13 +114,22 @@ bool should_retry(const HttpResponse& r) {
 }
 
 // The body as JSON, or null when it is empty or not JSON (callers report that by what they
-// expected). `too_deep` is set for an answer nested past json_limits: refused outright.
-json parse_body(const std::string& body, std::string& too_deep) {
+// expected). `refused` is set for an answer nested past json_limits or larger once parsed than
+// kDoMaxTreeBytes ("is nested deeper than ...", "would take about ..."): refused outright.
+json parse_body(const std::string& body, std::string& refused) {
   if (trim(body).empty()) return nullptr;
   std::string error;
-  auto j = parse_json_limited(body, error);
-  if (!j && is_json_too_deep(error)) too_deep = error;
+  auto j = parse_json_limited(body, error, kMaxJsonDepth, kDoMaxTreeBytes);
+  if (!j && is_json_too_deep(error)) refused = "is " + error;
+  if (!j && is_json_too_large(error)) refused = error;
   return j ? std::move(*j) : json(nullptr);
+}
+
+// Within a refused transfer's error, the limit named as the DigitalOcean answer's.
+std::string transport_error(const HttpResponse& resp) {
+  if (resp.error.starts_with("response body larger than "))
+    return "the answer is larger than " + std::to_string(kDoMaxBodyBytes) + " bytes (the limit on one answer)";
+  return resp.error;
 }
 
 struct RetryTimer {
@@ -159,7 +168,8 @@ struct DoClient::Impl {
     bool retry = false;
   };
   using StepDone = std::function<void(HttpResponse)>;
-  using PagesDone = std::function<void(std::optional<DoResult> failure, json items)>;
+  // The items gathered and the estimated size of the documents they came from.
+  using PagesDone = std::function<void(std::optional<DoResult> failure, json items, std::size_t tree_bytes)>;
 
   Impl(HttpClient& h, std::string base, std::string tok, DoClientOptions opts)
       : http(h), api_base(std::move(base)), token(std::move(tok)), options(std::move(opts)) {
@@ -253,6 +263,7 @@ struct DoClient::Impl {
     req.method = call->method;
     req.url = api_base + call->path;
     req.timeout_s = options.timeout_s;
+    req.max_body_bytes = kDoMaxBodyBytes;  // a larger answer fails the transfer as it arrives
     req.headers = {"Authorization: Bearer " + token, "Accept: application/json",
                    "User-Agent: " + options.user_agent};
     if (!call->body.empty() || call->method == "POST") {
@@ -292,11 +303,11 @@ struct DoClient::Impl {
   static DoResult to_result(const Call& call, HttpResponse& resp, bool retried_out) {
     DoResult r;
     r.status = resp.status;
-    std::string too_deep;
+    std::string refused;
     if (!resp.error.empty()) {
-      r.error = "DigitalOcean API: " + call.method + " " + call.path + ": " + resp.error;
-    } else if (r.body = parse_body(resp.body, too_deep); !too_deep.empty()) {
-      r.error = "DigitalOcean API: " + call.method + " " + call.path + ": the answer is " + too_deep;
+      r.error = "DigitalOcean API: " + call.method + " " + call.path + ": " + transport_error(resp);
+    } else if (r.body = parse_body(resp.body, refused); !refused.empty()) {
+      r.error = "DigitalOcean API: " + call.method + " " + call.path + ": the answer " + refused;
     } else {
       if (resp.status >= 200 && resp.status < 300) {
         r.ok = true;
@@ -349,38 +360,61 @@ struct DoClient::Impl {
     return op;
   }
 
-  // Fetches `path` and every page after it, concatenating body[key].
-  void pages(OpId op, std::string path, std::string key, PagesDone next) {
-    auto state = std::make_shared<std::pair<json, std::set<std::string>>>(json::array(),
-                                                                        std::set<std::string>{});
+  // What a listing gathers: the items kept, the pages asked for, and the estimated size of the
+  // pages' documents whose items it keeps (an upper bound on what the items hold).
+  struct Listing {
+    json items = json::array();
+    std::set<std::string> seen;
+    std::size_t kept_tree_bytes = 0;
+  };
+  using Keep = std::function<bool(const json& item)>;
+
+  // Fetches `path` and every page after it, concatenating the items of body[key] that `keep`
+  // takes (all when it is empty). The items kept, with `kept_before` bytes of an earlier listing
+  // of the same call, stay within kDoMaxListTreeBytes.
+  void pages(OpId op, std::string path, std::string key, PagesDone next, Keep keep = {}, std::size_t kept_before = 0) {
+    auto state = std::make_shared<Listing>();
+    state->kept_tree_bytes = kept_before;
     auto step = std::make_shared<std::function<void(std::string)>>();
     // The function refers to itself only through a weak pointer (no cycle).
     std::weak_ptr<std::function<void(std::string)>> weak = step;
-    *step = [this, op, key, next, state, weak](std::string page_path) {
+    *step = [this, op, key, next, state, weak, keep](std::string page_path) {
       auto self = weak.lock();
-      state->second.insert(page_path);
+      state->seen.insert(page_path);
       Call call{"GET", page_path, "", true};
-      request(op, call, [this, call, key, next, state, self](HttpResponse resp) {
+      request(op, call, [this, call, key, next, state, self, keep](HttpResponse resp) {
         DoResult r = to_result(call, resp, retried_out(call, resp));
-        if (!r.ok) return next(std::move(r), nullptr);
+        if (!r.ok) return next(std::move(r), nullptr, 0);
         if (!r.body.is_object() || !r.body.contains(key) || !r.body[key].is_array()) {
           r.ok = false;
           r.error = "DigitalOcean API: " + call.path + ": response has no \"" + key + "\" list";
-          return next(std::move(r), nullptr);
+          return next(std::move(r), nullptr, 0);
         }
-        for (auto& item : r.body[key]) state->first.push_back(std::move(item));
+        bool kept = false;
+        for (auto& item : r.body[key]) {
+          if (keep && !keep(item)) continue;
+          state->items.push_back(std::move(item));
+          kept = true;
+        }
+        if (kept && (state->kept_tree_bytes += json_tree_bytes(resp.body)) > kDoMaxListTreeBytes) {
+          DoResult big;
+          big.status = r.status;
+          big.error = "DigitalOcean API: " + call.path + ": the \"" + key + "\" list would take more than " +
+                      std::to_string(kDoMaxListTreeBytes >> 20) + " MiB once parsed (the limit on one listing)";
+          return next(std::move(big), nullptr, 0);
+        }
         const json* link = nullptr;
         if (auto l = r.body.find("links"); l != r.body.end() && l->is_object())
           if (auto p = l->find("pages"); p != l->end() && p->is_object())
             if (auto n = p->find("next"); n != p->end() && n->is_string()) link = &*n;
-        if (!link) return next(std::nullopt, std::move(state->first));
+        if (!link) return next(std::nullopt, std::move(state->items), state->kept_tree_bytes);
         auto next_path = path_of_link(link->get<std::string>());
-        if (!next_path || state->second.count(*next_path) ||
-            state->second.size() >= static_cast<size_t>(kMaxPages)) {
+        if (!next_path || state->seen.count(*next_path) ||
+            state->seen.size() >= static_cast<size_t>(kMaxPages)) {
           DoResult bad;
           bad.status = r.status;
           bad.error = "DigitalOcean API: " + call.path + ": unusable pagination link";
-          return next(std::move(bad), nullptr);
+          return next(std::move(bad), nullptr, 0);
         }
         (*self)(*next_path);
       });
@@ -471,7 +505,7 @@ DoClient::OpId DoClient::list_sizes(Callback done) {
   Impl& im = *impl_;
   const OpId op = im.start(std::move(done));
   im.pages(op, "/v2/sizes?per_page=200", "sizes",
-           [&im, op](std::optional<DoResult> failure, nlohmann::json items) {
+           [&im, op](std::optional<DoResult> failure, nlohmann::json items, std::size_t) {
              if (failure) return im.complete(op, std::move(*failure));
              DoResult r;
              r.ok = true;
@@ -490,12 +524,20 @@ DoClient::OpId DoClient::list_droplets(const std::string& tag, Callback done) {
   const std::string first = tag.empty() ? "/v2/droplets?per_page=200"
                                         : "/v2/droplets?tag_name=" + url_encode(tag) +
                                               "&per_page=200";
+  // Every GPU droplet of the account is listed: only those with the tag are kept, page by page.
+  auto tagged_with = [tag](const nlohmann::json& d) {
+    if (tag.empty()) return true;
+    if (!d.is_object() || !d.contains("tags") || !d["tags"].is_array()) return false;
+    for (const auto& t : d["tags"])
+      if (t.is_string() && t.get<std::string>() == tag) return true;
+    return false;
+  };
   im.pages(op, first, "droplets",
-           [&im, op, tag](std::optional<DoResult> failure, nlohmann::json tagged) {
+           [&im, op, tagged_with](std::optional<DoResult> failure, nlohmann::json tagged, std::size_t tagged_bytes) {
              if (failure) return im.complete(op, std::move(*failure));
              im.pages(op, "/v2/droplets?type=gpus&per_page=200", "droplets",
-                      [&im, op, tag, tagged = std::move(tagged)](
-                          std::optional<DoResult> failure, nlohmann::json gpus) mutable {
+                      [&im, op, tagged = std::move(tagged)](
+                          std::optional<DoResult> failure, nlohmann::json gpus, std::size_t) mutable {
                         if (failure) return im.complete(op, std::move(*failure));
                         nlohmann::json out = nlohmann::json::array();
                         std::set<std::string> seen;
@@ -505,22 +547,15 @@ DoClient::OpId DoClient::list_droplets(const std::string& tag, Callback done) {
                           if (seen.insert(key).second) out.push_back(std::move(d));
                         };
                         for (auto& d : tagged) add(d);
-                        for (auto& d : gpus) {
-                          bool match = tag.empty();
-                          if (!match && d.is_object() && d.contains("tags") &&
-                              d["tags"].is_array()) {
-                            for (const auto& t : d["tags"])
-                              if (t.is_string() && t.get<std::string>() == tag) match = true;
-                          }
-                          if (match) add(d);
-                        }
+                        for (auto& d : gpus) add(d);
                         DoResult r;
                         r.ok = true;
                         r.status = 200;
                         const auto n = out.size();
                         r.body = {{"droplets", std::move(out)}, {"meta", {{"total", n}}}};
                         im.complete(op, std::move(r));
-                      });
+                      },
+                      tagged_with, tagged_bytes);
            });
   return op;
 }

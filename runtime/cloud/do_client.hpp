@@ -38,6 +38,15 @@ struct DoResult {
   int attempts = 0;        // HTTP requests made for this call (all pages and retries)
 };
 
+// What one client may hold of DigitalOcean's answers, whatever the API sends (a hostile or broken
+// endpoint, RUNARA_DO_API_URL, or the fake one): one response's body, the JSON document parsed
+// from it (estimated before it is built: json_tree_bytes, json_limits.hpp), and the documents of
+// a listing's pages whose items it keeps. A page of 200 real droplets is about 1 MB of text and
+// 6 MiB parsed; an answer past a bound fails its call, naming the bound.
+inline constexpr std::size_t kDoMaxBodyBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kDoMaxTreeBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kDoMaxListTreeBytes = std::size_t{32} << 20;
+
 struct DoRetryPolicy {
   int max_attempts = 6;             // per HTTP request, the first try included
   double base_delay_s = 1.0;        // backoff after attempt n: base * 2^(n-1) ...

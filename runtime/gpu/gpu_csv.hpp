@@ -7,7 +7,10 @@
 // script's label cannot shift columns.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/gpu_summary.hpp"
@@ -15,5 +18,14 @@
 namespace runara::gpu {
 
 std::string samples_csv(const std::vector<Sample>& samples, const std::vector<Mark>& marks);
+
+// The same text's length, without making it (to charge it to --max-memory first); samples_csv
+// then makes it at exactly that size.
+std::size_t samples_csv_bytes(const std::vector<Sample>& samples, const std::vector<Mark>& marks);
+
+// The same text in pieces of about 64 KiB, each handed to `write` (which returns false to stop):
+// written to a file without ever holding all of it.
+void samples_csv_pieces(const std::vector<Sample>& samples, const std::vector<Mark>& marks,
+                        const std::function<bool(std::string_view piece)>& write);
 
 }  // namespace runara::gpu

@@ -107,8 +107,21 @@ void GpuSampler::flush_group() {
   keep(group_ns_, std::move(gpus));
 }
 
+namespace {
+constexpr std::size_t kMallocOverhead = 16;  // glibc: an 8-byte header, blocks rounded to 16
+}  // namespace
+
+std::size_t GpuSampler::sample_cost(const std::vector<GpuReading>& gpus) {
+  return 2 * sizeof(Sample) + (gpus.capacity() ? gpus.capacity() * sizeof(GpuReading) + kMallocOverhead : 0);
+}
+
+std::size_t GpuSampler::mark_cost(const std::string& label) {
+  static const std::size_t kInline = std::string().capacity();
+  return 2 * sizeof(Mark) + (label.capacity() > kInline ? label.capacity() + 1 + kMallocOverhead : 0);
+}
+
 void GpuSampler::keep(uint64_t arrived_ns, std::vector<GpuReading> gpus) {
-  const std::size_t bytes = sizeof(Sample) + gpus.size() * sizeof(GpuReading);
+  const std::size_t bytes = sample_cost(gpus);
   if (opt_.reserve) {
     if (std::string error = opt_.reserve(bytes); !error.empty()) return report("gpu_metrics: " + error + "; stopped sampling", true);
     reserved_ += bytes;
@@ -158,10 +171,18 @@ void GpuSampler::on_poll(Collected c) {
   keep(c.last_line_ns ? c.last_line_ns : uv_hrtime(), std::move(p.gpus));
 }
 
-void GpuSampler::mark(std::string label) { marks_.push_back(Mark{now_s(), std::move(label)}); }
+std::string GpuSampler::mark(std::string label) {
+  if (opt_.reserve) {
+    const std::size_t bytes = mark_cost(label);
+    if (std::string error = opt_.reserve(bytes); !error.empty()) return error;
+    reserved_ += bytes;
+  }
+  marks_.push_back(Mark{now_s(), std::move(label)});
+  return {};
+}
 
 void GpuSampler::report(std::string problem, bool fatal) {
-  problems_.push_back(problem);
+  problems_.add(problem);
   if (on_problem_) on_problem_(problem);
   if (fatal) stop();
 }

@@ -23,6 +23,8 @@
 
 #include <runara/command_target.hpp>
 
+#include "base/problem_list.hpp"
+
 #include "gpu/gpu_backend.hpp"
 #include "gpu/gpu_summary.hpp"
 #include "gpu/one_shot.hpp"
@@ -47,18 +49,24 @@ class GpuSampler {
   GpuSampler& operator=(const GpuSampler&) = delete;
 
   void start();
-  void mark(std::string label);  // at now_s()
+  // A mark at now_s(), its memory asked of Options::reserve: "" or why not (then not kept).
+  std::string mark(std::string label);
   void stop();
   bool running() const { return running_; }
   double now_s() const;  // seconds since start()
 
   const std::vector<Sample>& samples() const { return samples_; }
   const std::vector<Mark>& marks() const { return marks_; }
-  const std::vector<std::string>& problems() const { return problems_; }
+  const std::vector<std::string>& problems() const { return problems_.kept(); }  // ProblemList: at most 100
   int skipped_ticks() const { return skipped_; }
   int unreadable() const { return unreadable_; }
   double end_s() const { return end_s_; }  // when stop() ran (now_s() while running)
   std::size_t reserved_bytes() const { return reserved_; }  // the total Options::reserve granted
+  // What a sample or a mark costs in memory, counted with its overhead: its slot in the vector
+  // (twice over: the vector's spare room), the heap block of its readings or label with the
+  // allocator's own overhead. A flood of one-GPU samples or short marks is not nearly free.
+  static std::size_t sample_cost(const std::vector<GpuReading>& gpus);
+  static std::size_t mark_cost(const std::string& label);
 
  private:
   void start_stream(CommandTarget& target, const std::string& command);
@@ -89,7 +97,7 @@ class GpuSampler {
   int bad_in_row_ = 0, failed_polls_in_row_ = 0, skipped_ = 0, unreadable_ = 0;
   std::vector<Sample> samples_;
   std::vector<Mark> marks_;
-  std::vector<std::string> problems_;
+  ProblemList problems_;
 };
 
 }  // namespace runara::gpu

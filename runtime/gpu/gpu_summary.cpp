@@ -1,6 +1,9 @@
 #include "gpu/gpu_summary.hpp"
 
 #include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -8,30 +11,30 @@ namespace runara::gpu {
 
 namespace {
 
-using Points = std::vector<std::pair<double, double>>;  // (t, value), t ascending
-using Field = std::optional<double> GpuReading::*;
-
-Points series(const std::vector<Sample>& samples, int index, Field field) {
-  Points out;
-  for (const Sample& s : samples)
-    for (const GpuReading& g : s.gpus)
-      if (g.index == index && g.*field) out.emplace_back(s.t_s, *(g.*field));
-  return out;
-}
+using Points = Summarizer::Points;
 
 double lerp(const std::pair<double, double>& a, const std::pair<double, double>& b, double t) {
   if (b.first == a.first) return b.second;
   return a.second + (b.second - a.second) * (t - a.first) / (b.first - a.first);
 }
 
-// The piecewise-linear curve through `p` integrated over [a, b] ∩ [first, last].
-std::optional<double> integrate(const Points& p, double a, double b) {
+// The piecewise-linear curve through `p` integrated over [a, b] ∩ [first, last]. With `ordered`
+// points, only the segments that can overlap [a, b] are visited: the others add nothing, so the
+// sum is the same as over every segment.
+std::optional<double> integrate(const Points& p, double a, double b, bool ordered) {
   if (p.size() < 2) return std::nullopt;
   a = std::max(a, p.front().first);
   b = std::min(b, p.back().first);
   if (b <= a) return std::nullopt;
+  std::size_t i = 1;
+  if (ordered) {
+    // The first segment whose end lies after a (those before end at or before it).
+    i = static_cast<std::size_t>(std::upper_bound(p.begin(), p.end(), a, [](double v, const auto& x) { return v < x.first; }) - p.begin());
+    i = std::max<std::size_t>(i, 1);
+  }
   double sum = 0;
-  for (std::size_t i = 1; i < p.size(); ++i) {
+  for (; i < p.size(); ++i) {
+    if (ordered && p[i - 1].first >= b) break;  // this segment and all after it start at or after b
     const double lo = std::max(a, p[i - 1].first), hi = std::min(b, p[i].first);
     if (hi <= lo) continue;
     sum += (hi - lo) * (lerp(p[i - 1], p[i], lo) + lerp(p[i - 1], p[i], hi)) / 2;
@@ -41,10 +44,8 @@ std::optional<double> integrate(const Points& p, double a, double b) {
 
 // A counter's increase over [a, b] ∩ [first, last], interpolated at the edges; nullopt if it
 // ever goes down (reset or wrap): the trapezoid is the safer answer then.
-std::optional<double> counter_delta(const Points& p, double a, double b) {
-  if (p.size() < 2) return std::nullopt;
-  for (std::size_t i = 1; i < p.size(); ++i)
-    if (p[i].second < p[i - 1].second) return std::nullopt;
+std::optional<double> counter_delta(const Points& p, bool never_falls, double a, double b) {
+  if (p.size() < 2 || !never_falls) return std::nullopt;
   a = std::max(a, p.front().first);
   b = std::min(b, p.back().first);
   if (b <= a) return std::nullopt;
@@ -69,23 +70,29 @@ struct Acc {
   std::optional<double> mean() const { return n ? std::optional<double>(sum / n) : std::nullopt; }
 };
 
-GpuStats stats_for(const std::vector<Sample>& samples, int index, double a, double b) {
+// The readings of one GPU in [a, b], accumulated in sample order (as a scan of every sample would).
+GpuStats stats_for(const Summarizer::Series& g, double a, double b, bool ordered) {
   GpuStats st;
-  st.index = index;
+  st.index = g.index;
   Acc power, vram, util, mutil, edge, hot, mem;
-  for (const Sample& s : samples) {
-    if (s.t_s < a || s.t_s > b) continue;
-    for (const GpuReading& g : s.gpus) {
-      if (g.index != index) continue;
-      ++st.samples;
-      power.add(g.power_w);
-      vram.add(g.vram_used_bytes);
-      util.add(g.gpu_util_pct);
-      mutil.add(g.mem_util_pct);
-      edge.add(g.temp_edge_c);
-      hot.add(g.temp_hotspot_c);
-      mem.add(g.temp_memory_c);
+  auto it = g.readings.begin();
+  if (ordered) it = std::lower_bound(g.readings.begin(), g.readings.end(), a, [](const auto& x, double v) { return x.first < v; });
+  for (; it != g.readings.end(); ++it) {
+    const double t = it->first;
+    if (t > b) {
+      if (ordered) break;
+      continue;
     }
+    if (t < a) continue;
+    const GpuReading& r = *it->second;
+    ++st.samples;
+    power.add(r.power_w);
+    vram.add(r.vram_used_bytes);
+    util.add(r.gpu_util_pct);
+    mutil.add(r.mem_util_pct);
+    edge.add(r.temp_edge_c);
+    hot.add(r.temp_hotspot_c);
+    mem.add(r.temp_memory_c);
   }
   st.mean_power_w = power.mean();
   st.max_power_w = power.max;
@@ -95,34 +102,83 @@ GpuStats stats_for(const std::vector<Sample>& samples, int index, double a, doub
   st.max_temp_edge_c = edge.max;
   st.max_temp_hotspot_c = hot.max;
   st.max_temp_memory_c = mem.max;
-  const Points energy = series(samples, index, &GpuReading::energy_j);
-  const Points watts = series(samples, index, &GpuReading::power_w);
+  const Points& energy = g.energy;
+  const Points& watts = g.watts;
   // The counter only when it covers as much of the window as the power curve does.
   if (energy.size() >= 2 && (watts.size() < 2 || (energy.front().first <= watts.front().first &&
                                                   energy.back().first >= watts.back().first))) {
-    st.energy_j = counter_delta(energy, a, b);
+    st.energy_j = counter_delta(energy, g.energy_never_falls, a, b);
     st.energy_from_counter = st.energy_j.has_value();
   }
-  if (!st.energy_j) st.energy_j = integrate(watts, a, b);
+  if (!st.energy_j) st.energy_j = integrate(watts, a, b, ordered);
   return st;
-}
-
-std::set<int> indices(const std::vector<Sample>& samples) {
-  std::set<int> out;
-  for (const Sample& s : samples)
-    for (const GpuReading& g : s.gpus) out.insert(g.index);
-  return out;
 }
 
 }  // namespace
 
-PhaseSummary summarize_window(const std::vector<Sample>& samples, double start_s, double end_s, std::string label) {
+namespace {
+constexpr std::size_t kMapNode = 80;  // a std::map node of a small key and value, with the allocator's overhead
+}  // namespace
+
+std::size_t Summarizer::bytes_for(const std::vector<Sample>& samples) {
+  std::size_t readings = 0;
+  std::set<int> indices;
+  for (const Sample& s : samples) {
+    readings += s.gpus.size();
+    for (const GpuReading& g : s.gpus) indices.insert(g.index);
+  }
+  // Each reading at most once in each of the three lists (16 bytes an entry); per GPU index a
+  // Series and, while it is made, two map nodes.
+  return readings * 3 * 16 + indices.size() * (sizeof(Series) + 2 * kMapNode);
+}
+
+Summarizer::Summarizer(const std::vector<Sample>& samples) {
+  // The GPU indices, then each one's readings counted so every list is made at its size.
+  std::map<int, std::array<std::size_t, 3>> counts;  // readings, energy, watts
+  double last_t = -std::numeric_limits<double>::infinity();
+  for (const Sample& s : samples) {
+    if (s.t_s < last_t) ordered_ = false;
+    last_t = s.t_s;
+    for (const GpuReading& g : s.gpus) {
+      auto& c = counts[g.index];
+      ++c[0];
+      c[1] += g.energy_j ? 1 : 0;
+      c[2] += g.power_w ? 1 : 0;
+    }
+  }
+  gpus_.resize(counts.size());
+  std::map<int, Series*> by_index;
+  std::size_t i = 0;
+  for (const auto& [index, c] : counts) {
+    Series& g = gpus_[i++];
+    g.index = index;
+    g.readings.reserve(c[0]);
+    g.energy.reserve(c[1]);
+    g.watts.reserve(c[2]);
+    by_index[index] = &g;
+    bytes_ += sizeof(Series) + 2 * kMapNode + 16 * (c[0] + c[1] + c[2]);
+  }
+  for (const Sample& s : samples) {
+    for (const GpuReading& r : s.gpus) {
+      Series& g = *by_index[r.index];
+      g.readings.emplace_back(s.t_s, &r);
+      if (r.energy_j) {
+        if (!g.energy.empty() && *r.energy_j < g.energy.back().second) g.energy_never_falls = false;
+        g.energy.emplace_back(s.t_s, *r.energy_j);
+      }
+      if (r.power_w) g.watts.emplace_back(s.t_s, *r.power_w);
+    }
+  }
+}
+
+PhaseSummary Summarizer::window(double start_s, double end_s, std::string label) const {
   PhaseSummary p;
   p.label = std::move(label);
   p.start_s = start_s;
   p.end_s = end_s;
-  for (int index : indices(samples)) {
-    GpuStats st = stats_for(samples, index, start_s, end_s);
+  p.gpus.reserve(gpus_.size());
+  for (const Series& g : gpus_) {
+    GpuStats st = stats_for(g, start_s, end_s, ordered_);
     if (st.energy_j) p.energy_j = p.energy_j.value_or(0) + *st.energy_j;
     if (st.mean_power_w) p.mean_power_w = p.mean_power_w.value_or(0) + *st.mean_power_w;
     if (st.max_vram_used_bytes) p.peak_vram_bytes = std::max(p.peak_vram_bytes.value_or(0), *st.max_vram_used_bytes);
@@ -131,12 +187,17 @@ PhaseSummary summarize_window(const std::vector<Sample>& samples, double start_s
   return p;
 }
 
+PhaseSummary summarize_window(const std::vector<Sample>& samples, double start_s, double end_s, std::string label) {
+  return Summarizer(samples).window(start_s, end_s, std::move(label));
+}
+
 std::vector<PhaseSummary> summarize(const std::vector<Sample>& samples, const std::vector<Mark>& marks, double end_s) {
+  const Summarizer summarizer(samples);
   std::vector<PhaseSummary> out;
-  out.push_back(summarize_window(samples, 0, end_s, "run"));
+  out.push_back(summarizer.window(0, end_s, "run"));
   for (std::size_t i = 0; i < marks.size(); ++i) {
     const double until = i + 1 < marks.size() ? marks[i + 1].t_s : end_s;
-    out.push_back(summarize_window(samples, marks[i].t_s, until, marks[i].label));
+    out.push_back(summarizer.window(marks[i].t_s, until, marks[i].label));
   }
   return out;
 }

@@ -8,8 +8,10 @@
 // sampler started. A statistic with no sample to stand on is nullopt, never 0.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/gpu_sample.hpp"
@@ -42,6 +44,33 @@ struct PhaseSummary {
   std::optional<double> energy_j;      // all GPUs together (nullopt when no GPU has energy)
   std::optional<double> mean_power_w;  // the GPUs' mean powers added up
   std::optional<double> peak_vram_bytes;  // the largest VRAM use of any one GPU
+};
+
+// Summaries of many windows of the same samples: each GPU's readings and series gathered once,
+// so a window costs its own readings (plus a binary search per GPU), not the whole run's. A
+// sampler with thousands of samples and marks is summarized in time linear in their number
+// (summarize_window over all samples once per mark and GPU was quadratic: minutes in stop()).
+// Holds pointers into `samples`, which must outlive it unchanged; bytes() is what it holds.
+class Summarizer {
+ public:
+  explicit Summarizer(const std::vector<Sample>& samples);
+  PhaseSummary window(double start_s, double end_s, std::string label) const;
+  std::size_t bytes() const { return bytes_; }
+  // What a Summarizer of `samples` will hold, before it is made (to charge it first).
+  static std::size_t bytes_for(const std::vector<Sample>& samples);
+
+  using Points = std::vector<std::pair<double, double>>;  // (t, value), in sample order
+  struct Series {  // one GPU index
+    int index = 0;
+    std::vector<std::pair<double, const GpuReading*>> readings;  // (t, reading), in sample order
+    Points energy, watts;          // the readings that have a value, in sample order
+    bool energy_never_falls = true;  // the counter never went down (no reset or wrap)
+  };
+
+ private:
+  bool ordered_ = true;  // samples in time order (they are: a sampler stamps them as they arrive)
+  std::vector<Series> gpus_;  // by index, ascending
+  std::size_t bytes_ = 0;
 };
 
 // The whole run [0, end_s] first, then one entry per mark.

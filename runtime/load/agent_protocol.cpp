@@ -402,9 +402,9 @@ std::string encode_outcome(const LoadOutcome& o, std::uint64_t records_dropped) 
 
 bool decode_outcome(std::string_view text, const Slo& slo, std::size_t max_lengths, LoadOutcome& o,
                     std::uint64_t& records_dropped, std::string& error) {
-  auto parsed = parse_json_limited(text, error);
+  auto parsed = parse_json_limited(text, error, kMaxJsonDepth, kAgentMaxOutcomeTreeBytes);
   if (!parsed) {
-    error = "the agent's results are not valid: " + error;
+    error = (is_json_too_large(error) ? "the agent's results " : "the agent's results are not valid: ") + error;
     return false;
   }
   try {

@@ -32,6 +32,11 @@ inline constexpr int kAgentProtocol = 1;
 // The longest line either side sends (an outcome with full histograms and 100,000 lengths is
 // about 3 MB); a longer one is an error.
 inline constexpr std::size_t kAgentMaxLine = 16u << 20;
+// The most the outcome's JSON document may take once parsed (json_tree_bytes, estimated before
+// it is built; the largest honest one is about 20 MiB): a line of small numbers would otherwise
+// be 16 times its size in memory. runara also charges the estimate to the run's --max-memory
+// while it decodes (remote_load.cpp).
+inline constexpr std::size_t kAgentMaxOutcomeTreeBytes = 48u << 20;
 
 // ---- runara -> agent ----
 // The spec line, without its newline. `deadline_s`: the agent stops the load after this long.
@@ -53,6 +58,8 @@ bool parse_record_line(std::string_view fields, RequestRecord& r, std::string& e
 // The outcome line's JSON (after "S "): stats, lengths and counters. `records_dropped`: records
 // the agent's output queue dropped (runara then lacks them).
 std::string encode_outcome(const LoadOutcome& outcome, std::uint64_t records_dropped);
+// A document past kAgentMaxOutcomeTreeBytes is refused before it is built: "the agent's results
+// would take about N MiB once parsed, more than the M MiB allowed".
 bool decode_outcome(std::string_view json, const Slo& slo, std::size_t max_lengths, LoadOutcome& out,
                     std::uint64_t& records_dropped, std::string& error);
 

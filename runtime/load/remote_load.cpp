@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "base/text.hpp"
+#include "json_limits.hpp"
 #include "load/agent_protocol.hpp"
 
 namespace runara {
@@ -151,9 +152,22 @@ class RemoteLoad final : public LoadRunner {
     LoadOutcome outcome;
     std::uint64_t dropped = 0;
     std::string error;
+    // While it is decoded, the line (held twice over: the line buffer's spare room) and its
+    // document, as json_tree_bytes estimates it, count against the run's --max-memory; past
+    // kAgentMaxOutcomeTreeBytes decode_outcome refuses it before building anything.
+    MemoryReservation decoding;
+    if (const std::size_t tree = json_tree_bytes(json); spec_->memory && tree <= kAgentMaxOutcomeTreeBytes) {
+      const std::size_t need = tree + 2 * json.size();
+      decoding = MemoryReservation(spec_->memory, 0);
+      if (!decoding.grow(need)) {
+        return fail("the load agent on " + host() + ": " +
+                    spec_->memory->refusal(need, "decoding the agent's results (" + std::to_string(json.size() >> 10) + " KiB)"));
+      }
+    }
     if (!decode_outcome(json, spec_->slo, spec_->max_lengths, outcome, dropped, error)) {
       return fail("the load agent on " + host() + ": " + redacted(error));
     }
+    decoding.reset();
     if (!check_outcome(*spec_, outcome, dropped, tally_, elapsed_s(), error)) return fail("the load agent on " + host() + ": " + error);
     add_local_part(outcome);
     complete(std::move(outcome));

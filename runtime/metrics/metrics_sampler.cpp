@@ -1,6 +1,8 @@
 #include "metrics/metrics_sampler.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 #include <uv.h>
 
@@ -8,7 +10,23 @@ namespace runara::metrics {
 
 namespace {
 constexpr int kMaxFailuresInRow = 5;
+constexpr std::size_t kMallocOverhead = 16;  // glibc: an 8-byte header, blocks rounded to 16
+// A std::map node: its links and colour (32 bytes), the value, the allocator's overhead.
+constexpr std::size_t kValueNode = 32 + sizeof(std::pair<const std::string, double>) + kMallocOverhead;
+
+std::size_t string_heap(const std::string& s) {
+  static const std::size_t kInline = std::string().capacity();
+  return s.capacity() > kInline ? s.capacity() + 1 + kMallocOverhead : 0;
 }
+}  // namespace
+
+std::size_t MetricsSampler::sample_cost(const ScrapeSample& sample) {
+  std::size_t bytes = 2 * sizeof(ScrapeSample);
+  for (const auto& [name, value] : sample.values) bytes += kValueNode + string_heap(name);
+  return bytes;
+}
+
+std::size_t MetricsSampler::mark_cost(const std::string& label) { return 2 * sizeof(ScrapeMark) + string_heap(label); }
 
 HttpClient::Id scrape_once(HttpClient& http, const std::string& url, const AllowConnect& allow, double timeout_s,
                  std::function<void(PromParse parse)> done) {
@@ -79,12 +97,11 @@ void MetricsSampler::on_scrape(PromParse p, uint64_t arrived_ns) {
   failures_in_row_ = 0;
   ScrapeSample s;
   s.t_s = static_cast<double>(arrived_ns - start_ns_) / 1e9;
-  std::size_t bytes = sizeof(ScrapeSample);
   for (auto& [name, value] : prometheus_totals(p)) {
     if (!name.starts_with(opt_.prefix)) continue;
-    bytes += name.size() + 64;
     s.values.emplace(name, value);
   }
+  const std::size_t bytes = sample_cost(s);
   if (opt_.reserve) {
     if (std::string e = opt_.reserve(bytes); !e.empty()) return report("metrics: " + e + "; stopped sampling", true);
     reserved_ += bytes;
@@ -92,10 +109,18 @@ void MetricsSampler::on_scrape(PromParse p, uint64_t arrived_ns) {
   samples_.push_back(std::move(s));
 }
 
-void MetricsSampler::mark(std::string label) { marks_.push_back({now_s(), std::move(label)}); }
+std::string MetricsSampler::mark(std::string label) {
+  if (opt_.reserve) {
+    const std::size_t bytes = mark_cost(label);
+    if (std::string e = opt_.reserve(bytes); !e.empty()) return e;
+    reserved_ += bytes;
+  }
+  marks_.push_back({now_s(), std::move(label)});
+  return {};
+}
 
 void MetricsSampler::report(std::string problem, bool fatal) {
-  problems_.push_back(problem);
+  problems_.add(problem);
   if (on_problem_) on_problem_(problem);
   if (fatal) stop();
 }
@@ -132,6 +157,53 @@ std::map<std::string, MetricStats> summarize_window(const std::vector<ScrapeSamp
     m.mean = sums[name] / m.samples;
   }
   return out;
+}
+
+namespace {
+
+bool in_time_order(const std::vector<ScrapeSample>& samples, const std::vector<ScrapeMark>& marks) {
+  for (std::size_t i = 1; i < samples.size(); ++i)
+    if (samples[i].t_s < samples[i - 1].t_s) return false;
+  for (std::size_t i = 1; i < marks.size(); ++i)
+    if (marks[i].t_s < marks[i - 1].t_s) return false;
+  return true;
+}
+
+}  // namespace
+
+void summarize_phases(const std::vector<ScrapeSample>& samples, const std::vector<ScrapeMark>& marks, double end_s,
+                      const std::function<void(std::size_t, const std::map<std::string, MetricStats>&)>& each) {
+  if (!in_time_order(samples, marks)) {
+    for (std::size_t i = 0; i < marks.size(); ++i)
+      each(i, summarize_window(samples, marks[i].t_s, i + 1 < marks.size() ? marks[i + 1].t_s : end_s));
+    return;
+  }
+  // The last reading of each name before the current phase, carried from phase to phase; the
+  // samples of a phase (those at its end belong to the next one too) read once more each.
+  std::map<std::string_view, double> before;
+  std::size_t next = 0;  // samples before `next` are folded into `before`
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    const double start_s = marks[i].t_s, end = i + 1 < marks.size() ? marks[i + 1].t_s : end_s;
+    for (; next < samples.size() && samples[next].t_s < start_s; ++next)
+      for (const auto& [name, v] : samples[next].values) before[name] = v;
+    std::map<std::string, MetricStats> out;
+    std::map<std::string_view, double> sums;
+    for (std::size_t k = next; k < samples.size() && samples[k].t_s <= end; ++k) {
+      for (const auto& [name, v] : samples[k].values) {
+        MetricStats& m = out[name];
+        if (m.samples++ == 0) m.first = m.max = v;
+        m.last = v;
+        m.max = std::max(m.max, v);
+        sums[name] += v;
+      }
+    }
+    for (auto& [name, m] : out) {
+      const auto b = before.find(name);
+      m.delta = m.last - (b != before.end() ? b->second : m.first);
+      m.mean = sums[name] / m.samples;
+    }
+    each(i, out);
+  }
 }
 
 }  // namespace runara::metrics

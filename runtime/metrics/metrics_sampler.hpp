@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/problem_list.hpp"
 #include "metrics/prometheus_text.hpp"
 #include "net/http_client.hpp"
 
@@ -57,16 +58,23 @@ class MetricsSampler {
   MetricsSampler& operator=(const MetricsSampler&) = delete;
 
   void start();
-  void mark(std::string label);
+  // A mark at now_s(), its memory asked of Options::reserve: "" or why not (then not kept).
+  std::string mark(std::string label);
   void stop();
   bool running() const { return running_; }
   double now_s() const;
 
   const std::vector<ScrapeSample>& samples() const { return samples_; }
   const std::vector<ScrapeMark>& marks() const { return marks_; }
-  const std::vector<std::string>& problems() const { return problems_; }
+  const std::vector<std::string>& problems() const { return problems_.kept(); }  // ProblemList: at most 100
   int skipped_ticks() const { return skipped_; }
   std::size_t reserved_bytes() const { return reserved_; }
+  // What a sample or a mark costs in memory, counted with its overhead: its slot in the vector
+  // (twice over: the vector's spare room), each value's map node and the heap block of a long
+  // name, a long label's heap block, with the allocator's own overhead. A /metrics of many
+  // short distinct names costs far more than its bytes.
+  static std::size_t sample_cost(const ScrapeSample& sample);
+  static std::size_t mark_cost(const std::string& label);
 
  private:
   void tick();
@@ -86,7 +94,7 @@ class MetricsSampler {
   std::size_t reserved_ = 0;
   std::vector<ScrapeSample> samples_;
   std::vector<ScrapeMark> marks_;
-  std::vector<std::string> problems_;
+  ProblemList problems_;
 };
 
 // Per metric name over [start_s, end_s]: first, last, delta (last - first: what a counter
@@ -96,5 +104,12 @@ struct MetricStats {
   int samples = 0;
 };
 std::map<std::string, MetricStats> summarize_window(const std::vector<ScrapeSample>& samples, double start_s, double end_s);
+
+// summarize_window of each mark's phase, [marks[i].t_s, the next mark's or end_s], handed to
+// `each(i, stats)` in order. The same figures, in time linear in the samples when samples and
+// marks are in time order (as a sampler makes them: one scan for all phases, instead of one per
+// mark over every sample); window by window otherwise.
+void summarize_phases(const std::vector<ScrapeSample>& samples, const std::vector<ScrapeMark>& marks, double end_s,
+                      const std::function<void(std::size_t, const std::map<std::string, MetricStats>&)>& each);
 
 }  // namespace runara::metrics

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/latency_histogram.hpp"
+#include "json_limits.hpp"
 #include "load/agent_protocol.hpp"
 #include "load/arrival_schedule.hpp"
 #include "load/request_target.hpp"
@@ -1135,4 +1136,62 @@ TEST_CASE("request_target_of cuts the same target out of a URL as libcurl", "[ag
     ++compared;
   }
   CHECK(compared >= 30);
+}
+
+namespace {
+
+// The largest outcome an honest agent sends: 100,000 lengths of 6-digit token counts, every
+// bucket of all five histograms filled (counts of 8 digits), a day of tokens per second, every
+// HTTP status, the error samples full.
+LoadOutcome largest_honest_outcome() {
+  LoadOutcome o;
+  o.stats = LoadStats(kSlo);
+  o.lengths = runara::RequestLengths(100000);
+  std::atomic<std::uint64_t> taken{0};
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    RequestRecord r;
+    r.index = i;
+    r.intended_ns = static_cast<std::int64_t>(i) * 1'000'000;
+    r.sent_ns = r.intended_ns + 1;
+    r.first_token_ns = r.sent_ns + 1;
+    r.done_ns = r.first_token_ns + 1;
+    r.input_tokens = 100000 + static_cast<std::int32_t>(i);
+    r.output_tokens = 100000 + static_cast<std::int32_t>(i);
+    r.status = 200;
+    o.lengths.add(r, taken);
+  }
+  for (LatencyHistogram* h : {&o.stats.ttft, &o.stats.tpot, &o.stats.itl, &o.stats.e2el, &o.stats.queue})
+    for (std::int64_t v = 1; v < LatencyHistogram::kOneHourNs; v += std::max<std::int64_t>(1, v / 4096)) h->record_n(v, 10'000'000);
+  o.stats.tokens_per_second.assign(86400, 999999);
+  for (int status = 100; status < 1000; ++status) o.stats.statuses[status] = 1'000'000'000;
+  for (int k = 1; k < runara::kErrorKinds; ++k)
+    o.stats.error_samples[std::string(runara::error_kind_name(static_cast<ErrorKind>(k)))].assign(3, std::string(500, 'e'));
+  return o;
+}
+
+}  // namespace
+
+// Issue 25: the results line is parsed within kAgentMaxOutcomeTreeBytes (estimated before
+// anything is built), so a hostile agent's 16 MiB line of small numbers cannot become a
+// document of hundreds of MiB. The largest honest outcome fits with room to spare.
+TEST_CASE("agent protocol: the results line's document is bounded, and the largest honest outcome fits", "[agent_protocol][hostile_buffers]") {
+  const std::string honest = runara::encode_outcome(largest_honest_outcome(), 0);
+  const std::size_t tree = runara::json_tree_bytes(honest);
+  WARN("largest honest outcome: " << (honest.size() >> 10) << " KiB, about " << (tree >> 20) << " MiB once parsed");
+  CHECK(honest.size() * 2 < runara::kAgentMaxLine);
+  CHECK(tree * 2 < runara::kAgentMaxOutcomeTreeBytes);
+  LoadOutcome o;
+  std::uint64_t dropped = 0;
+  std::string error;
+  CHECK(runara::decode_outcome(honest, kSlo, 100000, o, dropped, error));
+  CHECK(error == "");
+
+  // A line as long as the protocol allows, of small numbers where lengths belong.
+  std::string hostile = R"({"input_lens": [)";
+  while (hostile.size() < runara::kAgentMaxLine - 16) hostile += "0,";
+  hostile += "0]}";
+  REQUIRE(hostile.size() <= runara::kAgentMaxLine);
+  CHECK_FALSE(runara::decode_outcome(hostile, kSlo, 100000, o, dropped, error));
+  CHECK_THAT(error, Catch::Matches("the agent's results would take about [0-9]+ MiB once parsed, more than the " +
+                                   std::to_string(runara::kAgentMaxOutcomeTreeBytes >> 20) + " MiB allowed"));
 }

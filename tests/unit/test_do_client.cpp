@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cloud/do_client.hpp"
+#include "json_limits.hpp"
 #include "loopback_fixtures.hpp"
 #include "net/http_client.hpp"
 
@@ -638,4 +639,70 @@ TEST_CASE("DoClient refuses deeply nested answers", "[do_client]") {
   CHECK_FALSE(r.ok);
   CHECK(r.ambiguous);
   CHECK(r.error.find("(ambiguous: the droplet may exist)") != std::string::npos);
+}
+
+// Issue 25: an answer is held to kDoMaxBodyBytes as it arrives, its document to kDoMaxTreeBytes
+// (estimated before it is built), a listing's kept pages to kDoMaxListTreeBytes: a hostile or
+// broken API gets a clear error naming the bound, never a document of hundreds of MiB.
+TEST_CASE("DoClient bounds what an answer can make it hold: body, parsed document, listing", "[do_client][hostile_buffers]") {
+  DoFixture f;
+  // 5 MiB of zeros: past the body's bound.
+  f.server.srv.Get("/v2/droplets/1", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"droplet\": {\"id\": 1, \"junk\": [" + std::string(5u << 20, '0') + "]}}", "application/json");
+  });
+  // 3 MiB of small numbers: within the body's bound, about 48 MiB once parsed.
+  f.server.srv.Get("/v2/droplets/2", [](const httplib::Request&, httplib::Response& res) {
+    std::string junk;
+    for (int i = 0; i < (3 << 20) / 2; ++i) junk += "0,";
+    res.set_content("{\"droplet\": {\"id\": 2, \"junk\": [" + junk + "0]}}", "application/json");
+  });
+  // Sizes: endless pages of 10,000 sizes, each page about 8 MiB once parsed (not sent as JSON:
+  // cpp-httplib would gzip it, slowly).
+  std::string sizes;
+  for (int i = 0; i < 10000; ++i) sizes += std::string(i ? "," : "") + "{\"slug\": \"s-" + std::to_string(i) + "-with-a-long-name\", \"regions\": [\"nyc1\", \"ams3\"]}";
+  const std::size_t page_tree = runara::json_tree_bytes("{\"sizes\": [" + sizes + "]}");
+  REQUIRE(page_tree > (std::size_t{4} << 20));
+  REQUIRE(page_tree < runara::kDoMaxTreeBytes);
+  std::atomic<int> pages{0};
+  f.server.srv.Get("/v2/sizes", [&](const httplib::Request&, httplib::Response& res) {
+    const int n = ++pages;
+    res.set_content("{\"sizes\": [" + sizes + "], \"links\": {\"pages\": {\"next\": \"/v2/sizes?page=" + std::to_string(n + 1) + "\"}}}",
+                    "application/octet-stream");
+  });
+  // GPU droplets of other runs, 20 pages of them: a listing that keeps none of them keeps no
+  // document either.
+  json others = json::array();
+  for (int i = 0; i < 5000; ++i) others.push_back(droplet(i, {"runara:someone-else", "a-rather-long-tag-of-another-run"}));
+  const std::string others_text = others.dump();
+  REQUIRE(runara::json_tree_bytes(others_text) > (std::size_t{2} << 20));  // 20 pages: past the listing's bound if kept
+  std::atomic<int> gpu_pages{0};
+  f.server.srv.Get("/v2/droplets", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("tag_name")) return send_json(res, 200, {{"droplets", json::array()}, {"links", json::object()}});
+    const int n = ++gpu_pages;
+    const std::string links = n < 20 ? "{\"pages\": {\"next\": \"/v2/droplets?type=gpus&page=" + std::to_string(n + 1) + "\"}}" : "{}";
+    res.set_content("{\"droplets\": " + others_text + ", \"links\": " + links + "}", "application/octet-stream");
+  });
+  f.start();
+
+  auto r = f.call([&](auto cb) { f.client->get_droplet(1, cb); });
+  CHECK_FALSE(r.ok);
+  CHECK(r.error == "DigitalOcean API: GET /v2/droplets/1: the answer is larger than 4194304 bytes (the limit on one answer)");
+  CHECK(r.attempts == 1);  // not retried: the same answer would come again
+
+  r = f.call([&](auto cb) { f.client->get_droplet(2, cb); });
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.error, Catch::Matches("DigitalOcean API: GET /v2/droplets/2: the answer would take about [0-9]+ MiB once "
+                                     "parsed, more than the 16 MiB allowed"));
+  CHECK(r.body.empty());
+
+  r = f.call([&](auto cb) { f.client->list_sizes(cb); });
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.error, Catch::Matches("DigitalOcean API: /v2/sizes\\?page=[0-9]+: the \"sizes\" list would take more than 32 MiB "
+                                     "once parsed \\(the limit on one listing\\)"));
+  CHECK(pages <= static_cast<int>(runara::kDoMaxListTreeBytes / page_tree) + 1);  // stopped at the bound: the API's pages never end
+
+  r = f.call([&](auto cb) { f.client->list_droplets("runara:mine", cb); });
+  REQUIRE(r.ok);
+  CHECK(r.body["droplets"].empty());
+  CHECK(gpu_pages == 20);
 }

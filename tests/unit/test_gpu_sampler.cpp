@@ -272,3 +272,63 @@ TEST_CASE("sampler: stop() returns at once while a tool floods 64 GPUs a tick", 
   for (const Sample& sample : s.samples()) CHECK(sample.gpus.size() == 64);
   CHECK(reserved <= (std::size_t{8} << 20));
 }
+
+// Issue 25: marks and samples are charged at what they cost in memory, not their payload: a
+// script's flood of marks is refused at the budget (a mark's 256-byte label once cost nothing),
+// and a stream of one-GPU samples pays for each sample's own slot and heap block.
+TEST_CASE("sampler: marks and samples are charged with their overhead, and refused at the budget", "[gpu_sampler][hostile_buffers]") {
+  Rig rig;
+  rig.shims.add("nvidia-smi", "exec awk 'BEGIN { for (n = 0; ; n++) { print \"0, 1, 1, 1, 1, 1, 1, 1, 1, 1\"; print \"0, 1, 1, 1, 1, 1, 1, 1, 1, 1\" } }'");
+  GpuSampler::Options o;
+  o.backend = Backend::nvidia_smi;
+  o.interval_s = 0.05;
+  std::size_t reserved = 0;
+  constexpr std::size_t kBudget = std::size_t{1} << 20;
+  o.reserve = [&](std::size_t bytes) {
+    if (reserved + bytes > kBudget) return std::string("no room for " + std::to_string(bytes) + " bytes");
+    reserved += bytes;
+    return std::string();
+  };
+  GpuSampler s(&rig.loop.loop, rig.target, o, [&](const std::string& p) { rig.problems.push_back(p); });
+  s.start();
+  const std::string label(256, 'x');
+  std::size_t kept = 0;
+  std::string refused;
+  while ((refused = s.mark(label)).empty()) ++kept;
+  CHECK(refused == "no room for " + std::to_string(GpuSampler::mark_cost(label)) + " bytes");
+  CHECK(GpuSampler::mark_cost(label) >= 2 * sizeof(Mark) + 256 + 1);
+  CHECK(kept == s.marks().size());
+  CHECK(kept * GpuSampler::mark_cost(label) == reserved);
+  CHECK(s.reserved_bytes() == reserved);
+  CHECK(GpuSampler::mark_cost("short") == 2 * sizeof(Mark));  // held inside the std::string: no heap block
+  // The budget is full: the first sample of one GPU stops the sampler, charged as a whole sample.
+  REQUIRE(rig.loop.run_until([&] { return !s.running(); }, 5));
+  REQUIRE_FALSE(rig.problems.empty());
+  std::vector<GpuReading> one(1);
+  CHECK(rig.problems.back() == "gpu_metrics: no room for " + std::to_string(GpuSampler::sample_cost(one)) + " bytes; stopped sampling");
+  CHECK(GpuSampler::sample_cost(one) == 2 * sizeof(Sample) + sizeof(GpuReading) + 16);
+  CHECK(reserved <= kBudget);
+}
+
+// Issue 25: a flaky tool (every other read fails) reports a problem every other interval for as
+// long as the sampler runs; all of them were kept, a list growing with time outside the budget.
+// The results keep the first 99 and one entry counting the rest with the latest; every problem
+// still reaches on_problem (run.log).
+TEST_CASE("sampler: the problems a flaky tool reports are kept to 100 entries, the latest last", "[gpu_sampler][hostile_buffers]") {
+  Rig rig;
+  const std::string fixtures = std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/gpu/amd-smi/";
+  rig.shims.add("amd-smi", "n=$(cat '" + rig.shims.dir() + "/n' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '" +
+                               rig.shims.dir() + "/n'\nif [ $((n % 2)) = 1 ]; then echo \"flaky read $n\" >&2; exit 1; fi\n"
+                               "cat '" + fixtures + "radeon-rx6600-amdsmi-list-shape-metric.json'");
+  auto s = rig.sampler(Backend::amd_smi, 0.005, 5);
+  s->start();
+  REQUIRE(rig.loop.run_until([&] { return rig.problems.size() >= 150 || !s->running(); }, 60));
+  s->stop();
+  REQUIRE(rig.problems.size() >= 150);
+  const auto& kept = s->problems();
+  REQUIRE(kept.size() == runara::ProblemList::kMax);
+  for (std::size_t i = 0; i + 1 < kept.size(); ++i) CHECK(kept[i] == rig.problems[i]);
+  CHECK(kept.back() == std::to_string(rig.problems.size() - 99) + " more problems not kept here (run.log has them all); the latest: " +
+                           rig.problems.back());
+  CHECK(s->samples().size() >= 50);  // the reads between the failures were kept
+}

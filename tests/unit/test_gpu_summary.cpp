@@ -5,6 +5,9 @@
 #include "gpu/gpu_csv.hpp"
 #include "gpu/gpu_summary.hpp"
 
+#include <random>
+#include <set>
+
 using namespace runara::gpu;
 
 namespace {
@@ -111,4 +114,194 @@ TEST_CASE("energy of a ramp is the trapezoid's, exactly (a rectangle rule would 
   CHECK(*summarize(ramp, {}, 10)[0].energy_j == Approx(5000).epsilon(1e-12));
   // Clipped to a phase between samples: 2.5 s .. 4.5 s under the line w = 100 t.
   CHECK(*summarize_window(ramp, 2.5, 4.5, "x").energy_j == Approx(100 * (4.5 * 4.5 - 2.5 * 2.5) / 2).epsilon(1e-12));
+}
+
+namespace {
+
+// The summaries as they were computed before Summarizer (every window scanning every sample
+// once per GPU, series rebuilt each time): the reference the linear version must equal exactly.
+namespace reference {
+
+using Points = std::vector<std::pair<double, double>>;
+using Field = std::optional<double> GpuReading::*;
+
+Points series(const std::vector<Sample>& samples, int index, Field field) {
+  Points out;
+  for (const Sample& s : samples)
+    for (const GpuReading& g : s.gpus)
+      if (g.index == index && g.*field) out.emplace_back(s.t_s, *(g.*field));
+  return out;
+}
+
+double lerp(const std::pair<double, double>& a, const std::pair<double, double>& b, double t) {
+  if (b.first == a.first) return b.second;
+  return a.second + (b.second - a.second) * (t - a.first) / (b.first - a.first);
+}
+
+std::optional<double> integrate(const Points& p, double a, double b) {
+  if (p.size() < 2) return std::nullopt;
+  a = std::max(a, p.front().first);
+  b = std::min(b, p.back().first);
+  if (b <= a) return std::nullopt;
+  double sum = 0;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    const double lo = std::max(a, p[i - 1].first), hi = std::min(b, p[i].first);
+    if (hi <= lo) continue;
+    sum += (hi - lo) * (lerp(p[i - 1], p[i], lo) + lerp(p[i - 1], p[i], hi)) / 2;
+  }
+  return sum;
+}
+
+std::optional<double> counter_delta(const Points& p, double a, double b) {
+  if (p.size() < 2) return std::nullopt;
+  for (std::size_t i = 1; i < p.size(); ++i)
+    if (p[i].second < p[i - 1].second) return std::nullopt;
+  a = std::max(a, p.front().first);
+  b = std::min(b, p.back().first);
+  if (b <= a) return std::nullopt;
+  auto at = [&](double t) {
+    auto it = std::lower_bound(p.begin(), p.end(), t, [](const auto& x, double v) { return x.first < v; });
+    if (it == p.begin()) return it->second;
+    return lerp(*(it - 1), *it, t);
+  };
+  return at(b) - at(a);
+}
+
+struct Acc {
+  int n = 0;
+  double sum = 0;
+  std::optional<double> max;
+  void add(const std::optional<double>& v) {
+    if (!v) return;
+    ++n;
+    sum += *v;
+    max = std::max(max.value_or(*v), *v);
+  }
+  std::optional<double> mean() const { return n ? std::optional<double>(sum / n) : std::nullopt; }
+};
+
+GpuStats stats_for(const std::vector<Sample>& samples, int index, double a, double b) {
+  GpuStats st;
+  st.index = index;
+  Acc power, vram, util, mutil, edge, hot, mem;
+  for (const Sample& s : samples) {
+    if (s.t_s < a || s.t_s > b) continue;
+    for (const GpuReading& g : s.gpus) {
+      if (g.index != index) continue;
+      ++st.samples;
+      power.add(g.power_w);
+      vram.add(g.vram_used_bytes);
+      util.add(g.gpu_util_pct);
+      mutil.add(g.mem_util_pct);
+      edge.add(g.temp_edge_c);
+      hot.add(g.temp_hotspot_c);
+      mem.add(g.temp_memory_c);
+    }
+  }
+  st.mean_power_w = power.mean();
+  st.max_power_w = power.max;
+  st.max_vram_used_bytes = vram.max;
+  st.mean_gpu_util_pct = util.mean();
+  st.mean_mem_util_pct = mutil.mean();
+  st.max_temp_edge_c = edge.max;
+  st.max_temp_hotspot_c = hot.max;
+  st.max_temp_memory_c = mem.max;
+  const Points energy = series(samples, index, &GpuReading::energy_j);
+  const Points watts = series(samples, index, &GpuReading::power_w);
+  if (energy.size() >= 2 && (watts.size() < 2 || (energy.front().first <= watts.front().first &&
+                                                  energy.back().first >= watts.back().first))) {
+    st.energy_j = counter_delta(energy, a, b);
+    st.energy_from_counter = st.energy_j.has_value();
+  }
+  if (!st.energy_j) st.energy_j = integrate(watts, a, b);
+  return st;
+}
+
+PhaseSummary summarize_window(const std::vector<Sample>& samples, double start_s, double end_s, std::string label) {
+  PhaseSummary p;
+  p.label = std::move(label);
+  p.start_s = start_s;
+  p.end_s = end_s;
+  std::set<int> indices;
+  for (const Sample& s : samples)
+    for (const GpuReading& g : s.gpus) indices.insert(g.index);
+  for (int index : indices) {
+    GpuStats st = stats_for(samples, index, start_s, end_s);
+    if (st.energy_j) p.energy_j = p.energy_j.value_or(0) + *st.energy_j;
+    if (st.mean_power_w) p.mean_power_w = p.mean_power_w.value_or(0) + *st.mean_power_w;
+    if (st.max_vram_used_bytes) p.peak_vram_bytes = std::max(p.peak_vram_bytes.value_or(0), *st.max_vram_used_bytes);
+    p.gpus.push_back(std::move(st));
+  }
+  return p;
+}
+
+}  // namespace reference
+
+void check_same(const PhaseSummary& a, const PhaseSummary& b) {
+  CHECK(a.label == b.label);
+  CHECK(a.start_s == b.start_s);
+  CHECK(a.end_s == b.end_s);
+  CHECK(a.energy_j == b.energy_j);
+  CHECK(a.mean_power_w == b.mean_power_w);
+  CHECK(a.peak_vram_bytes == b.peak_vram_bytes);
+  REQUIRE(a.gpus.size() == b.gpus.size());
+  for (std::size_t i = 0; i < a.gpus.size(); ++i) {
+    const GpuStats &x = a.gpus[i], &y = b.gpus[i];
+    CHECK(x.index == y.index);
+    CHECK(x.samples == y.samples);
+    CHECK(x.mean_power_w == y.mean_power_w);
+    CHECK(x.max_power_w == y.max_power_w);
+    CHECK(x.energy_j == y.energy_j);
+    CHECK(x.energy_from_counter == y.energy_from_counter);
+    CHECK(x.max_vram_used_bytes == y.max_vram_used_bytes);
+    CHECK(x.mean_gpu_util_pct == y.mean_gpu_util_pct);
+    CHECK(x.mean_mem_util_pct == y.mean_mem_util_pct);
+    CHECK(x.max_temp_edge_c == y.max_temp_edge_c);
+    CHECK(x.max_temp_hotspot_c == y.max_temp_hotspot_c);
+    CHECK(x.max_temp_memory_c == y.max_temp_memory_c);
+  }
+}
+
+}  // namespace
+
+// Issue 25: summaries used to scan every sample once per GPU and mark (minutes in stop() for a
+// sampler with thousands of samples and marks); Summarizer gathers each GPU's readings once. Its
+// figures equal the old computation's exactly, ordered samples or not.
+TEST_CASE("summaries: the linear Summarizer equals the old per-window scan, bit for bit", "[gpu_summary][hostile_buffers]") {
+  std::mt19937 rng(25);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<Sample> samples;
+    double t = 0;
+    const int n = 1 + trial * 7;
+    for (int i = 0; i < n; ++i) {
+      t += u(rng) < 0.1 ? 0 : u(rng);  // repeated times too
+      Sample s;
+      s.t_s = trial % 5 == 4 && u(rng) < 0.2 ? t - 3 * u(rng) : t;  // some trials out of order
+      const int gpus = 1 + static_cast<int>(u(rng) * 4);
+      for (int k = 0; k < gpus; ++k) {
+        GpuReading g;
+        g.index = static_cast<int>(u(rng) * 5);  // some GPUs missing from some samples, some twice
+        if (u(rng) < 0.9) g.power_w = 100 + 600 * u(rng);
+        if (trial % 3 != 0 && u(rng) < 0.95) g.energy_j = 1000 * t + (trial % 7 == 1 && u(rng) < 0.05 ? -500 : 0);
+        if (u(rng) < 0.8) g.vram_used_bytes = 1e9 * u(rng);
+        if (u(rng) < 0.8) g.gpu_util_pct = 100 * u(rng);
+        if (u(rng) < 0.5) g.mem_util_pct = 100 * u(rng);
+        if (u(rng) < 0.7) g.temp_edge_c = 40 + 40 * u(rng);
+        if (u(rng) < 0.3) g.temp_hotspot_c = 50 + 40 * u(rng);
+        if (u(rng) < 0.3) g.temp_memory_c = 50 + 40 * u(rng);
+        s.gpus.push_back(g);
+      }
+      samples.push_back(s);
+    }
+    std::vector<Mark> marks;
+    for (double m = -0.5; m < t + 1; m += 3 * u(rng)) marks.push_back({m, "m" + std::to_string(marks.size())});
+    const auto got = summarize(samples, marks, t);
+    REQUIRE(got.size() == marks.size() + 1);
+    INFO("trial " << trial);
+    check_same(got[0], reference::summarize_window(samples, 0, t, "run"));
+    for (std::size_t i = 0; i < marks.size(); ++i)
+      check_same(got[i + 1], reference::summarize_window(samples, marks[i].t_s, i + 1 < marks.size() ? marks[i + 1].t_s : t, marks[i].label));
+    CHECK(Summarizer(samples).bytes() <= Summarizer::bytes_for(samples));
+  }
 }

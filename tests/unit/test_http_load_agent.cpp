@@ -444,3 +444,52 @@ TEST_CASE("http_load agent: a secret the load carries goes only where it may, an
   CHECK(r.err.find(token) == std::string::npos);
   ::unsetenv("TOKEN");
 }
+
+// Issue 25: the agent's results line, as long as the protocol allows (16 MiB) and made of small
+// numbers, would be a document of about 256 MiB once parsed (0.5 GB of peak RSS before this
+// bound). It is refused before it is built, naming the bound; runara's peak RSS under
+// --max-memory 64M stays near what it takes doing nothing.
+TEST_CASE("http_load agent: a 16 MiB results line cannot grow runara past --max-memory", "[http_load_agent][ssh][hostile_buffers]") {
+  AgentRun t(streaming());
+  const auto idle = t.run("print(1)", {"--max-memory", "64M"});
+  REQUIRE(idle.exit_code == 0);
+  const long baseline = idle.max_rss_kb / 1024;
+  const std::string pongs = "echo 'runara-agent 1 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
+  const std::string agent =
+      t.fake_agent(pongs + "awk 'BEGIN { printf \"S {\\\"input_lens\\\": [\"; for (i = 0; i < 8388000; i++) printf \"0,\"; "
+                           "print \"0]}\" }'; while read l; do :; done");
+  const auto r = t.run(R"(
+    local s = ssh.connect("SSH_HOST")
+    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x", quiet = true })
+    print("ended", ok, err)
+  )", {"--max-memory", "64M", "--load-agent", agent});
+  const long peak = r.max_rss_kb / 1024;
+  WARN("a 16 MiB results line: peak RSS " << peak << " MiB with --max-memory 64M (" << baseline << " MiB doing nothing), "
+                                          << r.seconds << " s");
+  INFO(all(r));
+  CHECK(r.out.find("ended\tfalse") != std::string::npos);
+  CHECK(r.out.find("the load agent on 127.0.0.1 (root@" + t.ssh_host() + "): the agent's results would take about ") !=
+        std::string::npos);
+  CHECK(r.out.find(" MiB once parsed, more than the 48 MiB allowed") != std::string::npos);
+  CHECK(peak < baseline + 64 + 32);
+  CHECK(eventually([&t] { return t.agents_running() == 0; }, 10));
+
+  // Within that bound but not within the run's memory: 2.5 MiB of numbers, about 45 MiB to
+  // decode, refused by --max-memory 32M before anything is built.
+  std::error_code ignored;
+  fs::remove_all(t.out, ignored);
+  const std::string smaller =
+      t.fake_agent(pongs + "awk 'BEGIN { printf \"S {\\\"input_lens\\\": [\"; for (i = 0; i < 1300000; i++) printf \"0,\"; "
+                           "print \"0]}\" }'; while read l; do :; done");
+  const auto charged = t.run(R"(
+    local s = ssh.connect("SSH_HOST")
+    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x", quiet = true })
+    print("ended", ok, err)
+  )", {"--max-memory", "32M", "--load-agent", smaller});
+  INFO(all(charged));
+  CHECK(charged.out.find("ended\tfalse") != std::string::npos);
+  CHECK(charged.out.find("the load agent on 127.0.0.1 (root@" + t.ssh_host() + "): decoding the agent's results (2539 KiB) "
+                         "needs about 45 MiB, more than the ") != std::string::npos);
+  CHECK(charged.out.find(" MiB left of the run's memory limit of 32 MiB (raise it with --max-memory)") != std::string::npos);
+  CHECK(eventually([&t] { return t.agents_running() == 0; }, 10));
+}

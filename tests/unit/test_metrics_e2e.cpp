@@ -2,9 +2,12 @@
 // /metrics, and the target policy they share with http_load.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <sstream>
 
 #include "child_process.hpp"
+#include "loopback_fixtures.hpp"
+#include "metrics/metrics_sampler.hpp"
 
 using runara::test::run_runara;
 
@@ -97,4 +100,41 @@ TEST_CASE("metrics.get: any status is an answer, no connection is an error, the 
   CHECK(r.out.find("refusing to connect to 10.0.0.1:8000") != std::string::npos);
   CHECK(r.out.find("option 'timeout' must be 0.1 to 600 seconds") != std::string::npos);
   CHECK(r.out.find("unknown option 'bogus'") != std::string::npos);
+}
+
+// Issue 25: a server failing every other scrape makes the sampler report a problem every other
+// interval for as long as it runs; all were kept, a list growing with time outside the budget.
+// The sampler keeps the first 99 and one entry counting the rest with the latest; every problem
+// still reaches on_problem (run.log).
+TEST_CASE("metrics sampler: the problems a flaky server causes are kept to 100 entries, the latest last", "[metrics][hostile_buffers]") {
+  runara_test::LocalServer server;
+  std::atomic<int> n{0};
+  server.srv.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    if (++n % 2) {
+      res.status = 503;
+      return;
+    }
+    res.set_content("vllm:num_requests_running 1\n", "application/octet-stream");
+  });
+  server.start();
+  std::vector<std::string> problems;
+  runara_test::TestLoop loop;
+  {
+    runara::metrics::MetricsSampler::Options o;
+    o.url = server.url("/metrics");
+    o.interval_s = 0.002;
+    runara::metrics::MetricsSampler s(&loop.loop, o, [&](const std::string& p) { problems.push_back(p); });
+    s.start();
+    REQUIRE(loop.run_until([&] { return problems.size() >= 150 || !s.running(); }, 60));
+    s.stop();
+    REQUIRE(problems.size() >= 150);
+    const auto& kept = s.problems();
+    REQUIRE(kept.size() == runara::ProblemList::kMax);
+    for (std::size_t i = 0; i + 1 < kept.size(); ++i) CHECK(kept[i] == problems[i]);
+    CHECK(kept.back() == std::to_string(problems.size() - 99) + " more problems not kept here (run.log has them all); the latest: " +
+                             problems.back());
+    CHECK(s.samples().size() >= 50);
+  }
+  server.release = true;
+  CHECK(loop.close() == 0);
 }

@@ -6,7 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "metrics/metrics_sampler.hpp"
 #include "metrics/prometheus_text.hpp"
+
+#include <map>
+#include <random>
 
 using namespace runara::metrics;
 
@@ -151,4 +155,56 @@ TEST_CASE("prometheus: hostile texts are bounded in samples, families and parsed
   CHECK_THAT(p.error, Catch::Contains(": the parsed samples would take more than 16 MiB ("));
   CHECK(p.samples.empty());
   CHECK(kMaxBodyBytes == std::size_t{4} << 20);
+}
+
+// Issue 25: a metrics sampler's phases were each a scan of every sample (marks x samples x names:
+// seconds to minutes in stop()); summarize_phases makes them all in one scan. Its figures equal
+// summarize_window's for each phase exactly, in time order or not. Samples and marks are
+// charged with their map nodes and heap blocks, not their bytes alone.
+TEST_CASE("metrics summaries: all phases in one scan equal each window's, and samples cost their nodes", "[prometheus][hostile_buffers]") {
+  using runara::metrics::MetricsSampler;
+  using runara::metrics::MetricStats;
+  using runara::metrics::ScrapeMark;
+  using runara::metrics::ScrapeSample;
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 30; ++trial) {
+    std::vector<ScrapeSample> samples;
+    double t = 0;
+    for (int i = 0; i < trial * 5; ++i) {
+      t += u(rng) < 0.1 ? 0 : u(rng);
+      ScrapeSample s;
+      s.t_s = trial % 6 == 5 && u(rng) < 0.3 ? t - 2 * u(rng) : t;
+      for (int k = 0; k < 6; ++k)
+        if (u(rng) < 0.7) s.values["m" + std::to_string(k)] = std::floor(100 * u(rng)) + i;
+      samples.push_back(s);
+    }
+    std::vector<ScrapeMark> marks;
+    for (double m = -0.5; m < t + 1; m += 2 * u(rng)) marks.push_back({m, "p" + std::to_string(marks.size())});
+    if (trial % 7 == 6 && marks.size() > 2) std::swap(marks[0], marks[1]);  // out of order: window by window
+    std::size_t calls = 0;
+    runara::metrics::summarize_phases(samples, marks, t, [&](std::size_t i, const std::map<std::string, MetricStats>& got) {
+      INFO("trial " << trial << ", phase " << i);
+      REQUIRE(i == calls++);
+      const auto want = runara::metrics::summarize_window(samples, marks[i].t_s, i + 1 < marks.size() ? marks[i + 1].t_s : t);
+      REQUIRE(got.size() == want.size());
+      for (const auto& [name, w] : want) {
+        const MetricStats& g = got.at(name);
+        CHECK(g.first == w.first);
+        CHECK(g.last == w.last);
+        CHECK(g.delta == w.delta);
+        CHECK(g.mean == w.mean);
+        CHECK(g.max == w.max);
+        CHECK(g.samples == w.samples);
+      }
+    });
+    CHECK(calls == marks.size());
+  }
+  ScrapeSample many;
+  for (int i = 0; i < 1000; ++i) many.values["m" + std::to_string(i)] = 1;  // short names: 1000 map nodes
+  CHECK(MetricsSampler::sample_cost(many) >= 1000 * (32 + sizeof(std::pair<const std::string, double>)));
+  ScrapeSample longer;
+  longer.values[std::string(100, 'n')] = 1;
+  CHECK(MetricsSampler::sample_cost(longer) >= 2 * sizeof(ScrapeSample) + 32 + sizeof(std::pair<const std::string, double>) + 101);
+  CHECK(MetricsSampler::mark_cost(std::string(256, 'x')) >= 2 * sizeof(ScrapeMark) + 257);
 }
