@@ -8,6 +8,7 @@
 
 #include "lua_args.hpp"
 #include "runara/runtime.hpp"
+#include "base/text.hpp"
 #include "ssh_state.hpp"
 
 namespace runara::sshb {
@@ -74,7 +75,11 @@ void wake(Context& ctx, const std::shared_ptr<Proc>& p) {
 void on_line(Context& ctx, const std::shared_ptr<Proc>& p, int stream, std::string_view line) {
   SessionBox* box = p->box;
   if (box) {
-    if (stream == 0) box->log.line(ctx, line);
+    // runara's own lines in ssh/<name>.log start with "$ " (a command) or "# " (its ending, a
+    // transfer); a machine's line that starts so is indented, so it cannot pass for one (runara
+    // plan counts commands and files from this log).
+    const bool looks_own = !line.empty() && (line[0] == '$' || line[0] == '#');
+    if (stream == 0) box->log.line(ctx, looks_own ? " " + std::string(line) : std::string(line));
     else box->log.line(ctx, "[stderr] " + std::string(line));
     if (!p->quiet) ctx.print("[" + box->name + "] " + std::string(line) + "\n");
   }
@@ -172,7 +177,7 @@ Started start(lua_State* L, const char* fn, bool spawned) {
   o.on_stderr = [c, weak](std::string_view line) {
     if (auto q = weak.lock()) on_line(*c, q, 1, line);
   };
-  box->log.line(ctx, "$ " + o.command);
+  box->log.line(ctx, "$ " + indent_continuations(o.command, 2));  // one entry, however many lines
   Proc* raw = p.get();
   try {
     p->exec = std::make_unique<ssh::SshExec>(*box->session, std::move(o), [c, weak, raw](const ssh::ExecResult& r) {

@@ -80,7 +80,11 @@ Rehearsal:
   --sim                   run against the simulated cloud: a fake DigitalOcean API on loopback
                           whose droplets are local sshds with GPU, docker and vLLM shims (no
                           account, no money; every number is simulated; RUNARA_SIM_FAULTS=
-                          vllm_never_ready,... injects failures)
+                          vllm_never_ready,... injects failures). Each machine is boxed
+                          (bubblewrap: its own files, processes and network)
+  --sim-unisolated        --sim with the machines' commands run on this computer, as you, with
+                          your files and services reachable: only for scripts you trust, where
+                          the kernel refuses the namespaces the box needs
 Money (enforced by runara, scripts can only tighten):
   --budget USD            worst-case spend a run may reach (default 20); checked before each create
   --max-droplets N        machines alive at once (default 4)
@@ -142,7 +146,7 @@ namespace {
 
 const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
                                       "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
-                                      "--out", "--quiet", "--context", "--sim", "--json-log", "--on", "--ssh-key",
+                                      "--out", "--quiet", "--context", "--sim", "--sim-unisolated", "--json-log", "--on", "--ssh-key",
                                       "--load-agent", "--accept-new-host-keys"};
 const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
                                            "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
@@ -266,6 +270,8 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       out.json_log = true;
     } else if (a == "--sim") {
       out.sim = true;
+    } else if (a == "--sim-unisolated") {
+      out.sim = out.sim_unisolated = true;
     } else if (a == "--quiet" || a == "-q") {
       out.options.quiet = true;
     } else if (a == "--") {

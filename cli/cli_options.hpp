@@ -13,8 +13,9 @@ struct CommandLine {
   std::string script;  // script path (script, interactive_script)
   std::string code;    // -e CODE
   std::vector<std::string> secret_names;
-  bool sim = false;
-  bool json_log = false;  // --json-log  // --sim: run against the simulated cloud
+  bool sim = false;             // --sim: run against the simulated cloud
+  bool sim_unisolated = false;  // --sim-unisolated: its machines' commands run on this computer
+  bool json_log = false;        // --json-log
   Options options;
 };
 

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   if (command.sim) {
     std::string error;
     sim = runara::cli::start_simulated_cloud(command.options, runara::cli::own_executable(), error,
-                                             runara::cli::time_scale_from_environment());
+                                             runara::cli::time_scale_from_environment(),
+                                             !command.sim_unisolated);
     if (!sim) {
       std::fprintf(stderr, "runara: %s\n", error.c_str());
       return static_cast<int>(runara::Exit::usage);

@@ -1,28 +1,30 @@
 #include "plan_command.hpp"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <map>
-#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/text.hpp"
 #include "cli_options.hpp"
-#include "signals.hpp"
-#include "sim_mode.hpp"
+#include "plan_record.hpp"
+#include "plan_rehearsal.hpp"
+#include "sim/sim_isolation.hpp"
 
 namespace runara::cli {
 
 namespace {
 
-// A rehearsal's clock: boots, downloads and token generation run at this fraction of real time.
-constexpr double kTimeScale = 0.02;
-
-// A message on one line, at most `max` bytes (a failed rehearsal's error may carry a log's tail).
-// A script's text (its error, the names it chose) on one terminal line: nothing in it a terminal
-// would act on (base/text.hpp's visible(), as for every other line a script reaches).
+// A script's text (a command, its error, the names it chose) on one terminal line, at most `max`
+// bytes: nothing in it a terminal would act on (base/text.hpp's visible()).
 std::string one_line(std::string text, std::size_t max) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
@@ -37,42 +39,87 @@ std::string money(double usd) {
   return b;
 }
 
-void print_machines(const std::vector<sim::SimulatedDroplet>& created, int peak) {
-  if (created.empty()) {
+void print_machines(const PlanRecord& r) {
+  if (r.machines.empty()) {
     std::printf("It creates no machine.\n");
     return;
   }
-  std::printf("It creates %zu machine%s (at most %d at once):\n", created.size(), created.size() == 1 ? "" : "s", peak);
-  for (const auto& d : created)
-    std::printf("  %-22s %-6s image %-18s %s/h\n", one_line(d.size_slug, 100).c_str(), one_line(d.region_slug, 100).c_str(),
-                one_line(d.image_slug, 100).c_str(), money(d.price_hourly).c_str());
+  std::printf("It creates %zu machine%s (at most %d at once):\n", r.machines.size(), r.machines.size() == 1 ? "" : "s",
+              r.peak_machines);
+  for (const auto& m : r.machines)
+    std::printf("  %-22s %-6s image %-18s %s/h\n", one_line(m.size, 100).c_str(), one_line(m.region, 100).c_str(),
+                one_line(m.image, 100).c_str(), money(m.price_hourly).c_str());
 }
 
-void print_worst_case(const std::vector<sim::SimulatedDroplet>& created, const Options& o) {
-  if (created.empty()) return;
+// Every machine alive until the run's deadline: the sooner of --max-runtime and the script's own
+// watchdog.limit. The budget caps it (runara refuses a create that would pass it).
+void print_worst_case(const PlanRecord& r, const Options& o) {
+  if (r.machines.empty()) return;
   double per_hour = 0;
-  for (const auto& d : created) per_hour += d.price_hourly;
-  const double hours = o.max_runtime_s / 3600;
-  const double worst = per_hour * hours;
-  std::printf("Worst case: %s (every machine alive until the %.1f h deadline, --max-runtime %.0f)", money(worst).c_str(),
-              hours, o.max_runtime_s);
+  for (const auto& m : r.machines) per_hour += m.price_hourly;
+  const bool script_limit = r.script_limit_s > 0 && r.script_limit_s < o.max_runtime_s;
+  const double seconds = script_limit ? r.script_limit_s : o.max_runtime_s;
+  const double worst = per_hour * seconds / 3600;
+  char limit[96];
+  if (script_limit) std::snprintf(limit, sizeof limit, "the script's own watchdog.limit(%.0f)", r.script_limit_s);
+  else std::snprintf(limit, sizeof limit, "--max-runtime %.0f", o.max_runtime_s);
+  std::printf("Worst case: %s (every machine alive until the %.1f h deadline, %s)", money(worst).c_str(), seconds / 3600,
+              limit);
   if (worst > o.cloud.budget_usd)
     std::printf("; --budget %s refuses any create that would pass it, so at most %s", money(o.cloud.budget_usd).c_str(),
                 money(o.cloud.budget_usd).c_str());
   std::printf(".\n");
 }
 
-void print_permissions(const Options& o, const std::set<std::string>& denied) {
+void print_counted(const char* heading, const char* none, const std::map<std::string, int>& entries) {
+  if (entries.empty()) {
+    std::printf("%s\n", none);
+    return;
+  }
+  std::printf("%s\n", heading);
+  for (const auto& [text, times] : entries)
+    std::printf("  %4d x  %s\n", times, one_line(text, 200).c_str());
+}
+
+void print_permissions(const Options& o, const std::vector<std::string>& denied) {
   std::vector<std::string> given;
   for (const auto& p : o.permissions.read_paths) given.push_back("--allow-read " + p);
   for (const auto& h : o.permissions.hosts) given.push_back("--allow-host " + h);
   for (const auto& e : o.permissions.env) given.push_back("--allow-env " + e);
   for (const auto& [name, value] : o.secrets) given.push_back("--secret " + name);
   std::printf("Permissions:");
-  for (std::size_t i = 0; i < given.size(); ++i) std::printf("%s %s", i ? "," : "", given[i].c_str());
+  for (std::size_t i = 0; i < given.size(); ++i) std::printf("%s %s", i ? "," : "", one_line(given[i], 300).c_str());
   std::printf(given.empty() ? " none granted; it reaches only its own folder and its own machines\n" : " (granted here)\n");
-  for (const auto& grant : denied) {
+  for (const auto& grant : denied)
     std::printf("  it asked for what only %s allows (not granted here)\n", one_line(grant, 300).c_str());
+}
+
+// How the rehearsal ended, as the first line says it.
+std::string ending(const PlanRecord& r, int status, bool hung) {
+  if (hung) return " until it stopped answering (killed after its time limit)";
+  if (!r.outcome_known) {
+    if (WIFSIGNALED(status)) return " until it crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
+    return " until it ended abnormally (status " + std::to_string(WEXITSTATUS(status)) + ")";
+  }
+  if (r.exit_code == 0) return ": it ran to the end";
+  return " until: " + one_line(r.message, 400);
+}
+
+// The rehearsal, in a child process, for at most `limit_s`: -1 hung (killed), else its status.
+int wait_for(pid_t child, double limit_s, bool& hung) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child) return status;
+    if (done < 0 && errno != EINTR) return status;
+    if (std::chrono::steady_clock::now() > until) {
+      hung = true;
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
@@ -95,51 +142,43 @@ int plan_command(int argc, char** argv) {
                          "leave --on out to see what the script creates on droplets\n");
     return 2;
   }
-  Options& o = command.options;
-  const Options asked = o;  // what the real run would be given, before the simulator's settings
-  const std::string out = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()));
-  o.out_dir = out;
-  o.quiet = true;
-  o.cloud.guardian_executable = own_executable();
-  std::string error;
-  // A plan is for scripts nobody has vouched for yet: their machines' commands would run on this
-  // computer, so the simulated machines refuse them; the plan reports what happened until then.
-  auto cloud = start_simulated_cloud(o, own_executable(), error, kTimeScale, false);
-  if (!cloud) {
-    std::fprintf(stderr, "runara plan: %s\n", error.c_str());
+  // A plan is for scripts nobody has vouched for yet: their commands run, so only in a box.
+  if (std::string problem = sim::isolation_problem(); !problem.empty()) {
+    std::fprintf(stderr, "runara plan: the script's commands run on boxed simulated machines, and %s\n", problem.c_str());
     return 2;
   }
-  std::set<std::string> denied;
-  std::string last_log;
-  Events events;
-  events.print = [](std::string_view) {};
-  events.log = [&last_log](std::string_view line) { last_log = line; };
-  events.progress = [](std::string_view) {};
-  // A script can ask for a million paths: the plan lists the first hundred, and says so.
-  events.denied = [&denied](std::string_view grant) {
-    if (denied.size() < 100) denied.insert(std::string(grant.substr(0, 300)));
-  };
+  const std::string out = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()));
+  std::fflush(nullptr);
   const auto started = std::chrono::steady_clock::now();
-  Outcome outcome;
-  {
-    Runtime runtime(o, events);
-    install_signal_handlers(runtime);
-    outcome = runtime.run_file(command.script);
+  // Rehearsed in a child: whatever it does (a crash, a panic, a hang), this process still prints
+  // what the record shows and removes the folder.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(rehearse(command, out));
+  if (child < 0) {
+    std::fprintf(stderr, "runara plan: cannot start the rehearsal: %s\n", std::strerror(errno));
+    return 1;
   }
+  // A Ctrl-C at the terminal reaches the child too, which ends its rehearsal and says so.
+  ::signal(SIGINT, SIG_IGN);
+  bool hung = false;
+  const int status = wait_for(child, std::min(command.options.max_runtime_s, kRehearsalLimitS) + 30, hung);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("Plan for %s, rehearsed on the simulated cloud in %.1f s%s\n", command.script.c_str(), seconds,
-              outcome.exit == Exit::ok
-                  ? ": it ran to the end"
-                  : (" until: " + one_line(outcome.message, 400) +
-                     "\n(a plan runs no command on the machines, so a script that needs their output stops early)")
-                        .c_str());
-  print_machines(cloud->created(), cloud->peak_machines());
-  print_worst_case(cloud->created(), asked);
-  print_permissions(asked, denied);
-  std::printf("Rehearse it in full (real time, reports written, $0): runara --sim %s\n", command.script.c_str());
+  const PlanRecord record = read_plan_record(out);
+  std::printf("Plan for %s, rehearsed on boxed simulated machines in %.1f s%s\n", one_line(command.script, 300).c_str(),
+              seconds, ending(record, status, hung).c_str());
+  print_machines(record);
+  print_worst_case(record, command.options);
+  print_counted("Commands it ran on the machines:", "It ran no command on a machine.", record.commands);
+  print_counted("Files it moved:", "It moved no file.", record.files);
+  print_counted("Servers it loaded (http_load):", "It loaded no server.", record.loads);
+  if (record.left_out > 0) std::printf("(%zu more entries not listed)\n", record.left_out);
+  print_permissions(command.options, record.denied);
+  std::printf("Rehearse it in full (real time, reports written, $0): runara --sim %s\n",
+              one_line(command.script, 300).c_str());
   std::error_code ignored;
   std::filesystem::remove_all(out, ignored);
-  return outcome.exit == Exit::ok ? 0 : static_cast<int>(outcome.exit);
+  if (hung || !record.outcome_known) return 1;
+  return record.exit_code;
 }
 
 }  // namespace runara::cli

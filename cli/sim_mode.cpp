@@ -1,4 +1,5 @@
 #include "sim_mode.hpp"
+#include "sim/sim_isolation.hpp"
 #include "terminal_events.hpp"
 
 #include <stdlib.h>
@@ -28,7 +29,14 @@ std::string own_executable() {
 }
 
 std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
-                                                     std::string& error, double time_scale, bool run_commands) {
+                                                     std::string& error, double time_scale, bool isolated) {
+  if (isolated) {
+    if (std::string problem = sim::isolation_problem(); !problem.empty()) {
+      error = "--sim: " + problem + ". Or run with --sim-unisolated: the simulated machines' commands then run on "
+              "this computer as you, with your files and services reachable (only for scripts you trust)";
+      return nullptr;
+    }
+  }
   const char* tmp = std::getenv("TMPDIR");
   std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/runara-sim-XXXXXX";
   if (!::mkdtemp(root.data())) {
@@ -44,7 +52,7 @@ std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std
   config.runara_executable = runara_executable;
   config.shims_dir = sim::default_shims_dir();
   config.time_scale = time_scale;
-  config.run_commands = run_commands;
+  config.isolated = isolated;
   const char* faults = std::getenv("RUNARA_SIM_FAULTS");
   config.faults = faults ? faults : "";
   try {
@@ -56,7 +64,7 @@ std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std
     options.cloud.poll_s = 0.5;
     options.cloud.simulated = cloud;
     if (time_scale == 1)
-      say("simulated cloud (--sim): no account, no money; machines are local sshds and every number is simulated");
+      say("simulated cloud (--sim): no account, no money; machines are boxed local sshds and every number is simulated");
     return cloud;
   } catch (const std::exception& e) {
     error = std::string("--sim: ") + e.what();

@@ -22,9 +22,10 @@ std::string own_executable();
 // nullptr and `error` set when it cannot start. Call before the Runtime is made (it sets an
 // environment variable every process runara starts afterwards inherits). `time_scale` < 1
 // compresses the simulated delays (runara plan).
-// `run_commands = false`: the machines refuse every command (runara plan).
+// `isolated = false` (--sim-unisolated): the machines' commands run on this computer; otherwise, when the kernel
+// refuses the box (sim_isolation.hpp), nothing starts and `error` says how to allow it.
 std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std::string& runara_executable,
                                                      std::string& error, double time_scale = 1,
-                                                     bool run_commands = true);
+                                                     bool isolated = true);
 
 }  // namespace runara::cli

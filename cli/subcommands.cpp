@@ -12,6 +12,7 @@
 #include "bench_command.hpp"
 #include "fake_do_command.hpp"
 #include "plan_command.hpp"
+#include "sim/sim_machine_init.hpp"
 #include "sim/sim_sweeper.hpp"
 #include "fake_llm_command.hpp"
 
@@ -80,6 +81,7 @@ int run_subcommand(int argc, char** argv) {
   if (command == "reap") return reap_command(argc, argv, true);
   if (command == "__guardian") return guardian_main(argc, argv);
   if (command == "__sim_sweeper") return sim::sim_sweeper_main(argc, argv);
+  if (command == "__sim_machine_init") return sim::sim_machine_init_main(argc, argv);
   if (command == "serve-fake-do") return serve_fake_do(argc, argv);
   if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
   if (command == "bench") return bench_command(argc, argv);

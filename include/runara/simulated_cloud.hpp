@@ -10,6 +10,7 @@
 
 #include "runara/export.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,7 +20,10 @@ namespace runara {
 struct SimulatedHost {
   int ssh_port = 0;          // where its sshd listens (on the machine's own address)
   std::string ssh_user;      // the local user the sshd logs in, whatever user a script asks for
-  std::string forward_host;  // what "the machine's own loopback" is for s:forward
+  std::string forward_host;  // what "the machine's own loopback" is for s:forward ("": loopback)
+  // An isolated machine's network is not this computer's: sockets that reach it are made inside
+  // it (see RunMachine::open_socket). Empty when a plain socket reaches it.
+  std::function<int(std::string& error)> open_socket;
 };
 
 class RUNARA_API SimulatedCloud {

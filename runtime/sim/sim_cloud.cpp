@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "sim/fake_digitalocean.hpp"
+#include "sim/sim_isolation.hpp"
 #include "sim/sim_machine.hpp"
 #include "sim/sim_sweeper.hpp"
 
@@ -69,7 +70,19 @@ std::optional<SimulatedHost> SimCloud::host(std::string_view address) const {
   std::lock_guard lock(mu_);
   const auto it = ports_.find(std::string(address));
   if (it == ports_.end()) return std::nullopt;
-  return SimulatedHost{it->second, user_, it->first};
+  if (!config_.isolated) return SimulatedHost{it->second, user_, it->first, nullptr};
+  // Boxed, the machine's loopback is its own: "127.0.0.1" in a tunnel already means the machine.
+  return SimulatedHost{it->second, kIsolatedUser, "",
+                       [this, a = it->first](std::string& error) { return open_socket(a, error); }};
+}
+
+int SimCloud::open_socket(const std::string& address, std::string& error) const {
+  // Held throughout: a delete (the fake API's thread) must not destroy the machine meanwhile.
+  std::lock_guard lock(mu_);
+  for (const auto& [id, m] : machines_)
+    if (m->address() == address) return m->open_socket(error);
+  error = "the simulated machine " + address + " is gone";
+  return -1;
 }
 
 int SimCloud::live_machines() const {
@@ -117,7 +130,7 @@ void SimCloud::on_created(const SimulatedDroplet& d) {
   spec.cloud_entry = cloud_entry(config_.root_dir);
   spec.time_scale = config_.time_scale;
   spec.faults = config_.faults;
-  spec.run_commands = config_.run_commands;
+  spec.isolated = config_.isolated;
   try {
     auto machine = std::make_unique<SimMachine>(spec);
     ports_[d.public_ipv4] = machine->ssh_port();

@@ -32,7 +32,7 @@ struct SimCloudConfig {
   std::string shims_dir;          // sim/machine: bin/, amd/, nvidia/ and data/
   double time_scale = 1;          // boot and other simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims
-  bool run_commands = true;       // false: the machines refuse every command (runara plan)
+  bool isolated = true;           // false: machines' commands run on this computer (--sim-unisolated)
 };
 
 // The shim folder (sim/machine) this build was made with, else the installed copy.
@@ -52,6 +52,8 @@ class SimCloud : public SimulatedCloud {
   // Every Droplet the API created, in order, and the most that were alive at once (runara plan).
   std::vector<SimulatedDroplet> created() const;
   int peak_machines() const;
+  // Unconnected TCP socket that reaches the machine at `address` (see RunMachine::open_socket).
+  int open_socket(const std::string& address, std::string& error) const;
   static std::string cloud_entry(const std::string& root_dir) { return "RUNARA_SIM_DIR=" + root_dir; }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +18,8 @@
 #include <stdexcept>
 
 #include "cloud/ssh_keypair.hpp"
+#include "sim/sim_isolation.hpp"
+#include "sim/sim_machine_init.hpp"
 #include "sim/sim_sweeper.hpp"
 
 namespace runara::sim {
@@ -71,12 +74,15 @@ SimMachine::SimMachine(SimMachineSpec spec) : spec_(std::move(spec)) {
   for (const char* sub : {"", "/home", "/state"})
     if (::mkdir((spec_.dir + sub).c_str(), 0700) != 0)
       throw std::runtime_error("simulated machine: cannot create " + spec_.dir + sub + ": " + std::strerror(errno));
+  if (spec_.isolated)
+    write_isolated_etc({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet"});
   write_config();
   spawn_sshd();
 }
 
 SimMachine::~SimMachine() {
   kill_marked_processes("RUNARA_SIM_STATE=" + spec_.dir + "/state", spec_.dir);
+  if (channel_ >= 0) ::close(channel_);  // the machine's init ends, and bubblewrap with it
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     int status = 0;
@@ -104,6 +110,7 @@ std::vector<std::string> SimMachine::environment() const {
           "RUNARA_SIM_SIZE=" + spec_.size_slug,
           "RUNARA_SIM_IP=" + spec_.address,
           std::string("RUNARA_SIM_TIME_SCALE=") + scale,
+          std::string("RUNARA_SIM_ISOLATED=") + (spec_.isolated ? "1" : "0"),
           "RUNARA_SIM_FAULTS=" + spec_.faults,
           spec_.cloud_entry};
 }
@@ -121,8 +128,6 @@ void SimMachine::write_config() {
     << "KbdInteractiveAuthentication no\nAllowTcpForwarding yes\nAllowAgentForwarding no\nX11Forwarding no\n"
     << "PermitUserEnvironment no\nSubsystem sftp internal-sftp -d " << d << "/home\n"
     << "MaxSessions 200\nMaxStartups 200\nLogLevel ERROR\n";
-  if (!spec_.run_commands)
-    c << "ForceCommand echo 'runara plan: commands are not run on simulated machines during a plan' >&2; exit 126\n";
   c << "SetEnv";
   // sshd builds each session's environment afresh: SetEnv is how the shims' variables (and the
   // process marker the sweeper looks for) reach every command.
@@ -131,9 +136,29 @@ void SimMachine::write_config() {
   write_private(d + "/sshd_config", c.str(), 0600);
 }
 
+std::string SimMachine::ssh_user(const std::string& unisolated_user) const {
+  return spec_.isolated ? kIsolatedUser : unisolated_user;
+}
+
+std::vector<std::string> SimMachine::command_line() const {
+  std::vector<std::string> sshd{"/usr/sbin/sshd", "-D", "-e", "-f", spec_.dir + "/sshd_config"};
+  if (!spec_.isolated) return sshd;
+  std::vector<std::string> args = bwrap_arguments({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet"});
+  args.insert(args.end(), {spec_.runara_executable, "__sim_machine_init"});
+  args.insert(args.end(), sshd.begin(), sshd.end());
+  return args;
+}
+
 void SimMachine::spawn_sshd() {
-  ::mkdir("/run/sshd", 0755);  // sshd's privilege separation folder (as root); a container may lack it
-  std::vector<std::string> args{"/usr/sbin/sshd", "-D", "-e", "-f", spec_.dir + "/sshd_config"};
+  int pair[2] = {-1, -1};
+  if (spec_.isolated) {
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+      throw std::runtime_error(std::string("simulated machine: socketpair: ") + std::strerror(errno));
+    channel_ = pair[0];
+  } else {
+    ::mkdir("/run/sshd", 0755);  // sshd's privilege separation folder (as root); a container may lack it
+  }
+  std::vector<std::string> args = command_line();
   std::vector<std::string> env = environment();
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
@@ -146,6 +171,7 @@ void SimMachine::spawn_sshd() {
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   const std::string log = spec_.dir + "/sshd.log";
   posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (pair[1] >= 0) posix_spawn_file_actions_adddup2(&actions, pair[1], kMachineInitFd);  // dup2 clears CLOEXEC
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, defaults;
@@ -160,18 +186,86 @@ void SimMachine::spawn_sshd() {
   const int rc = posix_spawn(&pid_, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  if (pair[1] >= 0) ::close(pair[1]);
   if (rc != 0) {
     pid_ = -1;
-    throw std::runtime_error(std::string("simulated machine: cannot start /usr/sbin/sshd: ") + std::strerror(rc) +
-                             " (install openssh-server)");
+    throw std::runtime_error("simulated machine: cannot start " + args[0] + ": " + std::strerror(rc) +
+                             (spec_.isolated ? " (install bubblewrap)" : " (install openssh-server)"));
   }
-  // sshd checks its configuration before it forks nothing: a bad one exits at once.
+  // sshd checks its configuration before it forks nothing: a bad one exits at once. Boxed, it
+  // starts behind bubblewrap and the machine's init: wait for it to listen.
   ::usleep(20000);
+  if (spec_.isolated) wait_until_listening();
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) == pid_) {
     pid_ = -1;
     throw std::runtime_error("simulated machine: sshd exited at start: " + read_text(log));
   }
+}
+
+// The sshd of an isolated machine listens inside the machine: asked through its own sockets.
+void SimMachine::wait_until_listening() {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port_));
+  ::inet_pton(AF_INET, spec_.address.c_str(), &a.sin_addr);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    std::string error;
+    const int fd = open_socket(error);
+    if (fd < 0) break;
+    const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (up) return;
+    ::usleep(10000);
+  }
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+  throw std::runtime_error("simulated machine: its sshd did not start: " + read_text(spec_.dir + "/sshd.log"));
+}
+
+namespace {
+
+int receive_fd(int channel) {
+  char byte;
+  iovec io{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
+  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+    return -1;
+  int fd = -1;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  // Only a TCP socket is of use (and safe to connect): anything else is refused.
+  int type = 0, domain = 0;
+  socklen_t len = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM ||
+      ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &(len = sizeof domain)) != 0 || domain != AF_INET) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+int SimMachine::open_socket(std::string& error) {
+  if (!spec_.isolated) return ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  std::lock_guard lock(channel_mu_);
+  const char ask = 'S';
+  pollfd p{channel_, POLLIN, 0};
+  // Waited for at most 2 s: the machine's own commands could stop its init (same user inside).
+  if (::send(channel_, &ask, 1, MSG_NOSIGNAL) != 1 || ::poll(&p, 1, 2000) != 1) {
+    error = "the simulated machine " + spec_.address + " does not answer (it was stopped or is gone)";
+    return -1;
+  }
+  const int fd = receive_fd(channel_);
+  if (fd < 0) error = "the simulated machine " + spec_.address + " answered with no usable socket";
+  return fd;
 }
 
 }  // namespace runara::sim

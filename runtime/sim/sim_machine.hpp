@@ -1,5 +1,6 @@
 // One simulated Droplet: a real OpenSSH sshd (Debian's /usr/sbin/sshd) listening on a loopback
-// address of its own, with a folder of its own (home, state, host key, authorized_keys), whose
+// address of its own (inside a box of its own unless run unisolated: see sim_isolation.hpp and
+// sim_machine_init.hpp), with a folder of its own (home, state, host key, authorized_keys), whose
 // sessions run this machine's commands with the shim folders first on PATH (sim/machine/bin:
 // docker, vllm, cloud-init; plus sim/machine/amd (amd-smi, rocm-smi) on MI300X sizes or
 // sim/machine/nvidia (nvidia-smi) on H100 sizes, never both, behaving like the real machine's) and
@@ -13,6 +14,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,9 +30,9 @@ struct SimMachineSpec {
   std::string cloud_entry;        // "RUNARA_SIM_DIR=<root>": the whole cloud's process marker
   double time_scale = 1;          // simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims ("" none)
-  // false: every command (and SFTP) is refused. `runara plan` rehearses scripts nobody vouched
-  // for, and a simulated machine's commands run on this computer as this user.
-  bool run_commands = true;
+  // true: the machine runs boxed by bubblewrap (sim_isolation.hpp): its own files, processes and
+  // network. false (--sim-unisolated): its commands run on this computer as this user.
+  bool isolated = true;
 };
 
 class SimMachine {
@@ -43,15 +45,25 @@ class SimMachine {
 
   int ssh_port() const { return port_; }
   const std::string& address() const { return spec_.address; }
+  // The user its sshd logs in.
+  std::string ssh_user(const std::string& unisolated_user) const;
+  // Isolated machines: an unconnected TCP socket made inside the machine's network (at most 2 s),
+  // -1 with `error` set when the machine does not answer. Unisolated ones: a plain socket.
+  // Thread-safe.
+  int open_socket(std::string& error);
 
  private:
   void write_config();
   std::vector<std::string> environment() const;
   void spawn_sshd();
+  std::vector<std::string> command_line() const;
+  void wait_until_listening();
 
   SimMachineSpec spec_;
   int port_ = 0;
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;      // sshd, or bubblewrap holding the isolated machine
+  int channel_ = -1;    // isolated: runara's end of the socket the machine's init answers on
+  std::mutex channel_mu_;
 };
 
 // GPU model and count the shims simulate for a size slug: {"mi300x", 8} for gpu-mi300x8-1536gb,

@@ -238,7 +238,14 @@ void SshSession::connect_to(const std::string& address) {
     attempt_failed("'" + address + "' is not a numeric IPv4 or IPv6 address", false);
     return;
   }
-  fd_ = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (options_.open_socket && addr.ss_family == AF_INET) {
+    std::string error;
+    fd_ = options_.open_socket(error);
+    if (fd_ < 0) return attempt_failed(error, true);
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  } else {
+    fd_ = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  }
   if (fd_ < 0) {
     attempt_failed("socket: " + errno_text(errno), true);
     return;

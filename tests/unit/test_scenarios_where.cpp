@@ -123,6 +123,7 @@ class YourMachine {
     spec.shims_dir = std::string(RUNARA_SOURCE_DIR) + "/sim/machine";
     spec.cloud_entry = "RUNARA_SIM_DIR=" + spec.dir;
     spec.time_scale = time_scale;
+    spec.isolated = false;  // a machine of the user's: this computer's loopback, reached directly
     marker_ = "RUNARA_SIM_STATE=" + spec.dir + "/state";
     machine_ = std::make_unique<runara::sim::SimMachine>(spec);
   }

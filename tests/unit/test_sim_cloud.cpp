@@ -46,7 +46,7 @@ local d = droplet.create{ name = "sim", size = "gpu-mi300x1-192gb", image = "gpu
 local s = ssh.connect(d, { timeout = 30 })
 local r = s:exec("echo gpu=$RUNARA_SIM_GPU count=$RUNARA_SIM_GPU_COUNT; pwd; echo state=$RUNARA_SIM_STATE", { quiet = true })
 print(r.stdout)
-s:exec("$RUNARA_SIM_RUNARA serve-fake-llm --host $RUNARA_SIM_IP --port 8000 >/dev/null 2>&1 &", { quiet = true })
+s:exec("$RUNARA_SIM_RUNARA serve-fake-llm --host 127.0.0.1 --port 8000 >/dev/null 2>&1 &", { quiet = true })
 local url = s:forward(8000)
 for _ = 1, 100 do
   local ok, m = pcall(metrics.get, url .. "/v1/models")
@@ -95,7 +95,7 @@ namespace {
 struct ClaimsEverything : runara::SimulatedCloud {
   std::string api_base() const override { return "http://127.0.0.1:9"; }
   std::optional<runara::SimulatedHost> host(std::string_view) const override {
-    return runara::SimulatedHost{1, "nobody-here", "127.0.0.1"};
+    return runara::SimulatedHost{1, "nobody-here", "127.0.0.1", nullptr};
   }
 };
 
@@ -149,19 +149,56 @@ runara.write_file("x.txt", "not kept")
   CHECK(r.out.find("it ran to the end") != std::string::npos);
 }
 
-TEST_CASE("runara plan runs no command on the simulated machines", "[sim]") {
+TEST_CASE("runara plan runs the script's commands in boxed machines and lists them, forged lines not counted", "[sim]") {
   const std::string dir = temp_dir("sim-plan-exec");
   const std::string marker = dir + "/must-not-exist";
   const std::string script = write_temp_file(dir, "exec.lua",
+      "watchdog.limit(3600)\n"
       "local d = droplet.create{ size = 'gpu-h100x1-80gb', image = 'gpu-h100x1-base', region = 'nyc2' }\n"
       "local s = ssh.connect(d, { timeout = 30 })\n"
-      "s:exec('touch " + marker + "')\n");
+      "for _ = 1, 3 do s:exec('touch " + marker + " || true') end\n"
+      "s:exec([[printf '$ forged-command\\n# s:upload /forged -> x: 1 file(s)\\n']])\n"
+      "s:upload('up.txt', 'up.txt')\n");
+  write_temp_file(dir, "up.txt", "x");
   const auto r = run_runara({"plan", script}, 60);
   INFO(r.out << r.err);
-  CHECK(r.exit_code == 1);
-  CHECK(r.out.find("commands are not run on simulated machines during a plan") != std::string::npos);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("it ran to the end") != std::string::npos);
   CHECK(r.out.find("It creates 1 machine") != std::string::npos);
-  CHECK(!exists(marker));
+  CHECK(r.out.find("   3 x  touch " + marker) != std::string::npos);
+  CHECK(r.out.find("x  forged-command") == std::string::npos);  // a machine's output is not a command
+  CHECK(r.out.find("x  s:upload /forged") == std::string::npos);
+  CHECK(r.out.find("   1 x  s:upload " + dir + "/up.txt -> up.txt") != std::string::npos);
+  CHECK(r.out.find("Worst case: $3.39 (every machine alive until the 1.0 h deadline, the script's own "
+                   "watchdog.limit(3600))") != std::string::npos);
+  CHECK(!exists(marker));  // the machine's commands ran in its box, not on this computer
+}
+
+TEST_CASE("runara plan still prints what it saw when the rehearsal is killed, and leaves nothing", "[sim]") {
+  const std::string dir = temp_dir("sim-plan-killed");
+  const std::string script = write_temp_file(dir, "stays.lua",
+      "local d = droplet.create{ size = 'gpu-mi300x1-192gb', image = 'gpu-amd-base', region = 'atl1' }\n"
+      "local s = ssh.connect(d, { timeout = 30 })\n"
+      "s:exec('echo up')\n"
+      "while true do runara.sleep(1) end\n");
+  ChildProcess plan({RUNARA_BINARY, "plan", script}, {{"TMPDIR", dir}});
+  const std::string out = dir + "/runara-plan-" + std::to_string(plan.pid());
+  std::string rehearsal;  // the child rehearsing, once its machine answered
+  for (int i = 0; i < 300 && rehearsal.empty(); ++i) {
+    if (read_all(out + "/run.log").find("ssh: connected") != std::string::npos)
+      rehearsal = read_all("/proc/" + std::to_string(plan.pid()) + "/task/" + std::to_string(plan.pid()) + "/children");
+    usleep(100000);
+  }
+  REQUIRE(!rehearsal.empty());
+  ::kill(std::stoi(rehearsal), SIGKILL);
+  const ChildResult r = plan.wait(30);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("until it crashed (signal 9)") != std::string::npos);
+  CHECK(r.out.find("It creates 1 machine") != std::string::npos);
+  CHECK(r.out.find("   1 x  echo up") != std::string::npos);
+  CHECK(!exists(out));
+  CHECK(eventually([&] { return processes_mentioning("/runara-sim-") == 0 || processes_mentioning(dir) == 0; }, 10));
 }
 
 namespace {

@@ -28,9 +28,11 @@ serving() {
 
 streams() {
   port=$(cat "$state/vllm.port" 2>/dev/null) || { echo 0; return; }
-  awk -v ip="${RUNARA_SIM_IP:-127.0.0.1}" -v port="$port" '
-    BEGIN { split(ip, o, "."); want = sprintf("%02X%02X%02X%02X:%04X", o[4], o[3], o[2], o[1], port) }
-    $2 == want && $4 == "01" { n++ }
+  # Boxed, every connection in /proc/net/tcp is the machine's own: the port says which.
+  awk -v ip="${RUNARA_SIM_IP:-127.0.0.1}" -v port="$port" -v boxed="${RUNARA_SIM_ISOLATED:-0}" '
+    BEGIN { split(ip, o, "."); want = sprintf("%02X%02X%02X%02X:%04X", o[4], o[3], o[2], o[1], port)
+            want_port = sprintf(":%04X", port) }
+    $4 == "01" && ($2 == want || (boxed == 1 && substr($2, 9) == want_port)) { n++ }
     END { print n + 0 }' /proc/net/tcp 2>/dev/null || echo 0
 }
 

@@ -1,0 +1,47 @@
+#include "plan_rehearsal.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "plan_record.hpp"
+#include "signals.hpp"
+#include "sim_mode.hpp"
+
+namespace runara::cli {
+
+int rehearse(CommandLine command, const std::string& out_dir) {
+  Options& o = command.options;
+  o.out_dir = out_dir;
+  o.quiet = true;
+  o.max_runtime_s = std::min(o.max_runtime_s, kRehearsalLimitS);
+  o.cloud.guardian_executable = own_executable();
+  std::string error;
+  auto cloud = start_simulated_cloud(o, own_executable(), error, kRehearsalTimeScale);
+  if (!cloud) {
+    std::filesystem::create_directories(out_dir);
+    write_plan_outcome(out_dir, 2, error);
+    return 2;
+  }
+  Events events;
+  events.print = [](std::string_view) {};
+  events.log = [](std::string_view) {};
+  events.progress = [](std::string_view) {};
+  int denied = 0;
+  events.denied = [&out_dir, &denied](std::string_view grant) {
+    if (++denied <= 1000) append_plan_denied(out_dir, std::string(grant));
+  };
+  Outcome outcome;
+  {
+    Runtime runtime(o, events);
+    install_signal_handlers(runtime);
+    outcome = runtime.run_file(command.script);
+  }
+  cloud.reset();
+  write_plan_outcome(out_dir, static_cast<int>(outcome.exit), outcome.exit == Exit::ok ? "" : outcome.message);
+  return static_cast<int>(outcome.exit);
+}
+
+}  // namespace runara::cli
