@@ -58,6 +58,16 @@ bool Runtime::Impl::drive(std::uint64_t main_id) {
   }
 }
 
+// The chunk on top of L_ becomes the main task (popped). Its thread and registry entries are
+// made outside a protected call (lua_heap.hpp): null if that failed.
+Task* Runtime::Impl::spawn_main(const std::string& chunk_name) {
+  const int top = lua_gettop(L_);
+  Task* main = nullptr;
+  const std::string error = heap_.unprotected([&] { main = scheduler_->spawn(L_, top, 0, chunk_name, true); });
+  lua_settop(L_, top - 1);
+  return error.empty() ? main : nullptr;
+}
+
 Outcome Runtime::Impl::exec_chunk(const std::string& code, const std::string& chunk_name) {
   if (stopping()) return stopped_outcome();
   if (luaL_loadbufferx(L_, code.data(), code.size(), chunk_name.c_str(), "t") != 0) {
@@ -65,8 +75,8 @@ Outcome Runtime::Impl::exec_chunk(const std::string& code, const std::string& ch
     lua_pop(L_, 1);
     return out;
   }
-  Task* main = scheduler_->spawn(L_, lua_gettop(L_), 0, chunk_name, true);
-  lua_pop(L_, 1);
+  Task* main = spawn_main(chunk_name);
+  if (!main) return stopping() ? stopped_outcome() : Outcome{Exit::script_error, "not enough memory", {}, {}};
   unwound_ = false;  // script code is about to run
   return run_main(main->id);
 }

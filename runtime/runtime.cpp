@@ -39,6 +39,10 @@ void on_heap_exceeded(void* data) {
   static_cast<Runtime::Impl*>(data)->request_stop(StopReason::memory);
 }
 
+void on_lua_panic(void* data, const std::string& message) {
+  static_cast<Runtime::Impl*>(data)->panicked(message);
+}
+
 }  // namespace
 
 Runtime::Impl& impl_of(lua_State* L) {
@@ -62,6 +66,7 @@ Runtime::Impl::Impl(Options options, Events events)
   uv_async_init(&loop_, &wake_, on_wake);
   uv_unref(reinterpret_cast<uv_handle_t*>(&wake_));
   heap_.on_exceeded = on_heap_exceeded;
+  heap_.on_panic = on_lua_panic;
   heap_.owner = this;
   heap_.budget = memory_.get();
   for (const auto& [name, value] : options_.secrets) secrets_.add(name, value);
@@ -80,6 +85,25 @@ Runtime::Impl::~Impl() {
   uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);  // lets every handle's close callback run
   uv_loop_close(&loop_);
+}
+
+// The last resort: a Lua error was raised outside any protected call and outside every
+// LuaHeap::unprotected() section, and LuaJIT exits the process when this returns. Nothing that
+// needs the event loop or the Lua state is safe now (the teardown of machines: the guardian
+// destroys them once this process is gone); the ending is still said, and written down.
+void Runtime::Impl::panicked(const std::string& message) {
+  try {
+    Outcome out = stopping() ? stopped_outcome()
+                             : Outcome{Exit::script_error, "the Lua state failed outside a protected call: " + message, {}, {}};
+    log(out.message + " (runara exits now, without tearing down; what the run created is destroyed by its guardian, "
+        "or `" + cleanup_command() + "`)");
+    finished_ = true;
+    record_ending(out);
+    output_.close();
+  } catch (...) {  // only C++ errors reach here: this runs once, on the way out
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
 }
 
 double Runtime::Impl::remaining_runtime_s() const {
@@ -109,6 +133,7 @@ void Runtime::Impl::start(const std::string& script_path) {
   set_run_deadline(started_at_ + options_.max_runtime_s, seconds);
 
   L_ = lua_newstate(LuaHeap::alloc, &heap_);
+  lua_atpanic(L_, LuaHeap::panic);  // errors outside protected calls: see LuaHeap::unprotected
   // Count hooks never fire inside JIT-compiled traces, so scripts run interpreted: they
   // orchestrate, the heavy lifting is in C++.
   luaJIT_setmode(L_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lua_args.hpp"
+#include "lua_heap.hpp"
 #include "lua_values.hpp"
 
 namespace runara {
@@ -134,8 +135,16 @@ void Scheduler::run(Task* task) {
   } else {
     if (lua_status(co) != LUA_YIELD) return;  // defensive: only a suspended coroutine resumes
     lua_settop(co, 0);
-    if (task->push_resume) nargs = task->push_resume(co);
-    task->push_resume = nullptr;
+    if (task->push_resume && task->push_in_task) {
+      // DANGER: nothing protects a suspended coroutine here; a value that needs memory, pushed
+      // from this loop, panics LuaJIT at the cap. The task pushes them itself once resumed
+      // (take_resume_values, under its lua_resume): here only a light userdata goes, which
+      // takes no memory (the C function that yielded has LUA_MINSTACK free slots).
+      lua_pushlightuserdata(co, pending_marker());
+      nargs = 1;
+    } else if (task->push_resume && !push_outside(task, nargs)) {
+      return;
+    }
   }
   task->state = Task::State::running;
   current_ = task;
@@ -146,13 +155,44 @@ void Scheduler::run(Task* task) {
     if (task->wait == 0) make_ready(task);  // a bare coroutine.yield(): let the others run
     return;
   }
+  // The coroutine has returned or raised: its results (a new table) and its traceback (a new
+  // string) are built from here, outside any protected call.
+  LuaHeap& heap = LuaHeap::of(L_);
+  const int top = lua_gettop(L_);
   if (status == 0) {
-    collect_results(task, lua_gettop(co));
-    finish(task, Task::State::done);
+    const std::string error = heap.unprotected([&] { collect_results(task, lua_gettop(co)); });
+    if (error.empty()) {
+      finish(task, Task::State::done);
+      return;
+    }
+    task->error = error;
   } else {
-    record_error(task);
-    finish(task, Task::State::failed);
+    const std::string error = heap.unprotected([&] { record_error(task); });
+    if (!error.empty() && task->error.empty()) task->error = error;
   }
+  lua_settop(L_, top);
+  finish(task, Task::State::failed);
+}
+
+// A wait ended by a function that was not wrapped with push_async (a host's primitive may
+// yield without it): its values are pushed here, from the loop, as an unprotected section
+// (lua_heap.hpp). False if that failed: the task has failed, and its coroutine is given up.
+bool Scheduler::push_outside(Task* task, int& nargs) {
+  auto push = std::move(task->push_resume);
+  task->push_resume = nullptr;
+  const std::string error = LuaHeap::of(L_).unprotected([&] { nargs = push(task->co); });
+  if (error.empty()) return true;
+  task->error = error;
+  finish(task, Task::State::failed);
+  return false;
+}
+
+int Scheduler::take_resume_values(lua_State* co) {
+  Task* task = task_of(co);
+  if (!task || task != current_ || !task->push_resume) return 0;
+  auto push = std::move(task->push_resume);
+  task->push_resume = nullptr;
+  return push(co);  // raising here (not enough memory) is an error of the task, where it waited
 }
 
 void Scheduler::collect_results(Task* task, int nresults) {
@@ -185,6 +225,7 @@ void Scheduler::finish(Task* task, Task::State state) {
     task->wait = 0;
   }
   task->on_cancel = nullptr;
+  task->push_resume = nullptr;  // values never taken: what they hold goes now
   by_thread_.erase(task->co);
   luaL_unref(L_, LUA_REGISTRYINDEX, task->co_ref);
   task->co_ref = LUA_NOREF;

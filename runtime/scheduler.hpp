@@ -29,6 +29,9 @@ struct Task {
 
   int start_nargs = -1;         // >= 0 before the first resume: arguments already on co's stack
   std::function<int(lua_State*)> push_resume;  // values the pending wait returns
+  // The wait was made by a function wrapped with Context::push_async: the task is resumed with
+  // the pending marker alone and pushes the wait's values itself (take_resume_values).
+  bool push_in_task = false;
 
   WaitId wait = 0;
   std::function<void()> on_cancel;
@@ -78,6 +81,11 @@ class Scheduler {
   std::function<void(Task&)> on_finished;
   // Light userdata pushed as first value when a wait fails: the async shim raises the rest.
   void* fail_marker() { return &fail_marker_; }
+  // Light userdata a task is resumed with when it pushes its wait's values itself: the async
+  // shim then calls take_resume_values() (from inside the task, so under its lua_resume).
+  void* pending_marker() { return &pending_marker_; }
+  // Pushes the values the current wait of the task running on `co` returns; their count.
+  int take_resume_values(lua_State* co);
 
   std::vector<Task*> unfinished() const;
   std::vector<Task*> failed_unobserved() const;
@@ -89,6 +97,7 @@ class Scheduler {
   void finish(Task* task, Task::State state);
   void collect_results(Task* task, int nresults);
   void record_error(Task* task);
+  bool push_outside(Task* task, int& nargs);
   void wake_joiners(Task* task);
 
   lua_State* L_;
@@ -100,6 +109,7 @@ class Scheduler {
   std::deque<Task*> ready_;
   Task* current_ = nullptr;
   char fail_marker_ = 0;
+  char pending_marker_ = 0;
 };
 
 }  // namespace runara

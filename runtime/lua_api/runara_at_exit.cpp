@@ -47,6 +47,31 @@ const char* ending_word(Exit exit) {
   return "error";
 }
 
+// One at_exit function, called on a thread of its own.
+struct AtExitCall {
+  int list_ref;
+  int index;
+  const char* status;
+  std::string reason;
+};
+
+// Inside lua_cpcall on the function's thread: the ending table (the reason may be long: a
+// task's error) is built where an allocation refused by the memory cap is an error like the
+// function's own, not a LuaJIT panic.
+int call_at_exit(lua_State* T) {
+  const auto* call = static_cast<const AtExitCall*>(lua_touserdata(T, 1));
+  lua_settop(T, 0);
+  lua_rawgeti(T, LUA_REGISTRYINDEX, call->list_ref);
+  lua_rawgeti(T, 1, call->index);
+  lua_createtable(T, 0, 2);
+  lua_pushstring(T, call->status);
+  lua_setfield(T, -2, "status");
+  lua_pushlstring(T, call->reason.data(), call->reason.size());
+  lua_setfield(T, -2, "reason");
+  lua_call(T, 1, 0);
+  return 0;
+}
+
 }  // namespace
 
 void open_at_exit_api(lua_State* L, Runtime::Impl& rt) {
@@ -74,22 +99,25 @@ void Runtime::Impl::run_at_exit(const Outcome& ending) {
   at_exit_signals_ = signals_seen_.load();
   at_exit_deadline_ = monotonic_seconds() + kAtExitBudgetS;
   install_hook();  // the stop hook raised at every instruction; it now watches the budget
-  const int list = lua_gettop(L_);
+  lua_pop(L_, 1);  // the list: each call takes its function from the registry
+  const AtExitCall base{at_exit_ref_, 0, ending_word(ending.exit), redact(ending.message)};
+  const int top = lua_gettop(L_);
   for (int i = count; i >= 1 && !at_exit_over(); --i) {
-    lua_State* T = lua_newthread(L_);
-    lua_rawgeti(L_, list, i);
-    lua_xmove(L_, T, 1);
-    lua_createtable(T, 0, 2);
-    lua_pushstring(T, ending_word(ending.exit));
-    lua_setfield(T, -2, "status");
-    lua_pushstring(T, redact(ending.message).c_str());
-    lua_setfield(T, -2, "reason");
-    if (lua_pcall(T, 1, 0, 0) != 0) log("runara.at_exit function failed: " + redact(describe_value(T, -1)));
-    lua_pop(L_, 1);  // the thread
+    AtExitCall call = base;
+    call.index = i;
+    lua_State* T = nullptr;
+    // The thread is made, and an error described, outside a protected call (lua_heap.hpp);
+    // the function runs inside one, where the cap holds as it does for the script.
+    std::string failure = heap_.unprotected([&] { T = lua_newthread(L_); });
+    if (T && lua_cpcall(T, call_at_exit, &call) != 0) {
+      const std::string error = heap_.unprotected([&] { failure = redact(describe_value(T, -1)); });
+      if (failure.empty()) failure = error;
+    }
+    if (!failure.empty()) log("runara.at_exit function failed: " + failure);
+    lua_settop(L_, top);  // the thread (or an error left where it was raised)
   }
   if (at_exit_over()) log("runara.at_exit: functions stopped (" + std::to_string(static_cast<int>(kAtExitBudgetS)) +
                           " s budget spent, or a second signal)");
-  lua_pop(L_, 1);
   lua_sethook(L_, hook, LUA_MASKCOUNT, 1);  // no script code runs after this
 }
 
