@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "base/clock.hpp"
 #include "lua_args.hpp"
@@ -91,11 +92,25 @@ std::string required(lua_State* L, const char* field, const char* example) {
   return *value;
 }
 
-// The run's own machine: http_load may aim at it, ssh may log into it.
+// A machine destroyed (by the script, or found gone): its address is no longer the run's, and
+// may soon be someone else's. ssh, http_load and metrics forget it, and the tunnels through it.
+void forget(Context& ctx, const Machine& m) {
+  if (!m.ip.empty()) ctx.remove_machine(m.ip);
+}
+
+// The run's own machine: http_load may aim at its public address, ssh may log into it. Its
+// private (VPC) address is not reachable from here, where it means this computer's LAN (a load
+// agent on a machine in that VPC loads its own private address: http_load.run's `on`).
 void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
-  if (!m.ip.empty()) ctx.add_reachable(m.ip, 0);
-  if (!m.private_ip.empty()) ctx.add_reachable(m.private_ip, 0);
-  if (m.ip.empty() && m.private_ip.empty()) return;
+  if (m.destroyed_at != 0 || m.destroy_asked) return forget(ctx, m);
+  if (m.ip.empty()) return;
+  const auto& cloud = ctx.options().cloud;
+  const bool simulated = cloud.simulated && cloud.api_base == cloud.simulated->api_base();
+  const auto host = simulated ? cloud.simulated->host(m.ip) : std::nullopt;
+  // An isolated simulated machine's address is not this computer's from here: from here it is
+  // this computer's own loopback, where it would reach your services. Its sshd (and through it,
+  // its tunnels) is reached by sockets made inside it (RunMachine::open_socket).
+  if (!(host && host->open_socket)) ctx.add_reachable(m.ip, 0);
   RunMachine machine;
   machine.name = m.name;
   machine.address = m.ip;
@@ -105,15 +120,13 @@ void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
     ctx.add_secret("SSH_PRIVATE_KEY", machine.ssh_private_key);
   }
   machine.pin_host_key = [&fleet, name = m.name](const std::string& fingerprint) { fleet.pin_host_key(name, fingerprint); };
-  // The simulated cloud's machines are sshds on loopback: only while the run talks to that very
+  // The simulated cloud's machines are sshds of their own: only while the run talks to that very
   // simulated API (never the real one) does it say which port and user reach them.
-  const auto& cloud = ctx.options().cloud;
-  if (cloud.simulated && cloud.api_base == cloud.simulated->api_base()) {
-    if (auto host = cloud.simulated->host(m.ip)) {
-      machine.ssh_port = host->ssh_port;
-      machine.ssh_user = host->ssh_user;
-      machine.forward_host = host->forward_host;
-    }
+  if (host) {
+    machine.ssh_port = host->ssh_port;
+    machine.ssh_user = host->ssh_user;
+    machine.forward_host = host->forward_host;
+    machine.open_socket = host->open_socket;
   }
   ctx.add_machine(std::move(machine));
 }
@@ -179,6 +192,8 @@ int destroy(lua_State* L) {
   const std::int64_t id = self_id(L, "droplet:destroy");
   auto& rt = Context::from(L);
   const WaitId wait = rt.suspend(L, {});
+  // From the moment it is asked for: whatever the API answers, the script is done with it.
+  if (const Machine* m = fleet_of(L).find(id)) forget(rt, *m);
   fleet_of(L).destroy(id, [&rt, wait](std::string error, const Machine*) {
     if (!error.empty()) return rt.fail(wait, error);
     rt.resume(wait, [](lua_State* co) {

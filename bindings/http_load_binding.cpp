@@ -25,6 +25,7 @@
 #include "lua_values.hpp"
 #include "redact_json.hpp"
 #include "run_output.hpp"
+#include "run_target_policy.hpp"
 #include "runara/runtime.hpp"
 #include "sim/fake_llm_server.hpp"
 
@@ -55,10 +56,8 @@ TargetUrl parse_url(lua_State* L, const std::string& text) {
 // Where this load may connect: the run's own endpoints and --allow-host grants, narrowed by each
 // secret it carries to where that secret may go.
 std::shared_ptr<TargetPolicy> target_policy(Context& ctx, const std::vector<std::string>& secrets, bool plain_http) {
-  auto policy = std::make_shared<TargetPolicy>();
-  for (const auto& [address, port] : ctx.reachable()) policy->add_reachable(address, port);
+  auto policy = run_target_policy(ctx, "http_load");
   const Permissions& permissions = ctx.permissions();
-  for (const auto& grant : permissions.hosts) policy->add_grant(grant);
   for (const auto& name : secrets) {
     const auto it = permissions.secret_destinations.find(name);
     policy->bind_secret(name, it == permissions.secret_destinations.end() ? std::vector<std::string>{} : it->second, plain_http);

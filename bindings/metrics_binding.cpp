@@ -9,13 +9,18 @@
 // --allow-host grants), judged on each connection. The work is runtime/metrics/'s.
 #include <uv.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <string_view>
+#include <unordered_set>
 
 #include "lua_args.hpp"
 #include "lua_values.hpp"
 #include "load/target_policy.hpp"
 #include "load/target_url.hpp"
 #include "metrics/metrics_sampler.hpp"
+#include "run_target_policy.hpp"
 #include "runara/primitive.hpp"
 #include "runara/runtime.hpp"
 
@@ -37,11 +42,13 @@ std::pair<std::string, metrics::AllowConnect> target(lua_State* L, Context& ctx,
   std::string error;
   auto url = parse_target_url(text, error);
   if (!url) args::raise(L, "%s: url %s", fn, error.c_str());
-  auto policy = std::make_shared<TargetPolicy>("metrics");
-  for (const auto& [address, port] : ctx.reachable()) policy->add_reachable(address, port);
-  for (const auto& grant : ctx.permissions().hosts) policy->add_grant(grant);
+  // Judged against what the run may reach when each connection opens (on the loop thread): a
+  // sampler started before a droplet was destroyed or a tunnel closed no longer reaches it.
+  Context* run = &ctx;
   std::string host = url->host;
-  return {url->url, [policy, host](const sockaddr* addr, std::string& why) { return policy->allows(addr, host, why); }};
+  return {url->url, [run, host](const sockaddr* addr, std::string& why) {
+            return run_target_policy(*run, "metrics")->allows(addr, host, why);
+          }};
 }
 
 nlohmann::json scrape_json(const metrics::PromParse& p) {
@@ -58,11 +65,30 @@ nlohmann::json scrape_json(const metrics::PromParse& p) {
   return {{"values", std::move(values)}, {"families", std::move(families)}};
 }
 
-nlohmann::json window_json(const std::vector<metrics::ScrapeSample>& samples, double a, double b, const std::string& label) {
-  nlohmann::json m = nlohmann::json::object();
-  for (const auto& [name, st] : metrics::summarize_window(samples, a, b))
-    m[name] = {{"first", st.first}, {"last", st.last}, {"delta", st.delta}, {"mean", st.mean}, {"max", st.max}, {"samples", st.samples}};
-  return {{"label", label}, {"start_s", a}, {"end_s", b}, {"metrics", std::move(m)}};
+// { label, start_s, end_s, metrics = { name = { first, last, delta, mean, max, samples } } },
+// pushed straight into Lua.
+void push_window(lua_State* L, const std::map<std::string, metrics::MetricStats>& stats, double a, double b,
+                 const std::string& label) {
+  lua_createtable(L, 0, 4);
+  lua_pushlstring(L, label.data(), label.size());
+  lua_setfield(L, -2, "label");
+  lua_pushnumber(L, a);
+  lua_setfield(L, -2, "start_s");
+  lua_pushnumber(L, b);
+  lua_setfield(L, -2, "end_s");
+  lua_createtable(L, 0, static_cast<int>(std::min<std::size_t>(stats.size(), INT32_MAX)));
+  for (const auto& [name, st] : stats) {
+    lua_pushlstring(L, name.data(), name.size());
+    lua_createtable(L, 0, 6);
+    const std::pair<const char*, double> fields[] = {{"first", st.first}, {"last", st.last}, {"delta", st.delta},
+                                                     {"mean", st.mean},   {"max", st.max},   {"samples", st.samples}};
+    for (const auto& [key, value] : fields) {
+      lua_pushnumber(L, value);
+      lua_setfield(L, -2, key);
+    }
+    lua_rawset(L, -3);
+  }
+  lua_setfield(L, -2, "metrics");
 }
 
 struct RunScraper {
@@ -71,20 +97,74 @@ struct RunScraper {
   ~RunScraper() {
     if (ctx && sampler) ctx->release_memory(sampler->reserved_bytes());
   }
-  nlohmann::json results() const {
+  // { running, samples, marks, phases, summary, problems, skipped_ticks }, one sample and one
+  // phase at a time straight into Lua (whose heap --max-memory bounds), never the whole document
+  // as one C++ tree beside it; the phases' working maps are charged while they are made.
+  void push_results(lua_State* L) const {
     const auto& s = *sampler;
-    nlohmann::json samples = nlohmann::json::array(), marks = nlohmann::json::array(), phases = nlohmann::json::array(),
-                   problems = nlohmann::json::array();
-    for (const auto& x : s.samples()) samples.push_back({{"t_s", x.t_s}, {"values", x.values}});
-    for (const auto& m : s.marks()) marks.push_back({{"t_s", m.t_s}, {"label", m.label}});
+    std::unordered_set<std::string_view> names;
+    std::size_t name_bytes = 0;
+    for (const auto& x : s.samples())
+      for (const auto& [name, v] : x.values)
+        if (names.insert(name).second) name_bytes += name.size();
+    // Per name: its node in the set above and in the phase's three maps, and a copy of a long name.
+    const std::size_t working = names.size() * 400 + name_bytes;
+    if (std::string refused = ctx->reserve_memory(working, "summarizing the metrics samples"); !refused.empty())
+      luaL_error(L, "%s", refused.c_str());
+    struct Release {
+      Context* ctx;
+      std::size_t bytes;
+      ~Release() { ctx->release_memory(bytes); }
+    } release{ctx, working};
+    lua_createtable(L, 0, 7);
+    lua_pushboolean(L, s.running());
+    lua_setfield(L, -2, "running");
+    lua_createtable(L, static_cast<int>(std::min<std::size_t>(s.samples().size(), INT32_MAX)), 0);
+    int i = 0;
+    for (const auto& x : s.samples()) {
+      lua_createtable(L, 0, 2);
+      lua_pushnumber(L, x.t_s);
+      lua_setfield(L, -2, "t_s");
+      lua_createtable(L, 0, static_cast<int>(std::min<std::size_t>(x.values.size(), INT32_MAX)));
+      for (const auto& [name, v] : x.values) {
+        lua_pushlstring(L, name.data(), name.size());
+        lua_pushnumber(L, v);
+        lua_rawset(L, -3);
+      }
+      lua_setfield(L, -2, "values");
+      lua_rawseti(L, -2, ++i);
+    }
+    lua_setfield(L, -2, "samples");
+    const auto& marks = s.marks();
+    lua_createtable(L, static_cast<int>(marks.size()), 0);
+    for (std::size_t m = 0; m < marks.size(); ++m) {
+      lua_createtable(L, 0, 2);
+      lua_pushnumber(L, marks[m].t_s);
+      lua_setfield(L, -2, "t_s");
+      lua_pushlstring(L, marks[m].label.data(), marks[m].label.size());
+      lua_setfield(L, -2, "label");
+      lua_rawseti(L, -2, static_cast<int>(m + 1));
+    }
+    lua_setfield(L, -2, "marks");
     const double end = s.now_s();
-    for (std::size_t i = 0; i < s.marks().size(); ++i)
-      phases.push_back(window_json(s.samples(), s.marks()[i].t_s, i + 1 < s.marks().size() ? s.marks()[i + 1].t_s : end,
-                                   s.marks()[i].label));
-    for (const auto& p : s.problems()) problems.push_back(ctx->redact(p));
-    return {{"running", s.running()}, {"samples", std::move(samples)}, {"marks", std::move(marks)},
-            {"phases", std::move(phases)}, {"summary", window_json(s.samples(), 0, end, "run")},
-            {"problems", std::move(problems)}, {"skipped_ticks", s.skipped_ticks()}};
+    lua_createtable(L, static_cast<int>(marks.size()), 0);
+    metrics::summarize_phases(s.samples(), marks, end, [&](std::size_t m, const std::map<std::string, metrics::MetricStats>& stats) {
+      push_window(L, stats, marks[m].t_s, m + 1 < marks.size() ? marks[m + 1].t_s : end, marks[m].label);
+      lua_rawseti(L, -2, static_cast<int>(m + 1));
+    });
+    lua_setfield(L, -2, "phases");
+    push_window(L, metrics::summarize_window(s.samples(), 0, end), 0, end, "run");
+    lua_setfield(L, -2, "summary");
+    lua_createtable(L, static_cast<int>(s.problems().size()), 0);
+    i = 0;
+    for (const auto& p : s.problems()) {
+      const std::string shown = ctx->redact(p);
+      lua_pushlstring(L, shown.data(), shown.size());
+      lua_rawseti(L, -2, ++i);
+    }
+    lua_setfield(L, -2, "problems");
+    lua_pushnumber(L, s.skipped_ticks());
+    lua_setfield(L, -2, "skipped_ticks");
   }
 };
 
@@ -109,19 +189,19 @@ int s_mark(lua_State* L) {
   if (label.size() > 256) args::raise(L, "sampler:mark: label is %zu bytes; at most 256", label.size());
   if (s->sampler->marks().size() >= 100000) args::raise(L, "sampler:mark: more than 100000 marks");
   if (!s->sampler->running()) args::raise(L, "sampler:mark: the sampler has stopped (mark before stop())");
-  s->sampler->mark(std::move(label));
+  if (std::string refused = s->sampler->mark(std::move(label)); !refused.empty()) args::raise(L, "sampler:mark: %s", refused.c_str());
   return 0;
 }
 
 int s_stop(lua_State* L) {
   auto s = self_arg(L, "sampler:stop");
   s->sampler->stop();
-  push_json(L, s->results());
+  s->push_results(L);
   return 1;
 }
 
 int s_results(lua_State* L) {
-  push_json(L, self_arg(L, "sampler:results")->results());
+  self_arg(L, "sampler:results")->push_results(L);
   return 1;
 }
 

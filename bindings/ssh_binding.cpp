@@ -104,9 +104,14 @@ SessionBox::~SessionBox() {
   }
   procs.clear();
   transfers.clear();
-  forwards.clear();
+  drop_forwards();
   target.reset();
   session.reset();
+}
+
+void SessionBox::drop_forwards() {
+  for (const auto& forward : forwards) ctx->remove_tunnel(forward->port());
+  forwards.clear();
 }
 
 void SessionBox::proc_ended(Proc& proc) {
@@ -126,7 +131,7 @@ void SessionBox::close(std::function<void()> done) {
   // Waiting scripts learn why their transfer stopped; the transfers and tunnels stop now.
   for (auto& [id, t] : transfers) ctx->fail(t.wait, "ssh: the session to " + where() + " was closed during the transfer");
   transfers.clear();
-  forwards.clear();
+  drop_forwards();
   target.reset();  // gpu_metrics and friends find no target from here on
   kills_pending = 0;
   for (auto& [id, proc] : procs)

@@ -1,5 +1,6 @@
 // s:upload, s:download (SFTP, files or whole folders, modes kept, progress for large files) and
-// s:forward (a 127.0.0.1 listener tunnelled through the session). Local paths obey the sandbox:
+// s:forward (a 127.0.0.1 listener tunnelled through the session, only to the machine itself, the
+// run's droplets or granted hosts). Local paths obey the sandbox:
 // an upload reads only what runara.read_file may read (the script's folder, --allow-read; never
 // an output folder, not even one nested in a granted folder), a download writes only below the
 // run's output folder, reached from its descriptor without following a symlink, with the run's
@@ -13,6 +14,7 @@
 #include "lua_args.hpp"
 #include "permissions.hpp"
 #include "run_output.hpp"
+#include "run_target_policy.hpp"
 #include "ssh_state.hpp"
 
 namespace runara::sshb {
@@ -50,12 +52,18 @@ int run_transfer(lua_State* L, const char* fn, const std::shared_ptr<SessionBox>
     c->progress(std::string(fn) + " " + name + ": " + path + " " + mib(done) + " / " + mib(size));
   };
   SessionBox* raw = box.get();
+  const bool up = o.direction == ssh::TransferOptions::Direction::Upload;
+  // The transfer's two blocks (a download's twice a block each) are filled at once: held from
+  // --max-memory for as long as the transfer lives (transfers on other sessions run in parallel).
+  const std::size_t buffers = (up ? 2 : 4) * o.block_bytes;
+  if (std::string refused = ctx.reserve_memory(buffers, "an SFTP transfer"); !refused.empty())
+    args::raise(L, "%s: %s", fn, refused.c_str());
+  auto held = std::shared_ptr<void>(nullptr, [c, buffers](void*) { c->release_memory(buffers); });
   const WaitId wait = ctx.suspend(L, [raw, id] { raw->transfers.erase(id); });
   const std::string where = box->where();
   std::string local = o.local, remote = o.remote;
-  const bool up = o.direction == ssh::TransferOptions::Direction::Upload;
   try {
-    auto t = std::make_unique<ssh::SftpTransfer>(*box->session, std::move(o), [=](const ssh::TransferResult& r) {
+    auto t = std::make_unique<ssh::SftpTransfer>(*box->session, std::move(o), [=, held = held](const ssh::TransferResult& r) {
       auto node = raw->transfers.extract(id);  // freed at the end of this call: its last act
       const std::string line = std::string(fn) + " " + (up ? local + " -> " + remote : remote + " -> " + local) + ": ";
       if (!r.error.empty()) {
@@ -144,24 +152,37 @@ int session_download(lua_State* L) {
 int session_forward(lua_State* L) {
   const char* fn = "s:forward";
   auto box = check_session(L, 1, fn);
+  Context& ctx = *box->ctx;
   const double port = args::number(L, 2, fn, "remote_port");
   if (port < 1 || port > 65535 || port != static_cast<int>(port))
     args::raise(L, "%s: 'remote_port' must be a whole number from 1 to 65535", fn);
+  const int remote_port = static_cast<int>(port);
   std::string host = lua_isnoneornil(L, 3) ? "127.0.0.1" : args::string(L, 3, fn, "remote_host");
-  if (host.empty() || host.find_first_of(" \t\n\r\0") != std::string::npos)
+  if (host.empty() || host.find_first_of(std::string_view(" \t\n\r\0", 5)) != std::string::npos)
     args::raise(L, "%s: 'remote_host' must be a host name or address as the remote machine sees it", fn);
-  // A simulated droplet shares this computer's loopback with the others: its "own loopback" is
-  // the address it was given.
-  const RunMachine* machine = box->run_machine ? box->ctx->machine(box->host) : nullptr;
-  if (machine && !machine->forward_host.empty() && (host == "127.0.0.1" || host == "localhost"))
-    host = machine->forward_host;
+  const RunMachine* machine = box->run_machine ? ctx.machine(box->host) : nullptr;
+  if (box->run_machine && !machine)
+    args::raise(L, "%s: %s was destroyed: it is no longer the run's machine, and no tunnel leads through it", fn,
+                box->where().c_str());
+  // Where the tunnel may lead is judged by address, before the machine is asked for anything:
+  // through a granted host it would otherwise reach that host's whole network from here.
+  std::vector<std::string> own{box->host};
+  if (machine) own.insert(own.end(), {machine->address, machine->private_address});
+  std::string why;
+  const auto target = run_target_policy(ctx, fn)->tunnel_target(host, remote_port, own, box->where(), why);
+  if (!target) args::raise(L, "%s", why.c_str());
+  host = target->connect_host;
+  // An unboxed simulated droplet (--sim-unisolated) shares this computer's loopback with the
+  // others: its "own loopback" is the address it was given, and so is every other spelling of itself (its private address
+  // does not exist here: on this computer it is the LAN's).
+  if (machine && !machine->forward_host.empty() && target->to.empty()) host = machine->forward_host;
   try {
-    auto forward = std::make_unique<ssh::PortForward>(box->ctx->loop(), *box->session, host, static_cast<int>(port));
+    auto forward = std::make_unique<ssh::PortForward>(ctx.loop(), *box->session, host, remote_port);
     const int local = forward->port();
     box->forwards.push_back(std::move(forward));
-    box->ctx->add_reachable("127.0.0.1", local);
-    box->ctx->log("ssh: forwarding 127.0.0.1:" + std::to_string(local) + " to " + host + ":" +
-                  std::to_string(static_cast<int>(port)) + " on " + box->where());
+    ctx.add_tunnel(RunTunnel{local, box->host, box->port, box->run_machine, target->to, remote_port, target->to_own});
+    ctx.log("ssh: forwarding 127.0.0.1:" + std::to_string(local) + " to " + host + ":" + std::to_string(remote_port) +
+            " on " + box->where());
     lua_pushfstring(L, "http://127.0.0.1:%d", local);
     return 1;
   } catch (const std::exception& e) {

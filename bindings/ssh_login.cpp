@@ -162,8 +162,8 @@ LoginPlan plan_login(lua_State* L, Context& ctx) {
       args::raise(L, "%s: target: the droplet has no public IP yet (create it with wait = true, or call d:refresh())", kFn);
     plan.machine = ctx.machine(plan.host);
     if (!plan.machine)
-      args::raise(L, "%s: target: %s is not a droplet this run created; log into other machines by address, "
-                  "granted with --allow-host", kFn, plan.host.c_str());
+      args::raise(L, "%s: target: %s is not a droplet this run created (or it was destroyed); log into other "
+                  "machines by address, granted with --allow-host", kFn, plan.host.c_str());
   } else if (lua_type(L, 1) == LUA_TSTRING) {
     split_host(L, lua_tostring(L, 1), plan.host, port_in_target);
     if (!numeric_address(plan.host) && !host_name(plan.host))
@@ -208,6 +208,7 @@ LoginPlan plan_login(lua_State* L, Context& ctx) {
     plan.port = plan.machine->ssh_port;
     plan.user = plan.machine->ssh_user;
   }
+  if (plan.machine) plan.options.open_socket = plan.machine->open_socket;
   plan.options.address = plan.host;
   plan.options.port = plan.port;
   plan.options.user = plan.user;

@@ -133,6 +133,7 @@ struct SessionBox {
   std::string where() const { return name + " (" + user + "@" + host + ":" + std::to_string(port) + ")"; }
   void proc_ended(Proc& proc);  // from a Proc's done: bookkeeping and the close sequence
   void close(std::function<void()> done);  // kill processes, stop transfers/forwards, disconnect
+  void drop_forwards();  // closes the tunnels; their ports leave the run's reachable set
  private:
   void disconnect();
 };

@@ -1,7 +1,9 @@
 // The Context primitives use: logging, waiting without blocking, secrets.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "json_limits.hpp"
 #include "lua_args.hpp"
 #include "runara/command_target.hpp"
 #include "lua_values.hpp"
@@ -14,19 +16,30 @@ namespace runara {
 namespace {
 
 // Wraps async C functions so that a wait ended by fail() raises its error at the script line
-// that called the function (level 2: the caller of the wrapper; the call is a tail call).
+// that called the function (level 2: the caller of the wrapper; the calls to check are tail
+// calls). A task whose wait was made through this wrapper is resumed with PENDING alone, and
+// take() pushes the wait's values from inside the task: an allocation the memory cap refuses is
+// then an error of the script, where it waited, not a LuaJIT panic on the event loop
+// (Scheduler::run). The second value returned is check, by which suspend() knows the wrapper.
 const char* const kAsyncShim = R"lua(
-local FAIL, error = ...
+local FAIL, PENDING, take, error = ...
 local select = select
 local function check(...)
-  if select("#", ...) > 0 and (...) == FAIL then
-    local _, message, with_location = ...
-    error(message, with_location and 2 or 0)
+  if select("#", ...) > 0 then
+    local first = ...
+    if first == PENDING then return check(take()) end
+    if first == FAIL then
+      local _, message, with_location = ...
+      error(message, with_location and 2 or 0)
+    end
   end
   return ...
 end
-return function(fn) return function(...) return check(fn(...)) end end
+return function(fn) return function(...) return check(fn(...)) end end, check
 )lua";
+
+// take() in the shim: the values of the wait that just ended, pushed by the task itself.
+int take_resume_values(lua_State* L) { return impl_of(L).scheduler_->take_resume_values(L); }
 
 std::string elapsed_stamp(double seconds) {
   char stamp[32];
@@ -118,9 +131,12 @@ std::string Runtime::Impl::reserve_memory(std::size_t bytes, std::string_view wh
   return memory_->reserve(bytes) ? std::string() : memory_->refusal(bytes, what);
 }
 
+// A result is kept as a JSON document until results.json is written: charged at what that
+// document takes (json_tree_bytes: every value, member and string with its overhead), not its
+// text's bytes (a table of short strings takes 10 to 30 times its text).
 void Runtime::Impl::emit_result(lua_State* L, const std::string& name, const nlohmann::json& value) {
-  const std::size_t size = value.dump().size();
-  const std::size_t previous = results_.contains(name) ? results_[name].dump().size() : 0;
+  const std::size_t size = json_tree_bytes(value.dump());
+  const std::size_t previous = results_.contains(name) ? json_tree_bytes(results_[name].dump()) : 0;
   if (size > previous && !memory_->reserve(size - previous)) {
     args::raise(L, "runara.result: keeping '%s' would exceed the memory limit of %d MiB (--max-memory)",
                 name.c_str(), static_cast<int>(heap_.limit() >> 20));
@@ -150,7 +166,10 @@ WaitId Runtime::Impl::suspend(lua_State* L, std::function<void()> on_cancel) {
   if (interrupt_) args::raise(L, "interrupted");
   Task* task = scheduler_->task_of(L);
   if (task && deadline_passed(L, task)) args::raise(L, "deadline exceeded");
-  return scheduler_->suspend(L, std::move(on_cancel));
+  const bool push_in_task = called_by_async_shim(L);
+  const WaitId wait = scheduler_->suspend(L, std::move(on_cancel));
+  scheduler_->task_of(L)->push_in_task = push_in_task;
+  return wait;
 }
 
 void Runtime::Impl::resume(WaitId wait, std::function<int(lua_State*)> push) {
@@ -165,14 +184,34 @@ void Runtime::Impl::push_async(lua_State* L, lua_CFunction fn, int nup) {
   if (async_ref_ == LUA_NOREF) {
     luaL_loadbufferx(L, kAsyncShim, std::strlen(kAsyncShim), "=runara", "t");
     lua_pushlightuserdata(L, scheduler_->fail_marker());
+    lua_pushlightuserdata(L, scheduler_->pending_marker());
+    lua_pushcfunction(L, take_resume_values);
     lua_getglobal(L, "error");
-    lua_call(L, 2, 1);
+    lua_call(L, 4, 2);
+    async_check_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
     async_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   lua_pushcclosure(L, fn, nup);
   lua_rawgeti(L, LUA_REGISTRYINDEX, async_ref_);
   lua_insert(L, -2);
   lua_call(L, 1, 1);
+}
+
+// Whether the C function running on L (level 0) was called by the push_async wrapper (level 1),
+// whose first upvalue is the shim's check: then the wrapper receives the wait's values, and it
+// can push them itself (see kAsyncShim). Runs in the waiting C function: pushes are protected.
+bool Runtime::Impl::called_by_async_shim(lua_State* L) {
+  if (async_check_ref_ == LUA_NOREF) return false;
+  lua_Debug ar;
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "f", &ar)) return false;
+  bool shim = false;
+  if (lua_iscfunction(L, -1) == 0 && lua_getupvalue(L, -1, 1)) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, async_check_ref_);
+    shim = lua_rawequal(L, -1, -2) != 0;
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+  return shim;
 }
 
 std::string caller_location(lua_State* L, int level) {
@@ -202,12 +241,37 @@ void Runtime::Impl::add_machine(RunMachine machine) {
   machines_.push_back(std::move(machine));
 }
 
+// By the public address only: a private (VPC) address means this computer's LAN from here, so
+// it never makes a host the run's own (the run's key, trust on first use, its secrets).
 const RunMachine* Runtime::Impl::machine(std::string_view address) const {
   if (address.empty()) return nullptr;
   for (const auto& m : machines_) {
-    if (m.address == address || m.private_address == address) return &m;
+    if (m.address == address) return &m;
   }
   return nullptr;
+}
+
+void Runtime::Impl::remove_machine(std::string_view address) {
+  if (address.empty()) return;
+  std::vector<std::string> gone{std::string(address)};
+  for (auto it = machines_.begin(); it != machines_.end(); ++it) {
+    if (it->address != address) continue;
+    if (!it->private_address.empty()) gone.push_back(it->private_address);
+    machines_.erase(it);
+    break;
+  }
+  const auto is_gone = [&gone](const std::string& host) { return std::find(gone.begin(), gone.end(), host) != gone.end(); };
+  std::erase_if(reachable_, [&](const auto& entry) { return is_gone(entry.first); });
+  std::erase_if(tunnels_, [&](const RunTunnel& t) { return is_gone(t.via) || is_gone(t.to); });
+}
+
+void Runtime::Impl::add_tunnel(RunTunnel tunnel) {
+  remove_tunnel(tunnel.local_port);  // a port closed and taken again: the newest tunnel holds it
+  tunnels_.push_back(std::move(tunnel));
+}
+
+void Runtime::Impl::remove_tunnel(int local_port) {
+  std::erase_if(tunnels_, [local_port](const RunTunnel& t) { return t.local_port == local_port; });
 }
 
 void Runtime::Impl::add_command_target(lua_State* L, int index, std::weak_ptr<CommandTarget> target) {

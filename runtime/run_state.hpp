@@ -67,8 +67,12 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   std::string readable_path(const std::string& path, std::string& error) override;
   void add_reachable(const std::string& address, int port) override { reachable_.emplace_back(address, port); }
   std::vector<std::pair<std::string, int>> reachable() const override { return reachable_; }
+  void add_tunnel(RunTunnel tunnel) override;
+  void remove_tunnel(int local_port) override;
+  std::vector<RunTunnel> tunnels() const override { return tunnels_; }
   void add_machine(RunMachine machine) override;
   const RunMachine* machine(std::string_view address) const override;
+  void remove_machine(std::string_view address) override;
   void record_machines(std::function<std::vector<RecordedMachine>()> source) override {
     record_.machine_source = std::move(source);
   }
@@ -91,6 +95,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
 
   // --- running (run_loop.cpp) ---
   bool drive(std::uint64_t main_id);
+  Task* spawn_main(const std::string& chunk_name);
   Outcome run_main(std::uint64_t main_id);
   Outcome stopped_outcome() const;
   void halt();  // cancels every unfinished task
@@ -119,6 +124,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   static void hook(lua_State* L, lua_Debug* ar);
   void report_stuck();
   static constexpr double kStuckGraceS = 5;
+  void panicked(const std::string& message);  // LuaHeap::on_panic (runtime.cpp)
 
   // --- deadlines of watchdog.deadline(), per task (watchdog_binding.cpp) ---
   bool deadline_passed(lua_State* L, Task* task) const;
@@ -158,6 +164,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   std::vector<std::unique_ptr<Primitive>> primitives_;
   nlohmann::json results_ = nlohmann::json::object();  // runara.result
   std::vector<std::pair<std::string, int>> reachable_;  // Context::add_reachable
+  std::vector<RunTunnel> tunnels_;                       // Context::add_tunnel
   std::vector<RunMachine> machines_;                     // Context::add_machine
   std::map<const void*, std::weak_ptr<CommandTarget>> command_targets_;  // userdata -> target
   std::map<std::uint64_t, uv_timer_t*> deadline_timers_;  // watchdog.deadline() token -> timer
@@ -171,6 +178,8 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   bool started_ = false;
   bool finished_ = false;
   int async_ref_ = LUA_NOREF;  // the shim that turns fail() into an error at the caller
+  int async_check_ref_ = LUA_NOREF;  // its check function: how suspend() knows a wrapped call
+  bool called_by_async_shim(lua_State* L);
   int at_exit_ref_ = LUA_NOREF;  // the list of runara.at_exit functions
   bool finalizing_ = false;      // they are running
   double at_exit_deadline_ = 0;

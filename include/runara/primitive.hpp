@@ -54,6 +54,26 @@ struct RunMachine {
   int ssh_port = 0;
   std::string ssh_user;
   std::string forward_host;
+  // How to reach the machine when a plain socket from here would not: returns an unconnected
+  // TCP socket (IPv4) that, once connected to `address`, reaches the machine (an isolated
+  // simulated machine lives in a network namespace of its own), or -1 with `error` set. Empty:
+  // a plain socket.
+  std::function<int(std::string& error)> open_socket;
+};
+
+// A tunnel the run opened (s:forward): connections to 127.0.0.1:local_port go through an SSH
+// session into the machine `via` and, from there, on to `to`. Primitives that send traffic may
+// reach it without an --allow-host grant (it was checked when it was opened), but it is judged as
+// the machines it leads to, never as loopback: a secret goes through it only where that secret
+// may go to `via` (and to `to`, when the tunnel leads past `via`).
+struct RunTunnel {
+  int local_port = 0;
+  std::string via;               // the session's host, as connected: an address or a granted name
+  int via_port = 22;             // its SSH port
+  bool via_run_machine = false;  // `via` is one of the run's machines
+  std::string to;                // "": the machine `via` itself (its loopback or own address)
+  int to_port = 0;               // the port the machine connects to
+  bool to_run_machine = false;   // `to` is one of the run's machines
 };
 
 // A machine the run rents, as the run's record (results.json `run.machines`) shows it: what it
@@ -114,15 +134,26 @@ class RUNARA_API Context {
   // The script's `path` resolved for reading exactly as runara.read_file would allow it (its
   // own folder, --allow-read; never an output folder), or "" with `error` for the script.
   virtual std::string readable_path(const std::string& path, std::string& error) = 0;
-  // Addresses the run itself brought up — its droplets, tunnels, simulated servers — which
-  // primitives that send traffic may reach without an --allow-host grant. port 0: any port.
+  // Addresses the run itself brought up — its droplets' public addresses, simulated servers —
+  // which primitives that send traffic may reach without an --allow-host grant, and send the
+  // run's secrets to. port 0: any port. (Tunnels are not among them: see add_tunnel.)
   virtual void add_reachable(const std::string& address, int port) = 0;
   virtual std::vector<std::pair<std::string, int>> reachable() const = 0;
+  // Tunnels the run opened, by their local port; remove_tunnel when one closes (its port may be
+  // someone else's from then on).
+  virtual void add_tunnel(RunTunnel tunnel) = 0;
+  virtual void remove_tunnel(int local_port) = 0;
+  virtual std::vector<RunTunnel> tunnels() const = 0;
 
   // Machines the run created: the primitive that creates them registers each once it has an
-  // address; primitives that log in look them up by address (nullptr: not one of the run's).
+  // address; primitives that log in look them up by their public address (nullptr: not one of
+  // the run's; a private address never names one: from here it is this computer's LAN).
   virtual void add_machine(RunMachine machine) = 0;
   virtual const RunMachine* machine(std::string_view address) const = 0;
+  // The machine at `address` is gone (destroyed): machine() no longer finds it, and its address
+  // leaves the reachable set, with every tunnel through it or to it; the address may be someone
+  // else's from now on.
+  virtual void remove_machine(std::string_view address) = 0;
   // What the run's record bills: the primitive that rents machines gives a source, called when
   // the record is written at the end (after teardown), so it must stay callable until then.
   virtual void record_machines(std::function<std::vector<RecordedMachine>()> source) = 0;

@@ -287,7 +287,8 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
   if (!r.user_data.empty()) body["user_data"] = r.user_data;
   ++in_flight_creates_;
   in_flight_price_ += creation->price;
-  log_("creating droplet " + creation->name + " (" + r.size + " in " + r.region + ", " +
+  // `runara plan` reads this line back from run.log (cli/plan_record.cpp): keep its shape.
+  log_("creating droplet " + creation->name + " (" + r.size + " in " + r.region + ", image " + r.image + ", " +
        format_dollars(creation->price) + "/h)");
   client_->create_droplet(body, [this, creation](DoResult result) {
     in_flight_price_ -= creation->price;
@@ -406,6 +407,7 @@ void DropletFleet::refresh(std::int64_t id, MachineDone done) {
 
 void DropletFleet::destroy(std::int64_t id, MachineDone done) {
   if (!machines_.count(id)) return done("droplet " + std::to_string(id) + " does not belong to this run", nullptr);
+  machines_[id].destroy_asked = true;
   client_->delete_droplet(id, [this, id, done](DoResult result) {
     if (!result.ok) return done("could not destroy droplet " + std::to_string(id) + ": " + result.error, nullptr);
     ledger_->mark_destroying(api_base_, id);

@@ -33,6 +33,7 @@ struct Machine {
   double price_hourly = 0;
   double created_at = 0;    // monotonic seconds
   double destroyed_at = 0;  // monotonic seconds; 0 while alive
+  bool destroy_asked = false;  // destroy() was called: the run is done with it, whatever the API says
   bool run_key = false;     // created with the run's own SSH key (no ssh_keys given)
   nlohmann::json raw;       // the API's latest view
   double cost() const;      // accrued dollars

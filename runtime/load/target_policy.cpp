@@ -194,6 +194,95 @@ void TargetPolicy::add_reachable(std::string ip, int port) {
   reachable_.push_back({normalize_host(ip), std::max(0, port)});
 }
 
+void TargetPolicy::add_tunnel(Tunnel tunnel) {
+  tunnel.via = normalize_host(tunnel.via);
+  if (!tunnel.to.empty()) tunnel.to = normalize_host(tunnel.to);
+  tunnels_.push_back(std::move(tunnel));
+}
+
+// The tunnel listening at `addr` (its listeners are on 127.0.0.1 only), or null.
+const TargetPolicy::Tunnel* TargetPolicy::tunnel_at(const sockaddr* addr) const {
+  if (tunnels_.empty()) return nullptr;
+  const int port = address_port(addr);
+  if (address_text(addr) != "127.0.0.1" && unmapped_text(addr) != "127.0.0.1") return nullptr;
+  for (const Tunnel& t : tunnels_) {
+    if (t.local_port == port) return &t;
+  }
+  return nullptr;
+}
+
+std::optional<TargetPolicy::TunnelTarget> TargetPolicy::tunnel_target(std::string_view remote_host, int port,
+                                                                      const std::vector<std::string>& own,
+                                                                      std::string_view via, std::string& why) const {
+  const std::string written(remote_host);
+  const std::string bare(strip_brackets(remote_host));
+  sockaddr_storage ss{};
+  auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  bool numeric = false;
+  if (bare.find(':') != std::string::npos && inet_pton(AF_INET6, bare.c_str(), &sin6->sin6_addr) == 1) {
+    sin6->sin6_family = AF_INET6;
+    numeric = true;
+    if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {  // ::ffff:a.b.c.d is that IPv4 host, and is sent as it
+      in_addr inner{};
+      std::memcpy(&inner, sin6->sin6_addr.s6_addr + 12, sizeof inner);
+      ss = {};
+      sin->sin_family = AF_INET;
+      sin->sin_addr = inner;
+    }
+  } else if (bare.find_first_not_of("0123456789abcdefABCDEFxX.") == std::string::npos &&
+             inet_aton(bare.c_str(), &sin->sin_addr) != 0) {
+    // inet_aton reads every spelling a resolver on the machine would ("127.1", "0x7f.1",
+    // "0177.0.0.1", "2130706433"): the address it means is what is judged, and what is sent.
+    sin->sin_family = AF_INET;
+    numeric = true;
+  }
+  const sockaddr* addr = reinterpret_cast<const sockaddr*>(&ss);
+  std::vector<std::string> own_hosts;
+  for (const std::string& o : own) {
+    if (!o.empty()) own_hosts.push_back(normalize_host(o));
+  }
+  const auto is_own = [&own_hosts](const std::string& host) {
+    return std::find(own_hosts.begin(), own_hosts.end(), host) != own_hosts.end();
+  };
+  std::string shown, grant;
+  if (numeric) {
+    const std::string text = address_text(addr);
+    const AddressClass c = classify_address(addr);
+    // Only a true loopback: an IPv4-compatible or NAT64 wrapping of 127.0.0.1 is another host.
+    const bool loopback = ss.ss_family == AF_INET ? c == AddressClass::kLoopback : IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
+    if (is_own(text)) return TunnelTarget{text, "", false, false};
+    // Before loopback: a simulated droplet's address is a loopback one, and another machine's.
+    if (std::any_of(reachable_.begin(), reachable_.end(), [&](const Endpoint& e) { return e.port == 0 && e.host == text; }))
+      return TunnelTarget{text, text, false, true};
+    if (loopback) return TunnelTarget{text, "", true, false};
+    if (text == "0.0.0.0" || text == "::") return TunnelTarget{text == "::" ? "::1" : "127.0.0.1", "", true, false};
+    if (any_matches(grants_, text, port)) return TunnelTarget{text, text, false, false};
+    grant = host_port(text, port);
+    shown = text == bare ? grant + " (" : host_port(bare, port) + " (" + text + ", ";
+    shown += std::string(address_class_name(c)) + ")";
+  } else {
+    const std::string name = normalize_host(bare);
+    bool valid = !name.empty() && name.size() <= 253;
+    for (char c : name) valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.');
+    if (!valid) {
+      why = who_ + ": 'remote_host' must be an IP address or a host name as the machine sees it, got '" + written + "'";
+      return std::nullopt;
+    }
+    // What a name means is the machine's resolver's to say; only "localhost" is taken as its
+    // loopback, and sent as 127.0.0.1 (whatever its hosts file says).
+    if (name == "localhost") return TunnelTarget{"127.0.0.1", "", true, false};
+    if (is_own(name)) return TunnelTarget{name, "", false, false};
+    if (any_matches(grants_, name, port)) return TunnelTarget{name, name, false, false};
+    grant = host_port(name, port);
+    shown = grant + " (a name the machine would look up)";
+  }
+  why = who_ + ": refusing to tunnel to " + shown + " through " + std::string(via) +
+        ": a tunnel may lead only to the machine itself (its loopback: 127.0.0.1, ::1, localhost; or its own "
+        "address), the run's droplets and hosts granted with --allow-host; to allow it, run with --allow-host " + grant;
+  return std::nullopt;
+}
+
 bool TargetPolicy::add_grant(std::string host_or_host_port) {
   std::string host;
   int port = 0;
@@ -230,6 +319,14 @@ bool TargetPolicy::matches(const std::vector<Endpoint>& endpoints, const sockadd
 bool TargetPolicy::allows(const sockaddr* addr, std::string_view url_host, std::string& why) const {
   const std::string host = normalize_host(url_host);
   const int port = address_port(addr);
+  // A tunnel's listener is judged as the machines it leads to, never as the run's own endpoint:
+  // a secret bound elsewhere must not reach a machine through it.
+  if (const Tunnel* tunnel = tunnel_at(addr)) {
+    for (const SecretRule& rule : secrets_) {
+      if (!secret_through_tunnel(rule, *tunnel, why)) return false;
+    }
+    return true;
+  }
   bool reachable = false;
   for (const std::string& address : {address_text(addr), unmapped_text(addr)}) {
     reachable = reachable || any_matches(reachable_, address, port);
@@ -242,6 +339,30 @@ bool TargetPolicy::allows(const sockaddr* addr, std::string_view url_host, std::
     if (!reachable && !secret_may_go(rule, addr, host, port, why)) return false;
   }
   return true;
+}
+
+bool TargetPolicy::secret_through_tunnel(const SecretRule& rule, const Tunnel& t, std::string& why) const {
+  const std::string tunnel = "through the tunnel at 127.0.0.1:" + std::to_string(t.local_port);
+  const std::string rest = ": a secret goes only to the run's droplets, tunnels into them and simulated servers, and to "
+                           "destinations bound to it with --secret NAME@HOST[:PORT]; to allow it, run with --secret " +
+                           rule.name + "@";
+  const bool via_ok = t.via_own || any_matches(rule.destinations, t.via, t.via_port) ||
+                      (t.to.empty() && any_matches(rule.destinations, t.via, t.to_port));
+  const std::string via = t.via.find(':') != std::string::npos ? "[" + t.via + "]" : t.via;
+  if (!via_ok) {
+    why = who_ + ": refusing to send secret " + rule.name + " " + tunnel + ": it leads into " + via + rest + via;
+    return false;
+  }
+  if (t.to.empty() || t.to_own) return true;
+  const std::string to = host_port(t.to, t.to_port);
+  if (rule.plain_http) {
+    why = who_ + ": refusing to send secret " + rule.name + " " + tunnel + " over plain http://: it leads on from " + via +
+          " to " + to + ", unencrypted; secrets travel unencrypted only to loopback and the run's own machines";
+    return false;
+  }
+  if (any_matches(rule.destinations, t.to, t.to_port)) return true;
+  why = who_ + ": refusing to send secret " + rule.name + " " + tunnel + ": it leads on from " + via + " to " + to + rest + to;
+  return false;
 }
 
 // Called for targets that are not the run's own. Plain http is judged first: a destination bound

@@ -23,6 +23,7 @@
 
 #include <sys/socket.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,46 @@ class TargetPolicy {
   // Addresses the run itself created or started: its droplets' IPs (port 0: any port), its
   // simulated servers and tunnels (ip + port). `ip` is an IPv4 or IPv6 literal, brackets allowed.
   void add_reachable(std::string ip, int port);
+
+  // A tunnel the run opened (s:forward): its listener, 127.0.0.1:local_port, leads through the
+  // SSH host `via` to `to` ("": `via` itself). A connection to it is allowed (the tunnel's
+  // destination was judged when it was opened: tunnel_target), but a secret goes through only
+  // where it may go to `via` (the run's own machine, or a destination bound to the secret with
+  // via's host: any port, its SSH port, or the tunnel's port when it leads to `via` itself) and,
+  // when the tunnel leads on past `via`, to `to` (the run's own machine, or bound; never over
+  // plain http, which would cross the network from `via` unencrypted).
+  struct Tunnel {
+    int local_port = 0;
+    std::string via;  // an address or a name, brackets allowed
+    int via_port = 22;
+    bool via_own = false;
+    std::string to;
+    int to_port = 0;
+    bool to_own = false;
+  };
+  void add_tunnel(Tunnel tunnel);
+
+  // Where a tunnel through a machine may lead, judged before it is opened, by address and never
+  // by spelling: `remote_host` as the script gave it (an IPv4 address in any inet_aton form —
+  // "127.1", "0x7f.1", "2130706433" —, an IPv6 one, brackets allowed, or a name) and the port the
+  // machine will connect to. Allowed:
+  //   - the machine itself: its loopback (127.0.0.0/8, ::1, IPv4 loopback wrapped in IPv6,
+  //     "localhost"), the unspecified 0.0.0.0 and :: (which Linux connects to the host itself),
+  //     or one of `own` (the session's host as connected, and the machine's other addresses);
+  //   - one of the run's droplets (reachable on any port: add_reachable with port 0);
+  //   - a host granted with --allow-host (by its address, or by the name as granted; with its
+  //     port when the grant has one).
+  // Anything else — the machine's LAN, cloud metadata, the internet, names not granted (the
+  // machine would resolve them) — returns nullopt with `why` naming the host, what is allowed and
+  // the grant that would allow it; `via` names the machine in that message.
+  struct TunnelTarget {
+    std::string connect_host;  // what the machine is asked to connect to: canonical address or name
+    std::string to;            // "": the machine itself; else canonical (address, lower-case name)
+    bool loopback = false;     // the machine's own loopback
+    bool to_own = false;       // one of the run's droplets
+  };
+  std::optional<TunnelTarget> tunnel_target(std::string_view remote_host, int port, const std::vector<std::string>& own,
+                                            std::string_view via, std::string& why) const;
 
   // An --allow-host grant as given: "HOST" or "HOST:PORT", HOST a name, an IPv4 literal or an
   // IPv6 literal, bracketed when it has a port ("[::1]:8000"; unbracketed "::1" is an address
@@ -84,11 +125,14 @@ class TargetPolicy {
   bool matches(const std::vector<Endpoint>& endpoints, const sockaddr* addr, const std::string& host, int port) const;
   bool secret_may_go(const SecretRule& rule, const sockaddr* addr, const std::string& host, int port,
                      std::string& why) const;
+  bool secret_through_tunnel(const SecretRule& rule, const Tunnel& tunnel, std::string& why) const;
+  const Tunnel* tunnel_at(const sockaddr* addr) const;
   std::string refusal(const sockaddr* addr, const std::string& host, int port) const;
 
   std::string who_;
   std::vector<Endpoint> reachable_;
   std::vector<Endpoint> grants_;
+  std::vector<Tunnel> tunnels_;
   std::vector<SecretRule> secrets_;
 };
 

@@ -196,6 +196,10 @@ struct HttpClient::Impl {
       set(CURLOPT_PROXY, "");
       set(CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
       set(CURLOPT_OPENSOCKETDATA, static_cast<void*>(&t));
+      // Judged connections are never shared: a kept-alive one would carry a later request past
+      // the check (to a droplet destroyed since, through a tunnel closed since).
+      set(CURLOPT_FRESH_CONNECT, 1L);
+      set(CURLOPT_FORBID_REUSE, 1L);
     }
     if (req.max_redirects > 0) {
       set(CURLOPT_FOLLOWLOCATION, 1L);

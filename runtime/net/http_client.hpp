@@ -36,7 +36,8 @@ struct HttpRequest {
   std::size_t max_body_bytes = std::size_t{64} << 20;  // larger responses fail the transfer
   // Judges each connection libcurl is about to open, on the address and port it will connect
   // to (a script's target policy); false refuses it and `why` becomes the response's error.
-  // When set, no proxy is used (the policy judges the server). Unset: no check.
+  // When set, no proxy is used (the policy judges the server), and the connection is the
+  // request's own: never one kept alive from another, never kept for the next. Unset: no check.
   std::function<bool(const sockaddr* addr, std::string& why)> allow_connect;
 };
 

@@ -5,9 +5,12 @@
 //   -- expect: safe                 ends normally (exit 0) and prints SAFE
 //   -- expect: error <text>         a script error (exit 1) whose message contains <text>
 //   -- expect: watchdog             stopped by the watchdog (exit 3)
-//   -- expect: memory               stopped by the memory cap (exit 1, "memory limit")
+//   -- expect: memory               stopped by the memory cap (exit 1, "memory limit", and so
+//                                   says results.json's run record)
 //   -- flags: --max-runtime 1 ...   extra runara options ({base} is the throwaway folder)
 //   -- env: NAME=value              extra environment variables for the run
+//   -- cloud: fake                  a fake DigitalOcean API for the run (droplets get TEST-NET
+//                                   public addresses and 10.116.x.y private ones; none is a machine)
 //
 // Whatever the ending, a run must never print ESCAPED, never show the secret value (not even
 // reversed or hex-encoded), never create, change or delete anything outside its output folder,
@@ -38,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,6 +49,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "sim/fake_digitalocean.hpp"
 
 namespace {
 
@@ -86,6 +91,7 @@ struct Attempt {
   std::vector<std::string> flags;
   std::map<std::string, std::string> env;
   double max_runtime_s = 0;  // from --max-runtime in flags, 0 if absent
+  bool fake_cloud = false;   // -- cloud: fake
   std::string problem;       // what is wrong with the header, "" if nothing
 };
 
@@ -151,6 +157,9 @@ Attempt parse_attempt(const fs::path& path) {
     } else if (const char* rest = field("flags:")) {
       std::istringstream words(rest);
       for (std::string w; words >> w;) a.flags.push_back(w);
+    } else if (const char* rest = field("cloud:")) {
+      if (trim(rest) == "fake") a.fake_cloud = true;
+      else a.problem = "unknown cloud '" + trim(rest) + "' (only 'fake')";
     } else if (const char* rest = field("env:")) {
       const std::string entry = trim(rest);
       const std::size_t eq = entry.find('=');
@@ -336,6 +345,23 @@ void check_attempt(const Attempt& a) {
   argv.push_back("base=" + box.base.string());
   std::map<std::string, std::string> env{{kSecretName, kSecretValue}};
   for (const auto& [name, value] : a.env) env[name] = value;
+  // The fake API and the ledger live outside the throwaway folder: only the run's own writes
+  // land there.
+  std::unique_ptr<runara::sim::FakeDigitalOcean> cloud;
+  const std::string state_dir = a.fake_cloud ? runara::test::temp_dir("sandbox-state") : "";
+  if (a.fake_cloud) {
+    runara::sim::FakeDoConfig config;
+    config.token = "sandbox-token";
+    config.active_after_s = 0.05;
+    config.delete_after_s = 0.05;
+    config.enforce_rate_limits = false;
+    cloud = std::make_unique<runara::sim::FakeDigitalOcean>(config);
+    cloud->start();
+    env["RUNARA_DO_API_URL"] = cloud->base_url();
+    env["DIGITALOCEAN_TOKEN"] = config.token;
+    env["RUNARA_STATE_DIR"] = state_dir;
+    env["RUNARA_POLL_S"] = "0.05";
+  }
 
   const double bound = a.ending == Ending::watchdog ? a.max_runtime_s + kWatchdogSlackS : kDefaultBoundS;
   ChildProcess child(argv, env, box.run.string());
@@ -379,6 +405,23 @@ void check_attempt(const Attempt& a) {
       if (!it->is_symlink() && it->path().filename() == "run.log") run_log += read_file(it->path());
     }
   }
+  // Stopped by the cap, the run still ends as a run does: its record says so (a LuaJIT panic
+  // would have ended the process before any of it was written).
+  if (a.ending == Ending::memory) {
+    std::string results;
+    std::error_code none;
+    for (auto it = fs::recursive_directory_iterator(box.run / "results", none); !none && it != fs::recursive_directory_iterator();
+         it.increment(none)) {
+      if (!it->is_symlink() && it->path().filename() == "results.json") results = read_file(it->path());
+    }
+    nlohmann::json record = nlohmann::json::parse(results, nullptr, false);
+    INFO("results.json: " << tail(results));
+    REQUIRE(record.is_object());
+    CHECK(record["run"]["exit_code"] == 1);
+    CHECK(record["run"]["error"].is_string());
+    CHECK(record["run"]["error"].dump().find("memory limit") != std::string::npos);
+  }
+
   CHECK(raw_control(r.out) == "");
   CHECK(raw_control(r.err) == "");
   CHECK(raw_control(run_log) == "");
@@ -413,7 +456,9 @@ void check_attempt(const Attempt& a) {
   CHECK_FALSE(fs::exists(fs::symlink_status(kTmpMarker)));
   fs::remove(kTmpMarker, ignored);
 
+  if (cloud) CHECK(cloud->live_droplets() == 0);  // whatever the attempt did, its machines went
   if (!std::getenv("RUNARA_KEEP_SANDBOX_DIRS")) fs::remove_all(box.base, ignored);
+  if (!state_dir.empty()) fs::remove_all(state_dir, ignored);
 }
 
 void check_all(Ending ending) {

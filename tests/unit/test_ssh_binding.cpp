@@ -3,6 +3,7 @@
 // with --ssh-key and a known_hosts file in a throwaway HOME.
 #include "child_process.hpp"
 #include "gpu_shims.hpp"
+#include "loopback_fixtures.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/fake_llm_server.hpp"
 #include "sshd_fixture.hpp"
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -775,4 +777,252 @@ TEST_CASE("ssh: a granted host name is looked up off the loop; known_hosts is re
       CHECK(r.err.find("expected an IP address or a host name") != std::string::npos);
     }
   }
+}
+
+// Issue 25, "tunnels obey the target policy": s:forward's remote_host is judged by the address it
+// means, before the machine is asked for anything. Every spelling of the machine's own loopback
+// reaches it and is sent as that address (the log line shows what the machine was asked for);
+// any other host is refused at the script's line, naming it and the grant that would allow it.
+TEST_CASE("ssh forward: every spelling of the machine's loopback reaches it, other hosts are refused at the caller's line",
+          "[ssh][ssh_lua][tunnel]") {
+  SshRun t;
+  runara::FakeLlmConfig config;
+  config.output_tokens = 2;
+  runara::FakeLlmServer server(config);
+  const int port = server.start();
+  REQUIRE(port > 0);
+  const auto r = t.run(replace_all(R"(
+    local s = ssh.connect("HOST")
+    for _, h in ipairs{ "127.0.0.1", "127.1", "0x7f.1", "2130706433", "0177.0.0.1", "localhost", "LocalHost",
+                        "0.0.0.0", "::ffff:127.0.0.1" } do
+      local url = s:forward(PORT, h)
+      local res = http_load.run{ url = url, model = "fake-model", max_tokens = 2, requests = 1, quiet = true }
+      print("reached", h, res.completed)
+    end
+    print("v6", s:forward(PORT, "::1"):match("^http://127%.0%.0%.1:%d+$") ~= nil)
+    for _, h in ipairs{ "10.0.0.5", "0xa.0.0.5", "192.168.1.1", "169.254.169.254", "0xa9fea9fe", "8.8.8.8",
+                        "0.1.2.3", "fd00::1", "example.com", "127.0.0.1.nip.io", "localhost.localdomain" } do
+      local ok, err = pcall(s.forward, s, PORT, h)
+      print("refused", h, ok, err)
+    end
+  )", "PORT", std::to_string(port)));
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  for (const std::string h : {"127.0.0.1", "127.1", "0x7f.1", "2130706433", "0177.0.0.1", "localhost", "LocalHost", "0.0.0.0",
+                              "::ffff:127.0.0.1"}) {
+    INFO("spelling " << h);
+    CHECK(r.out.find("reached\t" + h + "\t1\n") != std::string::npos);
+  }
+  CHECK(r.out.find("v6\ttrue") != std::string::npos);
+  CHECK(server.stats().requests_served == 9);
+  // The machine was asked for the address, never for the spelling (its resolver is not consulted).
+  const std::string log = read_all(t.out + "/run.log");
+  const std::string to = " to 127.0.0.1:" + std::to_string(port) + " on ";
+  std::size_t forwards = 0;
+  for (std::size_t at = 0; (at = log.find(to, at)) != std::string::npos; at += to.size()) ++forwards;
+  CHECK(forwards == 9);
+  CHECK(log.find(" to ::1:" + std::to_string(port)) != std::string::npos);
+  for (const std::string spelled : {"127.1:", "0x7f.1:", "2130706433:", "0177.0.0.1:", "localhost:", "0.0.0.0:"})
+    CHECK(log.find(" to " + spelled) == std::string::npos);
+  const std::string p = std::to_string(port);
+  for (const std::string h : {"10.0.0.5", "0xa.0.0.5", "192.168.1.1", "169.254.169.254", "0xa9fea9fe", "8.8.8.8", "0.1.2.3",
+                              "fd00::1", "example.com", "127.0.0.1.nip.io", "localhost.localdomain"}) {
+    INFO("remote_host " << h);
+    const auto line = r.out.find("refused\t" + h + "\tfalse\t");
+    REQUIRE(line != std::string::npos);
+    CHECK(r.out.substr(line, r.out.find('\n', line) - line).find("t.lua:12: s:forward: refusing to tunnel to ") !=
+          std::string::npos);
+  }
+  CHECK(r.out.find("refusing to tunnel to 10.0.0.5:" + p + " (private network (LAN)) through 127.0.0.1 (" + t.sshd.user() +
+                   "@127.0.0.1:" + std::to_string(t.sshd.port()) + "): a tunnel may lead only to the machine itself") !=
+        std::string::npos);
+  CHECK(r.out.find("refusing to tunnel to 0xa9fea9fe:" + p + " (169.254.169.254, cloud metadata)") != std::string::npos);
+  CHECK(r.out.find("refusing to tunnel to example.com:" + p + " (a name the machine would look up)") != std::string::npos);
+  CHECK(r.out.find("to allow it, run with --allow-host 10.0.0.5:" + p) != std::string::npos);
+}
+
+TEST_CASE("ssh forward: a host granted with --allow-host may be tunnelled to, on the granted port only",
+          "[ssh][ssh_lua][tunnel]") {
+  SshRun t;
+  runara::FakeLlmConfig config;
+  config.host = "127.0.0.3";  // stands for a host of the machine's network
+  config.output_tokens = 2;
+  runara::FakeLlmServer server(config);
+  const int port = server.start();
+  REQUIRE(port > 0);
+  // Granted as 10.0.0.5 would be: a host of its own, but the machine sees it at 127.0.0.3.
+  const auto r = t.run(replace_all(R"(
+    local s = ssh.connect("HOST")
+    local res = http_load.run{ url = s:forward(PORT, "127.0.0.3"), model = "fake-model", max_tokens = 2, requests = 1, quiet = true }
+    print("machine's own loopback", res.completed)
+    print("granted", pcall(s.forward, s, PORT, "lan-box.example.com"))
+    print("other port", pcall(s.forward, s, PORT + 1, "lan-box.example.com"))
+  )", "PORT", std::to_string(port)), {"--allow-host", "lan-box.example.com:" + std::to_string(port)});
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("machine's own loopback\t1") != std::string::npos);
+  CHECK(r.out.find("granted\ttrue\thttp://127.0.0.1:") != std::string::npos);
+  CHECK(r.out.find("other port\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("refusing to tunnel to lan-box.example.com:" + std::to_string(port + 1)) != std::string::npos);
+}
+
+// A secret bound to host A (--secret K@A) must not reach a granted host B through a tunnel: the
+// tunnel's local end is judged as B, the machine it leads into, not as loopback the run owns.
+TEST_CASE("ssh forward: a secret bound to another host does not travel through a tunnel into a granted host",
+          "[ssh][ssh_lua][tunnel]") {
+  SshRun t;
+  runara_test::LocalServer server;  // records every request and its Authorization header
+  server.srv.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  server.start();
+  const std::string secret = "s3cr3t-tunnel-binding-5e0c7a";
+  const std::string body = replace_all(R"(
+    local s = ssh.connect("HOST")
+    local url = s:forward(SRV) .. "/"
+    print("api_key", pcall(http_load.run, { url = url, api_key = runara.secret("TOKEN"), requests = 1, quiet = true }))
+    print("header", pcall(http_load.run, { url = url, headers = { ["X-Api-Key"] = runara.secret("TOKEN") }, requests = 1, quiet = true }))
+    print("exec", pcall(s.exec, s, "true", { env = { TOKEN = runara.secret("TOKEN") } }))
+    local plain = http_load.run{ url = url, requests = 1, quiet = true }
+    print("no secret", plain.completed)
+  )", "SRV", std::to_string(server.port));
+
+  SECTION("bound to another host: refused before anything is sent, the server sees no secret") {
+    const auto r = t.run(body, {"--secret", "TOKEN@198.51.100.7"}, 60, {{"TOKEN", secret}});
+    INFO(all(r));
+    REQUIRE(r.exit_code == 0);
+    const std::string refusal = "t.lua:4: http_load: refusing to send secret TOKEN through the tunnel at 127.0.0.1:";
+    CHECK(r.out.find("api_key\tfalse\t") != std::string::npos);
+    CHECK(r.out.find(refusal) != std::string::npos);
+    CHECK(r.out.find(": it leads into 127.0.0.1: a secret goes only to the run's droplets") != std::string::npos);
+    CHECK(r.out.find("run with --secret TOKEN@127.0.0.1") != std::string::npos);
+    CHECK(r.out.find("header\tfalse\t") != std::string::npos);
+    CHECK(r.out.find("exec\tfalse\t") != std::string::npos);  // as s:exec on the same host
+    CHECK(r.out.find("secret TOKEN may not be sent to 127.0.0.1:") != std::string::npos);
+    CHECK(r.out.find("no secret\t1") != std::string::npos);
+    const auto seen = server.requests();
+    CHECK(seen.size() == 1);  // only the load without a secret got there
+    std::lock_guard<std::mutex> lock(server.mu);
+    for (const auto& auth : server.auth) CHECK(auth.find(secret) == std::string::npos);
+    CHECK(all(r).find(secret) == std::string::npos);
+  }
+  SECTION("bound to the host the tunnel leads into: sent") {
+    const auto r = t.run(body, {"--secret", "TOKEN@127.0.0.1"}, 60, {{"TOKEN", secret}});
+    INFO(all(r));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("api_key\ttrue") != std::string::npos);
+    CHECK(r.out.find("header\ttrue") != std::string::npos);
+    CHECK(r.out.find("exec\ttrue") != std::string::npos);
+    CHECK(server.requests().size() == 3);
+    std::lock_guard<std::mutex> lock(server.mu);
+    CHECK(std::find(server.auth.begin(), server.auth.end(), "Bearer " + secret) != server.auth.end());
+  }
+}
+
+// A destroyed droplet's address is no longer the run's (it may be someone else's next): ssh.connect,
+// http_load and metrics refuse it, and tunnels through it are dropped. Its private (VPC) address
+// is never the run's from here, where it is this computer's LAN.
+TEST_CASE("a destroyed droplet's address, and any droplet's private address, are refused by ssh, http_load and metrics",
+          "[ssh][ssh_lua][tunnel]") {
+  SshRun t;
+  runara::sim::FakeDoConfig config;
+  config.token = "gone-token-0b7d";
+  config.active_after_s = 0.1;
+  config.delete_after_s = 0.1;
+  config.enforce_rate_limits = false;
+  config.public_ipv4 = [](std::int64_t) { return std::string("127.0.0.1"); };  // the sshd fixture
+  runara::sim::FakeDigitalOcean fake(config);
+  fake.start();
+  fake.add_key("mine", read_all(t.sshd.user_key_path() + ".pub"));
+  const std::string fingerprint = fake.keys().at(0).value("fingerprint", "");
+  runara::FakeLlmConfig llm;
+  llm.output_tokens = 2;
+  runara::FakeLlmServer server(llm);
+  const int port = server.start();
+  REQUIRE(port > 0);
+  std::string body = R"(
+    local d = droplet.create{ name = "gone", size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3", ssh_keys = { "FP" } }
+    print("private", d.private_ip:match("^10%.") ~= nil)
+    print("private load", pcall(http_load.run, { url = "http://" .. d.private_ip .. ":8000/", requests = 1, timeout = 2, quiet = true }))
+    print("private ssh", pcall(ssh.connect, d.private_ip, { timeout = 1 }))
+    local opts = { port = SSHPORT, user = "USER", timeout = 10 }
+    local s = ssh.connect(d, opts)
+    local url = s:forward(SRV)
+    local function load(u) return http_load.run{ url = u, model = "fake-model", max_tokens = 2, requests = 1, quiet = true } end
+    print("before", load("http://" .. d.ip .. ":SRV").completed, load(url).completed, metrics.scrape(url .. "/metrics") ~= nil)
+    d:destroy()
+    opts.timeout = 1
+    print("ssh ip", pcall(ssh.connect, d.ip, opts))
+    print("ssh droplet", pcall(ssh.connect, d, opts))
+    print("load ip", pcall(load, "http://" .. d.ip .. ":SRV"))
+    print("load tunnel", pcall(load, url))
+    print("metrics tunnel", pcall(metrics.scrape, url .. "/metrics"))
+    print("forward", pcall(s.forward, s, SRV))
+  )";
+  body = replace_all(replace_all(replace_all(replace_all(body, "FP", fingerprint), "SSHPORT", std::to_string(t.sshd.port())),
+                                 "USER", t.sshd.user()),
+                     "SRV", std::to_string(port));
+  auto args = t.args(body, {"--no-grant", "--ssh-key", t.sshd.user_key_path()});
+  const auto r = run_runara(args, 90,
+                            t.env({{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
+                                   {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}}));
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  const std::string p = std::to_string(port);
+  CHECK(r.out.find("private\ttrue") != std::string::npos);
+  CHECK(r.out.find("private load\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("http_load: refusing to connect to 10.116.") != std::string::npos);
+  CHECK(r.out.find(":8000 (private network (LAN))") != std::string::npos);
+  CHECK(r.out.find("private ssh\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("ssh.connect: host 10.116.") != std::string::npos);
+  CHECK(r.out.find("before\t1\t1\ttrue") != std::string::npos);
+  CHECK(r.out.find("ssh ip\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("ssh.connect: host 127.0.0.1:" + std::to_string(t.sshd.port()) + " is not granted") != std::string::npos);
+  CHECK(r.out.find("ssh droplet\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("is not a droplet this run created (or it was destroyed)") != std::string::npos);
+  CHECK(r.out.find("load ip\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("http_load: refusing to connect to 127.0.0.1:" + p + " (loopback)") != std::string::npos);
+  CHECK(r.out.find("load tunnel\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("metrics tunnel\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("metrics: refusing to connect to 127.0.0.1:") != std::string::npos);
+  CHECK(r.out.find("forward\tfalse\t") != std::string::npos);
+  CHECK(r.out.find("s:forward: gone-") != std::string::npos);
+  CHECK(r.out.find("was destroyed: it is no longer the run's machine") != std::string::npos);
+  CHECK(server.stats().requests_served == 3);  // the three loads before the destroy
+  CHECK(fake.live_droplets() == 0);
+}
+
+// Issue 25: each SFTP transfer holds two blocks (a download twice two 4 MiB blocks: 16 MiB),
+// written through at once, outside the Lua heap and uncharged: forty downloads at once took
+// runara far past --max-memory 64M. Charged for the transfer's life, the ones past the budget are
+// refused, saying so; the rest arrive; peak RSS stays near the cap.
+TEST_CASE("ssh download: parallel transfers' buffers are charged to --max-memory", "[ssh][ssh_lua][hostile_buffers]") {
+  SshRun t;
+  const auto idle = t.run("print(1)", {"--max-memory", "64M"});
+  const auto r = t.run(R"(
+    local sessions = {}
+    for i = 1, 20 do sessions[i] = ssh.connect("HOST") end
+    sessions[1]:exec("head -c 100000 /dev/zero > small.bin", { quiet = true })
+    local tasks = {}
+    for i = 1, 40 do
+      local s = sessions[(i - 1) % 20 + 1]
+      tasks[i] = runara.spawn(function() return pcall(s.download, s, "small.bin", "d" .. i .. ".bin") end)
+    end
+    local done, refused = 0, nil
+    for i = 1, 40 do
+      local ok, err = tasks[i]:join()
+      if ok then done = done + 1 else refused = refused or err end
+    end
+    print("done", done, refused)
+  )", {"--max-memory", "64M", "--allow-read", t.out}, 120);
+  const long peak = r.max_rss_kb / 1024, baseline = idle.max_rss_kb / 1024;
+  WARN("40 downloads at once: peak RSS " << peak << " MiB with --max-memory 64M (" << baseline << " MiB doing nothing), "
+                                         << r.seconds << " s");
+  INFO(all(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("done\t") == 0);
+  CHECK(r.out.find("\tnil\n") == std::string::npos);  // some were refused ...
+  CHECK(r.out.find("s:download: an SFTP transfer needs about 16 MiB, more than the ") != std::string::npos);
+  CHECK(r.out.find("done\t0\t") == std::string::npos);  // ... and some arrived
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine alone holds 256 MiB of freed blocks
+  CHECK(peak < baseline + 64 + 32);
+#endif
 }
