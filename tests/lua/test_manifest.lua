@@ -1,9 +1,11 @@
 -- runara.manifest and runara.sha256: the run manifest's hashes against published vectors, its
 -- fields from a machine's and a server's answers (and "unknown (why)" where they cannot tell,
--- never a guess), the loads' seeds and prompt sets.
+-- never a guess), the loads' seeds and prompt sets, and the Manifest section of both reports.
 local t = require("t")
 local sha256 = require("runara.sha256")
 local manifest = require("runara.manifest")
+local report = require("runara.report")
+local fx = require("fixtures.report_results")
 
 t.test("sha256: FIPS 180-4 vectors, padding edges, every byte value, a million bytes", function()
   t.eq(sha256(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
@@ -126,6 +128,32 @@ t.test("manifest.build: each load's seed and prompt set (same definition, same h
   t.match(text, "params = levels=64,128 size=gpu%-mi300x1%-192gb")
   t.match(text, "seeds = 0 %(a, b%); 7 %(c%)")
   t.match(text, "prompt set: a = sha256 %x+")
+end)
+
+t.test("a report's manifest: in results.json and in both reports, loads' seeds from their results", function()
+  local rep = report.new{ title = "manifest", simulated = true }
+  rep:manifest{ runara = { version = "0.1.0", run_id = "00000000" }, script = { path = "scripts/x.lua", sha256 = ZERO },
+                params = { size = "gpu-mi300x1-192gb" },
+                machines = { manifest.machine({ kind = "droplet", label = "x", droplet = { name = "x-1", size = "gpu-mi300x1-192gb", region = "atl1", price_hourly = 1.99 },
+                                                info = { gpu = "AMD Instinct MI300X", gpu_count = 1, gpu_vram_gib = 192, gpu_backend = "amd-smi" } }, { image = "gpu-amd-base" }) },
+                serving = { { mode = "docker", image = "rocm/vllm:latest", image_digest = "rocm/vllm@sha256:" .. ZERO, vllm_version = "0.6.4",
+                              command = "docker run | x", model = "m/n", model_revision = manifest.unknown("not in the cache") } } }
+  local load = fx.load("concurrent_32", 32, 64, { options = { seed = 3, prompts = { input_tokens = 256 }, max_tokens = 128 }, tokenizer_id = "m/n" })
+  rep:add_load("concurrent_32", load, { kind = "concurrent", concurrency = 32 })
+  local doc = rep:document()
+  t.eq(doc.manifest.script.sha256, ZERO)
+  t.eq(doc.manifest.seeds.concurrent_32, 3)
+  t.eq(doc.manifest.machines[1].gpu_vram_gib, 192)
+  t.eq(doc.manifest.machines[1].driver_version, "unknown (amd-smi did not report a driver version)")
+  t.eq(#doc.manifest.prompt_sets.concurrent_32.sha256, 64)
+  local r = rep:render()
+  t.match(r.md, "\n## Manifest\n")
+  t.match(r.md, "| script | scripts/x%.lua · sha256 " .. ZERO .. " |")
+  t.match(r.md, "| GPU | 1 × AMD Instinct MI300X · 192 GiB each · driver unknown %(amd%-smi did not report a driver version%) · ROCm unknown")
+  t.match(r.md, "| vLLM command | docker run \\| x |", "a command line is a cell's text")
+  t.match(r.md, "| model | m/n · revision unknown %(not in the cache%) |")
+  t.match(r.html, '<table id="manifest">')
+  t.match(r.html, "seeds</td><td>3 %(concurrent_32%)")
 end)
 
 t.done()
