@@ -110,6 +110,8 @@ nlohmann::json RunSampler::load_fields(double start_s, double end_s) const {
   const gpu::PhaseSummary p = gpu::summarize_window(sampler->samples(), start_s, end_s, "load");
   nlohmann::json j = nlohmann::json::object();
   if (p.energy_j) j["energy_j"] = *p.energy_j;
+  if (!p.energy_source.empty()) j["energy_source"] = p.energy_source;
+  if (!p.energy_note.empty()) j["energy_note"] = p.energy_note;
   if (p.mean_power_w) j["mean_power_w"] = *p.mean_power_w;
   if (p.peak_vram_bytes) j["peak_vram_bytes"] = *p.peak_vram_bytes;
   return j;

@@ -54,6 +54,9 @@ nlohmann::json phase_json(const PhaseSummary& p) {
     put(j, "max_power_w", g.max_power_w);
     put(j, "energy_j", g.energy_j);
     if (g.energy_j) j["energy_source"] = g.energy_from_counter ? "counter" : "trapezoid";
+    if (!g.energy_note.empty()) j["energy_note"] = g.energy_note;
+    put(j, "counter_energy_j", g.counter_energy_j);
+    put(j, "integrated_energy_j", g.integrated_energy_j);
     put(j, "max_vram_used_bytes", g.max_vram_used_bytes);
     put(j, "mean_gpu_util_pct", g.mean_gpu_util_pct);
     put(j, "mean_mem_util_pct", g.mean_mem_util_pct);
@@ -64,6 +67,8 @@ nlohmann::json phase_json(const PhaseSummary& p) {
   }
   nlohmann::json j = {{"label", p.label}, {"start_s", p.start_s}, {"end_s", p.end_s}, {"gpus", std::move(gpus)}};
   put(j, "energy_j", p.energy_j);
+  if (!p.energy_source.empty()) j["energy_source"] = p.energy_source;
+  if (!p.energy_note.empty()) j["energy_note"] = p.energy_note;
   put(j, "mean_power_w", p.mean_power_w);
   put(j, "peak_vram_bytes", p.peak_vram_bytes);
   return j;

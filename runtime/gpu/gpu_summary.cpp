@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -57,6 +59,54 @@ std::optional<double> counter_delta(const Points& p, bool never_falls, double a,
   return at(b) - at(a);
 }
 
+std::string joules(double j) {
+  if (!std::isfinite(j) || std::fabs(j) >= 1e15) return "an unreadable amount";  // a tool's garbage, not a figure
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f J", j);
+  return text;
+}
+
+// The window's energy from the tool's counter or from the integrated power, with the reason.
+// The counter only when it covers as much of the window as the power curve does, never went
+// backwards, and advanced at least kCounterLowRatio of what the power samples integrate to.
+void choose_energy(GpuStats& st, const Summarizer::Series& g, double a, double b, bool ordered) {
+  const Points& energy = g.energy;
+  const Points& watts = g.watts;
+  st.integrated_energy_j = integrate(watts, a, b, ordered);
+  std::string why_not;
+  if (energy.empty()) {
+    why_not = "the tool reports no energy counter";
+  } else if (energy.size() < 2) {
+    why_not = "the energy counter was read once in the window";
+  } else if (watts.size() >= 2 &&
+             (energy.front().first > watts.front().first || energy.back().first < watts.back().first)) {
+    why_not = "the energy counter does not cover the window the power samples do";
+  } else {
+    st.counter_energy_j = counter_delta(energy, g.energy_never_falls, a, b);
+    if (!st.counter_energy_j) why_not = "the energy counter went backwards (reset or wrap)";
+  }
+  const auto& counted = st.counter_energy_j;
+  const auto& integrated = st.integrated_energy_j;  // (NaN from a tool's garbage fails every comparison: such a counter is then kept, as before.)
+  if (counted && integrated && *integrated >= kMinCheckedJoules && *counted < kCounterLowRatio * *integrated) {
+    why_not = (*counted == 0 ? "the energy counter did not advance" : "the energy counter advanced only " + joules(*counted)) +
+              " while the power samples integrate to " + joules(*integrated) + " (a stuck or lagging counter)";
+  } else if (counted) {
+    st.energy_j = counted;
+    st.energy_from_counter = true;
+    if (!integrated) {
+      st.energy_note = "the tool's energy counter (no power samples to check it against)";
+    } else if (*integrated >= kMinCheckedJoules && *counted > kPowerLowRatio * *integrated) {
+      st.energy_note = "the tool's energy counter; the power samples integrate to only " + joules(*integrated) +
+                       ", so the power readings look too low";
+    } else {
+      st.energy_note = "the tool's energy counter (the power samples integrate to " + joules(*integrated) + ")";
+    }
+    return;
+  }
+  st.energy_j = integrated;
+  if (integrated) st.energy_note = "power samples integrated (trapezoids): " + why_not;
+}
+
 struct Acc {
   int n = 0;
   double sum = 0;
@@ -102,15 +152,7 @@ GpuStats stats_for(const Summarizer::Series& g, double a, double b, bool ordered
   st.max_temp_edge_c = edge.max;
   st.max_temp_hotspot_c = hot.max;
   st.max_temp_memory_c = mem.max;
-  const Points& energy = g.energy;
-  const Points& watts = g.watts;
-  // The counter only when it covers as much of the window as the power curve does.
-  if (energy.size() >= 2 && (watts.size() < 2 || (energy.front().first <= watts.front().first &&
-                                                  energy.back().first >= watts.back().first))) {
-    st.energy_j = counter_delta(energy, g.energy_never_falls, a, b);
-    st.energy_from_counter = st.energy_j.has_value();
-  }
-  if (!st.energy_j) st.energy_j = integrate(watts, a, b, ordered);
+  choose_energy(st, g, a, b, ordered);
   return st;
 }
 
@@ -183,6 +225,22 @@ PhaseSummary Summarizer::window(double start_s, double end_s, std::string label)
     if (st.mean_power_w) p.mean_power_w = p.mean_power_w.value_or(0) + *st.mean_power_w;
     if (st.max_vram_used_bytes) p.peak_vram_bytes = std::max(p.peak_vram_bytes.value_or(0), *st.max_vram_used_bytes);
     p.gpus.push_back(std::move(st));
+  }
+  // Which source the GPUs' energies came from, and why: one note when every GPU says the same.
+  std::set<std::string> sources, notes;
+  for (const GpuStats& g : p.gpus) {
+    if (!g.energy_j) continue;
+    sources.insert(g.energy_from_counter ? "counter" : "trapezoid");
+    notes.insert(g.energy_note);
+  }
+  if (!sources.empty()) p.energy_source = sources.size() == 1 ? *sources.begin() : "mixed";
+  if (notes.size() == 1) {
+    p.energy_note = *notes.begin();
+  } else {
+    for (const GpuStats& g : p.gpus) {
+      if (!g.energy_j) continue;
+      p.energy_note += (p.energy_note.empty() ? "" : "; ") + ("GPU " + std::to_string(g.index) + ": ") + g.energy_note;
+    }
   }
   return p;
 }

@@ -2,7 +2,10 @@
 // sampler:mark to the next, or to the end). Energy comes from the tool's counter when every
 // sample in reach has one (interpolated at the phase edges), else from trapezoidal integration of
 // power over time, the power curve taken as linear between samples and clipped to the phase; so
-// phase energies add up to the whole run's.
+// phase energies add up to the whole run's. The counter is checked against the integrated power:
+// one that advances less than half of it (a counter stuck at 0 while the board draws hundreds of
+// watts, as recorded on real AMD boards) is not believed, and the integrated figure is used;
+// `energy_note` says which source each figure used and why.
 //
 // Contract: pure functions over plain data (no I/O, no Lua, any thread). Time is seconds since the
 // sampler started. A statistic with no sample to stand on is nullopt, never 0.
@@ -33,6 +36,9 @@ struct GpuStats {
   int samples = 0;
   std::optional<double> mean_power_w, max_power_w, energy_j;
   bool energy_from_counter = false;
+  std::optional<double> counter_energy_j;     // what the counter advanced over the window, used or not
+  std::optional<double> integrated_energy_j;  // the power samples integrated over the window, used or not
+  std::string energy_note;                    // why energy_j is the counter's or the integrated figure
   std::optional<double> max_vram_used_bytes, mean_gpu_util_pct, mean_mem_util_pct;
   std::optional<double> max_temp_edge_c, max_temp_hotspot_c, max_temp_memory_c;
 };
@@ -42,6 +48,8 @@ struct PhaseSummary {
   double start_s = 0, end_s = 0;
   std::vector<GpuStats> gpus;          // one per GPU index seen anywhere in the run
   std::optional<double> energy_j;      // all GPUs together (nullopt when no GPU has energy)
+  std::string energy_source;           // "counter", "trapezoid" or "mixed" (GPUs differ); empty without energy
+  std::string energy_note;             // the GPUs' notes: one when they agree, else each GPU's
   std::optional<double> mean_power_w;  // the GPUs' mean powers added up
   std::optional<double> peak_vram_bytes;  // the largest VRAM use of any one GPU
 };
@@ -72,6 +80,13 @@ class Summarizer {
   std::vector<Series> gpus_;  // by index, ascending
   std::size_t bytes_ = 0;
 };
+
+// The counter is disbelieved when it advanced less than this share of the integrated power (and
+// the integrated figure is at least kMinCheckedJoules: a window too short to tell is not judged);
+// power readings that integrate to less than the counter over kPowerLowRatio are named in the note.
+constexpr double kCounterLowRatio = 0.5;
+constexpr double kPowerLowRatio = 2.0;
+constexpr double kMinCheckedJoules = 1.0;
 
 // The whole run [0, end_s] first, then one entry per mark.
 std::vector<PhaseSummary> summarize(const std::vector<Sample>& samples, const std::vector<Mark>& marks, double end_s);

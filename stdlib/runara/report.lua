@@ -97,7 +97,7 @@ local FIELDS = { "completed", "failed", "duration", "max_concurrency", "num_prom
   "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms",
   "count_ttft", "count_tpot", "count_itl", "count_e2el",
   "request_goodput", "energy_j", "mean_power_w", "peak_vram_bytes", "output_tokens_per_joule", "label",
-  "load_host", "controller_rtt_ms" }
+  "load_host", "controller_rtt_ms", "energy_source", "energy_note" }
 
 local function summarize(res)
   local s = {}
@@ -109,6 +109,23 @@ local function summarize(res)
   return s
 end
 
+-- What a load ran with, for the run manifest (runara.manifest): its seed, prompts, max_tokens
+-- and tokenizer (http_load's options and tokenizer_id); nil for a result that names none.
+local function inputs(res)
+  local o = type(res.options) == "table" and res.options or nil
+  if not o and res.tokenizer_id == nil then return nil end
+  o = o or {}
+  local prompts = o.prompts
+  if type(prompts) == "table" then
+    local p = {}
+    for k, v in pairs(prompts) do if type(v) ~= "table" then p[k] = v end end
+    prompts = p
+  end
+  return { seed = o.seed, prompts = prompts, max_tokens = o.max_tokens, ignore_eos = o.ignore_eos,
+           tokenizer_id = type(res.tokenizer_id) == "string" and res.tokenizer_id or nil,
+           tokenizer_file = type(prompts) == "table" and type(prompts.tokenizer) == "string" or nil }
+end
+
 function Report:add_load(name, res, opts)
   if type(res) ~= "table" then fail(":add_load", "argument 'result' must be an http_load.run result, got %s", type(res)) end
   local m = machine_opt(self, ":add_load", opts)
@@ -118,7 +135,7 @@ function Report:add_load(name, res, opts)
   local entry = { name = tostring(name), kind = kind, concurrency = opts.concurrency or res.max_concurrency,
                   machine = m and m.key,
                   config = { max_tokens = opts.max_tokens, batch_size = opts.batch_size, prompt_length = opts.prompt_length },
-                  m = summarize(res) }
+                  m = summarize(res), inputs = inputs(res) }
   self.loads[#self.loads + 1] = entry
   return entry
 end
@@ -130,9 +147,14 @@ M.sweep_table = sweep_table.rows
 function Report:add_sweep(name, list, opts)
   if type(list) ~= "table" then fail(":add_sweep", "argument 'results' must be a list of http_load results") end
   local m = machine_opt(self, ":add_sweep", opts)
-  local rows = {}
-  for _, res in ipairs(list) do if type(res) == "table" then rows[#rows + 1] = summarize(res) end end
-  local sweep = { name = tostring(name), rows = rows, machine = m and m.key }
+  local rows, ins = {}, {}
+  for _, res in ipairs(list) do
+    if type(res) == "table" then
+      rows[#rows + 1] = summarize(res)
+      ins[#rows] = inputs(res) or false
+    end
+  end
+  local sweep = { name = tostring(name), rows = rows, machine = m and m.key, inputs = ins }
   -- The same name (and machine) again replaces the sweep: a sweep added after each point keeps
   -- the points finished so far in a report written at Ctrl-C.
   local at = #self.sweeps + 1
@@ -189,6 +211,15 @@ end
 
 function Report:fail(message)
   self.error = tostring(message)
+end
+
+-- The run manifest's fields (runara.manifest: runara, script, params, machines, serving, ...),
+-- merged into results.json's `manifest`; the loads' seeds, prompt sets and tokenizer are added
+-- when the report is written. runara.scenario fills it; a script of its own may too.
+function Report:manifest(fields)
+  if type(fields) ~= "table" then fail(":manifest", "argument must be a table of fields") end
+  self.manifest_fields = self.manifest_fields or {}
+  for k, v in pairs(fields) do self.manifest_fields[tostring(k)] = v end
 end
 
 -- Declares a machine of the report, or returns the one declared under `key` (report_machine.lua).
@@ -275,8 +306,15 @@ function Report:render()
 end
 
 -- Writes results.json's sections, report.md and report.html; never raises on partial data.
+-- The machines' cost is read once, now: run.log says what the report states, beside the final
+-- figure logged at teardown.
 function Report:write()
   local doc, view = self:document()
+  if doc.metadata.cost_usd ~= nil and finite(doc.metadata.cost_usd) then
+    runara.log("report: machines' cost so far $" .. report_format.fixed("%.4f", doc.metadata.cost_usd) .. ", read at " ..
+      report_format.fixed("%.1f", doc.metadata.cost_read_at_s or 0) .. " s as the report was written (before teardown; " ..
+      "the final cost follows when the machines are destroyed)")
+  end
   for _, key in ipairs(document.SECTIONS) do
     if doc[key] ~= nil then runara.result(key, doc[key]) end
   end

@@ -66,11 +66,12 @@ local function reference_rows(v)
   local b, ref = v.b, v.reference
   local c32 = b.concurrent and b.concurrent["32_requests_tokens_per_second"]
   local function r(x, unit) return x and ("~" .. x .. (unit or "")) or "—" end
+  local vram_note = ref.vram_gb and "the estimate in GB, as the plan gives it" or ""
   local all = {
     { "Throughput (tok/s)", b.throughput and b.throughput.tokens_per_second, "", r(ref.throughput_tps), "single user" },
     { "TTFT (ms)", b.latency and b.latency.time_to_first_token_ms, "", r(ref.ttft_ms), "first token, median" },
     { "Batch throughput (tok/s)", c32, "", r(ref.concurrent_32_tps), "32 concurrent" },
-    { "VRAM used", b.memory and b.memory.vram_used_gb, " GB", r(ref.vram_gb, " GB"), "" },
+    { "VRAM used", b.memory and b.memory.vram_used_gib, " GiB", r(ref.vram_gb, " GB"), vram_note },
     { "Power draw", b.power and b.power.peak_w, " W", r(ref.power_w, " W"), "peak" },
   }
   local rows = {}

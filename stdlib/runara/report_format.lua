@@ -27,7 +27,9 @@ end
 -- A value, or "—" when missing (in tables where the row exists because something else was measured).
 local function fv(v, digits) return finite(v) and f(v, digits) or "—" end
 
-local function gb(bytes) return finite(bytes) and finite(bytes / 1e9) and (fixed("%.1f", bytes / 1e9) .. " GB") or "—" end
+-- Memory as the reports show it: GiB (2^30 bytes), labelled so (docs/report.md#units).
+local GIB = 2 ^ 30
+local function gib(bytes) return finite(bytes) and finite(bytes / GIB) and (fixed("%.1f", bytes / GIB) .. " GiB") or "—" end
 
 -- A metadata value (a script's, a machine's) as text; nil when missing (nil, false, ""), or a
 -- number that is NaN or infinite (which would print as nan or inf).
@@ -95,7 +97,8 @@ return {
   given = given,
   f = f,
   fv = fv,
-  gb = gb,
+  gib = gib,
+  GIB = GIB,
   esc = esc,
   controls = controls,
   md_escape = cell,

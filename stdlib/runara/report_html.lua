@@ -9,6 +9,7 @@ local load_rows = require("runara.report_load_rows")
 local gpu_rows_ = require("runara.report_gpu_rows")
 local metric_rows_ = require("runara.report_metric_rows")
 local series = require("runara.report_chart_series")
+local manifest = require("runara.manifest")
 
 local finite, f, esc, multi, with_machine_column = format.finite, format.f, format.esc, format.multi, format.with_machine_column
 local banner, top_line, cost_line, where_line, files_line = text.banner, text.top_line, text.cost_line, text.where_line, text.files_line
@@ -17,8 +18,9 @@ local MACHINE_COLUMNS, machine_rows = top_rows.MACHINE_COLUMNS, top_rows.machine
 local compare_table, reference_rows = top_rows.compare_table, top_rows.reference_rows
 local samples, LOAD_COLUMNS, load_row = load_rows.samples, load_rows.LOAD_COLUMNS, load_rows.load_row
 local loads_table, few_note = load_rows.loads_table, load_rows.few_note
+local efficiency_table, EFFICIENCY_NOTE, energy_load_notes = load_rows.efficiency_table, load_rows.EFFICIENCY_NOTE, load_rows.energy_load_notes
 local gpu_sets, GPU_COLUMNS, gpu_rows = gpu_rows_.gpu_sets, gpu_rows_.GPU_COLUMNS, gpu_rows_.gpu_rows
-local PHASE_COLUMNS, phase_rows = gpu_rows_.PHASE_COLUMNS, gpu_rows_.phase_rows
+local PHASE_COLUMNS, phase_rows, energy_notes = gpu_rows_.PHASE_COLUMNS, gpu_rows_.phase_rows, gpu_rows_.energy_notes
 local metric_sets, METRIC_COLUMNS, metric_rows = metric_rows_.metric_sets, metric_rows_.METRIC_COLUMNS, metric_rows_.metric_rows
 local concurrency_series, over_time, gpu_marks, metric_series = series.concurrency_series, series.over_time, series.gpu_marks, series.metric_series
 
@@ -44,6 +46,7 @@ th{background:#eef1f5;font-weight:600}
 .chart .legend text{font-size:12px;fill:#1d2330;stroke:none}.chart .mark line{stroke:#b0b7c3;stroke-dasharray:4 3}
 .chart .mark text{font-size:10px;fill:#6b7484}.chart .empty{fill:#9aa3b2}.chart .chart-note{font-size:11px;fill:#8a5a00}
 td.failed{color:#8a1c12;text-align:left;min-width:200px;overflow-wrap:anywhere}
+#manifest td{text-align:left;overflow-wrap:anywhere}#manifest td:last-child{font-family:ui-monospace,Menlo,monospace;font-size:12px}
 .note{color:#5d6677;font-size:13px}
 pre.error{background:#fff;border:1px solid #f5c2bc;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px;white-space:pre-wrap}
 ]]
@@ -64,21 +67,27 @@ local function html_table(columns, rows, id)
   return table.concat(out)
 end
 
--- The headline figures as cards, each with the reference's figure where one applies.
+-- The headline figures as cards, each with the reference's figure where one applies (the
+-- reference's VRAM in its own unit, GB); then cost per million tokens and tokens per joule.
 local function cards(v)
   local b, ref = v.b, v.reference
+  local e = b.efficiency or {}
+  local at = e.load and ("at " .. e.load) or nil
   local items = {
     { "single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref and ref.throughput_tps },
     { "time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref and ref.ttft_ms },
     { "32 concurrent output", b.concurrent and b.concurrent["32_requests_tokens_per_second"], "tok/s", ref and ref.concurrent_32_tps },
     { "peak GPU power", b.power and b.power.peak_w, "W", ref and ref.power_w },
-    { "peak VRAM", b.memory and b.memory.vram_peak_gb, "GB", ref and ref.vram_gb },
+    { "peak VRAM", b.memory and b.memory.vram_peak_gib, "GiB", ref and ref.vram_gb and (ref.vram_gb .. " GB") },
+    { "per million output tokens, steady-state" .. (at and (", " .. at) or ""), e.usd_per_million_output_tokens, "USD", nil, 2 },
+    { "per million output tokens, all-in (whole run)", e.all_in and e.all_in.usd_per_million_output_tokens, "USD", nil, 2 },
+    { "output tokens per joule" .. (at and (", " .. at) or ""), e.output_tokens_per_joule, "tok/J", nil, 3 },
   }
   local out = {}
   for _, it in ipairs(items) do
     if finite(it[2]) then
       out[#out + 1] = string.format('<div class="card"><div class="v">%s <small>%s</small></div><div class="l">%s</div>%s</div>',
-        esc(f(it[2])), esc(it[3]), esc(it[1]), it[4] and ('<div class="r">' .. esc(ref.label) .. ": ~" .. esc(it[4]) .. "</div>") or "")
+        esc(f(it[2], it[5])), esc(it[3]), esc(it[1]), it[4] and ('<div class="r">' .. esc(ref.label) .. ": ~" .. esc(it[4]) .. "</div>") or "")
     end
   end
   if #out == 0 then return nil end
@@ -95,8 +104,8 @@ function M.html(v, svg)
   local line = top_line(v)
   if line ~= "" then out[#out + 1] = '<p class="machine">' .. esc(line) .. "</p>" end
   if v.meta.ran_on then out[#out + 1] = '<p class="machine" id="ran-on">Ran on: ' .. esc(v.meta.ran_on) .. "</p>" end
-  local cost = cost_line(v.meta)
-  if cost then out[#out + 1] = '<p class="cost">' .. esc(cost .. (multi(v) and " in all (each machine's below)" or "")) .. "</p>" end
+  local cost = cost_line(v.meta, multi(v))
+  if cost then out[#out + 1] = '<p class="cost">' .. esc(cost) .. "</p>" end
   if multi(v) then
     out[#out + 1] = "<h2>Machines</h2>" .. html_table(MACHINE_COLUMNS, machine_rows(v), "machines")
   else
@@ -136,13 +145,13 @@ function M.html(v, svg)
     end
   end
   local power = over_time(v, "power_w", 1, "power", "sum")
-  local vram = over_time(v, "vram_used_bytes", 1e-9, "VRAM", "max")
+  local vram = over_time(v, "vram_used_bytes", 1 / format.GIB, "VRAM", "max")
   if #power > 0 or #vram > 0 then
     out[#out + 1] = "<h2>GPU over time</h2>"
     local marks = gpu_marks(v)
     local x_label = multi(v) and "seconds since each machine's sampling started" or "seconds since sampling started"
     if #power > 0 then out[#out + 1] = svg.chart{ title = "GPU power", x_label = x_label, y_label = "watts", series = power, marks = marks } end
-    if #vram > 0 then out[#out + 1] = svg.chart{ title = "VRAM used", x_label = x_label, y_label = "GB", series = vram, marks = marks } end
+    if #vram > 0 then out[#out + 1] = svg.chart{ title = "VRAM used", x_label = x_label, y_label = "GiB", series = vram, marks = marks } end
   end
   local running = metric_series(v, { "num_requests_running" }, "running", 1)
   for _, s in ipairs(metric_series(v, { "num_requests_waiting" }, "waiting", 1)) do s.dash = true running[#running + 1] = s end
@@ -160,6 +169,14 @@ function M.html(v, svg)
   end
   local where = where_line(v)
   if where then out[#out + 1] = '<p class="note">' .. esc(where) .. "</p>" end
+  local ecols, erows = efficiency_table(v)
+  if #erows > 0 then
+    out[#out + 1] = "<h2>Cost and efficiency</h2>"
+    for _, l in ipairs(text.efficiency_lines(v)) do out[#out + 1] = '<p class="machine">' .. esc(l) .. "</p>" end
+    out[#out + 1] = html_table(ecols, erows, "efficiency")
+    out[#out + 1] = '<p class="note">' .. esc(EFFICIENCY_NOTE) .. "</p>"
+    for _, n in ipairs(energy_load_notes(v)) do out[#out + 1] = '<p class="note energy-note">Energy of ' .. esc(n) .. "</p>" end
+  end
   for _, s in ipairs(v.sweeps) do
     local rows, few = {}, {}
     for _, m in ipairs(s.rows) do
@@ -179,6 +196,11 @@ function M.html(v, svg)
   end
   if #grows > 0 then out[#out + 1] = "<h2>GPU summary</h2>" .. html_table(with_machine_column(v, GPU_COLUMNS), grows, "gpu") end
   if #phases > 0 then out[#out + 1] = "<h2>GPU by phase</h2>" .. html_table(with_machine_column(v, PHASE_COLUMNS), phases, "gpu-phases") end
+  if #grows > 0 or #phases > 0 then
+    for _, s in ipairs(sets) do
+      for _, n in ipairs(energy_notes(s.gpu, s.label)) do out[#out + 1] = '<p class="note energy-note">Energy, ' .. esc(n) .. "</p>" end
+    end
+  end
   local mrows = {}
   for _, s in ipairs(metric_sets(v)) do for _, r in ipairs(metric_rows(s)) do mrows[#mrows + 1] = r end end
   if #mrows > 0 then
@@ -188,6 +210,11 @@ function M.html(v, svg)
     out[#out + 1] = "<h2>" .. esc(table_title(v, t)) .. "</h2>"
     if t.caption then out[#out + 1] = '<p class="note">' .. esc(t.caption) .. "</p>" end
     out[#out + 1] = html_table(t.columns, t.rows)
+  end
+  local mrows = manifest.rows(v.manifest)
+  if #mrows > 0 then
+    out[#out + 1] = '<h2>Manifest</h2><p class="note">What it takes to run this again (results.json\'s manifest holds every field).</p>' ..
+                    html_table({ "field", "value" }, mrows, "manifest")
   end
   if v.error then out[#out + 1] = '<h2>Error</h2><pre class="error">' .. esc(v.error) .. "</pre>" end
   out[#out + 1] = '<p class="note">Written by runara. ' .. esc(files_line(v)) .. "</p></main></body></html>\n"

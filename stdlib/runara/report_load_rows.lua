@@ -39,14 +39,12 @@ local function load_row(v, name, c, m)
   return { name, f(c, 0), f(m.completed, 0) .. " / " .. f(m.failed, 0), f(m.output_throughput), ttft, tpot, itl, e2el, f(m.energy_j, 0) }, flagged
 end
 
--- The loads' table: rows (with a machine column when there are several) and the sample-size note.
-local function loads_table(v, list)
-  local cols, rows, few = {}, {}, {}
-  if multi(v) then cols[1] = "machine" end
-  for _, c in ipairs(LOAD_COLUMNS) do cols[#cols + 1] = c end
-  local labels, order = {}, {}
-  for i, m in ipairs(v.machines or {}) do labels[m.key], order[m.key] = m.label, i end
-  if multi(v) then  -- the machines' runs of one load next to each other, in the order the loads ran
+-- The loads in the order the tables show them: with several machines, the machines' runs of
+-- one load next to each other, in the order the loads ran.
+local function ordered(v, list)
+  local order = {}
+  for i, m in ipairs(v.machines or {}) do order[m.key] = i end
+  if multi(v) then
     local first, sorted = {}, {}
     for i, l in ipairs(list) do
       first[l.name] = first[l.name] or i
@@ -62,7 +60,17 @@ local function loads_table(v, list)
     list = {}
     for i, x in ipairs(sorted) do list[i] = x.l end
   end
-  for _, l in ipairs(list) do
+  return list
+end
+
+-- The loads' table: rows (with a machine column when there are several) and the sample-size note.
+local function loads_table(v, list)
+  local cols, rows, few = {}, {}, {}
+  if multi(v) then cols[1] = "machine" end
+  for _, c in ipairs(LOAD_COLUMNS) do cols[#cols + 1] = c end
+  local labels = {}
+  for _, m in ipairs(v.machines or {}) do labels[m.key] = m.label end
+  for _, l in ipairs(ordered(v, list)) do
     local row, flagged = load_row(v, l.name, l.concurrency, l.m)
     if multi(v) then table.insert(row, 1, labels[l.machine] or "—") end
     rows[#rows + 1] = row
@@ -71,6 +79,63 @@ local function loads_table(v, list)
     end
   end
   return cols, rows, few
+end
+
+-- The cost and efficiency table (docs/report.md#cost-and-efficiency): a row per load and sweep
+-- point (a machine column when there are several), from the view's efficiency figures. Returns
+-- the columns, the rows (none when no load has a figure) and the note saying what the columns mean.
+local EFFICIENCY_COLUMNS = { "load", "USD / M output tok, steady", "USD / M total tok, steady", "USD / M output tok, all-in",
+  "USD / M total tok, all-in", "output tok/s per GPU", "interactivity (tok/s per user)", "output tok/J", "energy from" }
+local ENERGY_FROM = { counter = "counter", trapezoid = "integrated power", mixed = "counter and integrated power" }
+local function usd(x) return finite(x) and ("$" .. f(x, 2)) or "—" end
+local function efficiency_table(v)
+  local eff = v.efficiency
+  local cols, rows = {}, {}
+  if type(eff) ~= "table" then return cols, rows end
+  if multi(v) then cols[1] = "machine" end
+  for _, c in ipairs(EFFICIENCY_COLUMNS) do cols[#cols + 1] = c end
+  local labels = {}
+  for _, m in ipairs(v.machines or {}) do labels[m.key] = m.label end
+  local any = false
+  local function add(key, name, m, x)
+    if type(x) ~= "table" or next(x) == nil then return end
+    any = true
+    local src = finite(m.energy_j) and (ENERGY_FROM[m.energy_source] or m.energy_source or "—") or "—"
+    local row = { name, usd(x.usd_per_million_output_tokens), usd(x.usd_per_million_total_tokens),
+      usd(x.usd_per_million_output_tokens_all_in), usd(x.usd_per_million_total_tokens_all_in),
+      finite(x.output_tokens_per_s_per_gpu) and f(x.output_tokens_per_s_per_gpu) or "—",
+      finite(x.interactivity_tokens_per_s_per_user) and f(x.interactivity_tokens_per_s_per_user) or "—",
+      finite(x.output_tokens_per_joule) and f(x.output_tokens_per_joule, 3) or "—", src }
+    if multi(v) then table.insert(row, 1, labels[key] or "—") end
+    rows[#rows + 1] = row
+  end
+  for _, l in ipairs(ordered(v, v.loads)) do add(l.machine, l.name, l.m, eff.load[l]) end
+  for _, s in ipairs(v.sweeps) do
+    for i, m in ipairs(s.rows) do add(s.machine, tostring(m.label or (s.name .. " " .. i)), m, eff.row[m]) end
+  end
+  if not any then return cols, {} end
+  return cols, rows
+end
+
+-- What the cost and efficiency table's columns are, in one paragraph (the formulas are in docs/report.md).
+local EFFICIENCY_NOTE = "At the machine's billed hourly price. Steady: the load's own duration × the price, over the tokens it produced. " ..
+  "All-in: the machine's whole life until this report (boot, model load, every load and the gaps between them), shared among the loads " ..
+  "in proportion to their durations, over each load's tokens. Total tokens are input + output. Interactivity: 1000 / median TPOT (ms). " ..
+  "Output tok/J: output tokens over the GPUs' energy in the load's own window."
+
+-- Why each energy figure used its source (the GPU tool's counter, or the power samples
+-- integrated), one sentence per load whose figure did not simply come from a counter that agrees.
+local function energy_load_notes(v)
+  local out, labels = {}, {}
+  for _, m in ipairs(v.machines or {}) do labels[m.key] = m.label end
+  local function add(key, name, m)
+    if finite(m.energy_j) and type(m.energy_note) == "string" and m.energy_source ~= "counter" then
+      out[#out + 1] = (key and ((labels[key] or key) .. " ") or "") .. name .. ": " .. m.energy_note
+    end
+  end
+  for _, l in ipairs(v.loads) do add(l.machine, l.name, l.m) end
+  for _, s in ipairs(v.sweeps) do for i, m in ipairs(s.rows) do add(s.machine, tostring(m.label or (s.name .. " " .. i)), m) end end
+  return out
 end
 
 -- The note under a table with † figures: the rule, and how many requests each load measured.
@@ -87,4 +152,7 @@ return {
   load_row = load_row,
   loads_table = loads_table,
   few_note = few_note,
+  efficiency_table = efficiency_table,
+  EFFICIENCY_NOTE = EFFICIENCY_NOTE,
+  energy_load_notes = energy_load_notes,
 }

@@ -61,12 +61,18 @@ function M.machine_comparison(self, b, recs)
       local l = at(m) return l and l.m.p99_ttft_ms, l and (l.m.count_ttft or l.m.completed) end, "lower")
     add(string.format("output tokens per joule at %s concurrent", fixed("%d", top)), "concurrent_" .. top .. "_tokens_per_joule", function(m)
       local l = at(m) return l and l.m.output_tokens_per_joule end, "higher")
-    add(string.format("USD per million output tokens at %s concurrent", fixed("%d", top)), "concurrent_" .. top .. "_usd_per_mtok", function(m)
-      local l, h = at(m), m.meta.hourly_usd
-      if l and finite(l.m.output_throughput) and l.m.output_throughput > 0 and finite(h) then
-        return h / (l.m.output_throughput * 3600) * 1e6
-      end
-    end, "lower", 2)
+    -- The load's cost and efficiency figures (report_efficiency.lua), as benchmarks.loads has them.
+    local function eff(m, field)
+      local l = at(m)
+      local x = l and b.loads and b.loads[m.label .. " " .. l.name]
+      return x and x[field]
+    end
+    add(string.format("output tok/s per GPU at %s concurrent", fixed("%d", top)), "concurrent_" .. top .. "_tps_per_gpu", function(m)
+      return eff(m, "output_tokens_per_s_per_gpu") end, "higher")
+    add(string.format("interactivity at %s concurrent (tok/s per user)", fixed("%d", top)), "concurrent_" .. top .. "_interactivity", function(m)
+      return eff(m, "interactivity_tokens_per_s_per_user") end, "higher")
+    add(string.format("USD per million output tokens at %s concurrent, steady-state", fixed("%d", top)), "concurrent_" .. top .. "_usd_per_mtok", function(m)
+      return eff(m, "usd_per_million_output_tokens") end, "lower", 2)
   end
   add("highest sweep throughput (tok/s)", "sweep_peak_tps", function(m, bm)
     local best
@@ -75,7 +81,10 @@ function M.machine_comparison(self, b, recs)
     end
     return best
   end, "higher")
-  add("peak VRAM (GB)", "vram_peak_gb", function(m, bm) return bm.memory and bm.memory.vram_peak_gb end, nil)
+  add("USD per million output tokens, all-in (whole run)", "all_in_usd_per_mtok", function(m, bm)
+    return bm.efficiency and bm.efficiency.all_in and bm.efficiency.all_in.usd_per_million_output_tokens
+  end, "lower", 2)
+  add("peak VRAM (GiB)", "vram_peak_gib", function(m, bm) return bm.memory and bm.memory.vram_peak_gib end, nil)
   add("peak power (W)", "power_peak_w", function(m, bm) return bm.power and bm.power.peak_w end, nil)
   add("GPU energy, whole sampling (J)", "gpu_energy_j", function(m, bm) return bm.power and bm.power.energy_j end, nil)
   add("price (USD/h)", "hourly_usd", function(m) return m.meta.hourly_usd end, "lower", 2)

@@ -7,6 +7,7 @@ local top_rows = require("runara.report_comparison_rows")
 local load_rows = require("runara.report_load_rows")
 local gpu_rows_ = require("runara.report_gpu_rows")
 local metric_rows_ = require("runara.report_metric_rows")
+local manifest = require("runara.manifest")
 
 local f, cell, line_text, multi, with_machine_column = format.f, format.md_escape, format.md_line, format.multi, format.with_machine_column
 local banner, top_line, cost_line, where_line, files_line = text.banner, text.top_line, text.cost_line, text.where_line, text.files_line
@@ -15,8 +16,9 @@ local MACHINE_COLUMNS, machine_rows = top_rows.MACHINE_COLUMNS, top_rows.machine
 local compare_table, reference_rows = top_rows.compare_table, top_rows.reference_rows
 local samples, LOAD_COLUMNS, load_row = load_rows.samples, load_rows.LOAD_COLUMNS, load_rows.load_row
 local loads_table, few_note = load_rows.loads_table, load_rows.few_note
+local efficiency_table, EFFICIENCY_NOTE, energy_load_notes = load_rows.efficiency_table, load_rows.EFFICIENCY_NOTE, load_rows.energy_load_notes
 local gpu_sets, GPU_COLUMNS, gpu_rows = gpu_rows_.gpu_sets, gpu_rows_.GPU_COLUMNS, gpu_rows_.gpu_rows
-local PHASE_COLUMNS, phase_rows = gpu_rows_.PHASE_COLUMNS, gpu_rows_.phase_rows
+local PHASE_COLUMNS, phase_rows, energy_notes = gpu_rows_.PHASE_COLUMNS, gpu_rows_.phase_rows, gpu_rows_.energy_notes
 local metric_sets, METRIC_COLUMNS, metric_rows = metric_rows_.metric_sets, metric_rows_.METRIC_COLUMNS, metric_rows_.metric_rows
 
 local M = {}
@@ -39,8 +41,8 @@ function M.markdown(v)
   local line = top_line(v)
   if line ~= "" then out[#out + 1] = line_text(line) out[#out + 1] = "" end
   if v.meta.ran_on then out[#out + 1] = "Ran on: " .. cell(v.meta.ran_on) out[#out + 1] = "" end
-  local cost = cost_line(v.meta)
-  if cost then out[#out + 1] = cost .. (multi(v) and " in all (each machine's below)" or "") out[#out + 1] = "" end
+  local cost = cost_line(v.meta, multi(v))
+  if cost then out[#out + 1] = cost out[#out + 1] = "" end
   if multi(v) then
     out[#out + 1] = "## Machines\n"
     out[#out + 1] = md_table(MACHINE_COLUMNS, machine_rows(v))
@@ -68,6 +70,14 @@ function M.markdown(v)
   end
   local where = where_line(v)
   if where then out[#out + 1] = "\n" .. cell(where) end
+  local ecols, erows = efficiency_table(v)
+  if #erows > 0 then
+    out[#out + 1] = "\n## Cost and efficiency\n"
+    for _, l in ipairs(text.efficiency_lines(v)) do out[#out + 1] = line_text(l) .. "\n" end
+    out[#out + 1] = md_table(ecols, erows)
+    out[#out + 1] = "\n" .. cell(EFFICIENCY_NOTE)
+    for _, n in ipairs(energy_load_notes(v)) do out[#out + 1] = "\nEnergy of " .. cell(n) end
+  end
   for _, s in ipairs(v.sweeps) do
     local rows, few = {}, {}
     for _, m in ipairs(s.rows) do
@@ -95,6 +105,9 @@ function M.markdown(v)
       out[#out + 1] = "\n## GPU by phase\n"
       out[#out + 1] = md_table(with_machine_column(v, PHASE_COLUMNS), phases)
     end
+    for _, s in ipairs(sets) do
+      for _, n in ipairs(energy_notes(s.gpu, s.label)) do out[#out + 1] = "\nEnergy, " .. cell(n) end
+    end
   end
   local msets = metric_sets(v)
   if #msets > 0 then
@@ -111,6 +124,12 @@ function M.markdown(v)
     out[#out + 1] = "\n## " .. cell(table_title(v, t)) .. "\n"
     if t.caption then out[#out + 1] = line_text(t.caption) .. "\n" end
     out[#out + 1] = md_table(t.columns, t.rows)
+  end
+  local mrows = manifest.rows(v.manifest)
+  if #mrows > 0 then
+    out[#out + 1] = "\n## Manifest\n"
+    out[#out + 1] = "What it takes to run this again (results.json's manifest holds every field).\n"
+    out[#out + 1] = md_table({ "field", "value" }, mrows)
   end
   if v.error then out[#out + 1] = "\n## Error\n\n```text\n" .. format.controls(v.error):gsub("```", "'''") .. "\n```" end
   out[#out + 1] = "\n" .. cell(files_line(v)) .. "\n"

@@ -16,11 +16,13 @@ function M.summary(self, paths)
   if #self.machines > 0 then
     local recs = figures.machine_records(self)
     local cmp = compare.machine_comparison(self, b, recs)
-    local head = string.format("  %-44s", "")
+    local width = 44
+    for _, r in ipairs(cmp and cmp.rows or {}) do width = math.max(width, #r.metric) end
+    local head = string.format("  %-" .. width .. "s", "")
     for _, m in ipairs(self.machines) do head = head .. string.format(" %12s", m.label:sub(1, 12)) end
     lines[#lines + 1] = head
     for _, r in ipairs(cmp and cmp.rows or {}) do
-      local line = string.format("  %-44s", r.metric)
+      local line = string.format("  %-" .. width .. "s", r.metric)
       for _, m in ipairs(self.machines) do
         local v = r.values[m.key]
         line = line .. (v and string.format(" %12.4g", v) or string.format(" %12s", m.error and "failed" or "-"))
@@ -31,15 +33,22 @@ function M.summary(self, paths)
       if m.error then lines[#lines + 1] = "  " .. m.label .. " failed: " .. m.error:match("^[^\n]*") end
     end
   else
-    local function add(label, v, unit, r)
+    local function add(label, v, unit, r, spec)
       if not finite(v) then return end
-      lines[#lines + 1] = string.format("  %-22s %10s %-6s%s", label, fixed("%.1f", v), unit, r and string.format("(%s ~%s)", ref.label, r) or "")
+      lines[#lines + 1] = string.format("  %-22s %10s %-6s%s", label, fixed(spec or "%.1f", v), unit, r and string.format("(%s ~%s)", ref.label, r) or "")
     end
     add("single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref.throughput_tps)
     add("time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref.ttft_ms)
     add("32 concurrent output", b.concurrent and b.concurrent["32_requests_tokens_per_second"], "tok/s", ref.concurrent_32_tps)
     add("peak GPU power", b.power and b.power.peak_w, "W", ref.power_w)
-    add("peak VRAM", b.memory and b.memory.vram_peak_gb, "GB", ref.vram_gb)
+    add("peak VRAM", b.memory and b.memory.vram_peak_gib, "GiB", ref.vram_gb and (ref.vram_gb .. " GB"))
+    local e = b.efficiency or {}
+    add("USD/M output, steady", e.usd_per_million_output_tokens, "USD", nil, "%.2f")
+    add("USD/M output, all-in", e.all_in and e.all_in.usd_per_million_output_tokens, "USD", nil, "%.2f")
+    add("output tokens/J", e.output_tokens_per_joule, "tok/J", nil, "%.3f")
+    if e.load and (finite(e.usd_per_million_output_tokens) or finite(e.output_tokens_per_joule)) then
+      lines[#lines + 1] = "  (steady and tok/J at " .. e.load .. "; all-in: the machine's whole life so far over every load's tokens)"
+    end
   end
   if paths then lines[#lines + 1] = "  report: " .. paths.html .. "  (also report.md, results.json)" end
   return table.concat(lines, "\n")

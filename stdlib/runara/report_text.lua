@@ -10,7 +10,9 @@ local function machine_line(m)
   local parts = {}
   local function add(label, v) v = given(v) if v then parts[#parts + 1] = label .. v end end
   add("", given(m.gpu) and ((finite(m.gpu_count) and m.gpu_count > 1) and (m.gpu_count .. "× " .. tostring(m.gpu)) or m.gpu))
-  add("", given(m.gpu_vram_gb) and (tostring(m.gpu_vram_gb) .. " GB each"))
+  -- GiB (2^30 bytes) as every memory figure of the reports; a gpu_vram_gb (10^9 bytes) alone is converted.
+  local vram = finite(m.gpu_vram_gib) and m.gpu_vram_gib or (finite(m.gpu_vram_gb) and math.floor(m.gpu_vram_gb * 1e9 / 2^30 * 10 + 0.5) / 10)
+  add("", vram and (format.fixed("%.4g", vram) .. " GiB each"))
   add("size ", m.size)
   add("region ", m.region)
   add("driver ", m.driver_version)
@@ -22,9 +24,15 @@ local function machine_line(m)
   return table.concat(parts, " · ")
 end
 
-local function cost_line(m)
+-- The machines' cost, and when it was read: the report is written before teardown, so its figure is
+-- what the machines cost up to then; run.log's, logged as each machine is destroyed, is the final one.
+local function cost_line(m, several)
   if not finite(m.cost_usd) then return nil end
-  return "Machine cost: $" .. fixed("%.4f", m.cost_usd) .. (finite(m.hourly_usd) and (" ($" .. fixed("%.2f", m.hourly_usd) .. "/h)") or "")
+  local when = finite(m.cost_read_at_s) and
+    (" so far, read " .. fixed("%.1f", m.cost_read_at_s) .. " s into the run as this report was written, before teardown " ..
+     "(the final bill, a few seconds more, is in run.log and results.json's run.total_cost_usd)") or ""
+  return "Machine cost: $" .. fixed("%.4f", m.cost_usd) .. (several and " in all (each machine's below)" or "") ..
+    (finite(m.hourly_usd) and (" ($" .. fixed("%.2f", m.hourly_usd) .. "/h)") or "") .. when
 end
 
 -- The line under the title: the machine, or with several (each in its own table) only what they share.
@@ -87,6 +95,52 @@ local function files_line(v)
   return "Files: " .. table.concat(parts, "; ") .. "."
 end
 
+-- The headline's cost and efficiency in one sentence (benchmarks.efficiency, or a machine's):
+-- the best load's steady-state figures, and the whole run all-in. nil when there is none.
+local ENERGY_FROM = { counter = "the GPU tool's energy counter", trapezoid = "the power samples integrated",
+                      mixed = "the counter on some GPUs, the power samples integrated on others" }
+local function efficiency_line(e, label)
+  if type(e) ~= "table" then return nil end
+  local parts = {}
+  local function usd(x) return "$" .. format.f(x, 2) end
+  if e.load then
+    local s = {}
+    if finite(e.usd_per_million_output_tokens) then
+      s[#s + 1] = usd(e.usd_per_million_output_tokens) .. " per million output tokens" ..
+        (finite(e.usd_per_million_total_tokens) and (" (" .. usd(e.usd_per_million_total_tokens) .. " per million total)") or "") .. " steady-state"
+    end
+    if finite(e.output_tokens_per_s_per_gpu) then s[#s + 1] = format.f(e.output_tokens_per_s_per_gpu) .. " output tok/s per GPU" end
+    if finite(e.interactivity_tokens_per_s_per_user) then s[#s + 1] = "interactivity " .. format.f(e.interactivity_tokens_per_s_per_user) .. " tok/s per user" end
+    if finite(e.output_tokens_per_joule) then
+      s[#s + 1] = format.f(e.output_tokens_per_joule, 3) .. " output tokens/J" .. (ENERGY_FROM[e.energy_source] and (" (energy from " .. ENERGY_FROM[e.energy_source] .. ")") or "")
+    end
+    if #s > 0 then parts[#parts + 1] = "at " .. e.load .. " (the highest output throughput): " .. table.concat(s, ", ") end
+  end
+  local a = e.all_in
+  if type(a) == "table" and finite(a.usd_per_million_output_tokens) then
+    parts[#parts + 1] = "all-in, the machine's whole life until this report ($" .. format.fixed("%.4f", a.cost_usd) .. ") over every load's tokens: " ..
+      usd(a.usd_per_million_output_tokens) .. " per million output tokens" ..
+      (finite(a.usd_per_million_total_tokens) and (" (" .. usd(a.usd_per_million_total_tokens) .. " per million total)") or "")
+  end
+  if e.cost_note then parts[#parts + 1] = e.cost_note end
+  if #parts == 0 then return nil end
+  return (label and (label .. " — ") or "") .. "Cost and efficiency " .. table.concat(parts, "; ") .. "."
+end
+
+-- The efficiency sentence of the report (one machine) or of each machine (a comparison).
+local function efficiency_lines(v)
+  local out = {}
+  if multi(v) then
+    for _, m in ipairs(v.machines) do
+      local line = efficiency_line(v.b.machines and v.b.machines[m.key] and v.b.machines[m.key].efficiency, m.label)
+      if line then out[#out + 1] = line end
+    end
+  else
+    out[#out + 1] = efficiency_line(v.b.efficiency)
+  end
+  return out
+end
+
 local function sweep_title(v, s)
   local label
   for _, m in ipairs(v.machines or {}) do if m.key == s.machine then label = m.label end end
@@ -106,5 +160,7 @@ return {
   where_line = where_line,
   files_line = files_line,
   sweep_title = sweep_title,
+  efficiency_line = efficiency_line,
+  efficiency_lines = efficiency_lines,
   table_title = table_title,
 }

@@ -18,6 +18,7 @@
 --   end)
 local report = require("runara.report")
 local machine_info = require("runara.machine")
+local manifest = require("runara.manifest")
 local errors = require("runara.errors")
 
 local M = {}
@@ -188,9 +189,12 @@ function Scenario:machine(spec)
     m.session = ssh.connect(d, { wait_cloud_init = true })
   end
   m.info = machine_info.describe(m.session)
+  local facts = manifest.machine(m, spec)
+  self.manifest.machines[#self.manifest.machines + 1] = facts
   if #self.machines == 0 or spec.report then
     local i = m.info
-    rep:metadata{ gpu = i.gpu, gpu_count = i.gpu_count, gpu_vram_gb = i.gpu_vram_gb, driver_version = i.driver_version,
+    rep:metadata{ gpu = i.gpu, gpu_count = i.gpu_count, gpu_vram_gib = i.gpu_vram_gib, gpu_vram_gb = i.gpu_vram_gb,
+      driver_version = i.driver_version, kernel = i.kernel,
       rocm_version = i.rocm_version, cuda_version = i.cuda_version, os = i.os, machine = m.droplet and m.droplet.name or m.session.name,
       region = m.droplet and m.droplet.region, hourly_usd = m.droplet and m.droplet.price_hourly }
   end
@@ -236,11 +240,14 @@ function Scenario:serve(m, opts)
       runara.log(string.format("note: %s serves %s, not %s; measuring %s", on.endpoint, table.concat(ids, ", "), opts.model, model))
     end
     self.report:metadata{ framework = "unknown (a running server)", model = model }
+    self.manifest.serving[#self.manifest.serving + 1] = manifest.endpoint(on.endpoint, model)
     return { url = on.endpoint, model = model, version = "unknown", endpoint = true }
   end
   local server = require("runara.vllm").start(m.session, opts)
   server.remove_log = m.kind == "machine"
   self.servers[#self.servers + 1] = server
+  -- The serving stack for the manifest: one remote command (image digest, model revision).
+  self.manifest.serving[#self.manifest.serving + 1] = manifest.serving(m.session, server, m.label)
   return server
 end
 
@@ -299,6 +306,14 @@ function M.run(decl, body)
   local rep = report.new{ title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
   local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {} }, Scenario)
   rep:set("params", params)
+  -- The run manifest (runara.manifest): filled as machines and servers come; the loads' seeds
+  -- and prompt sets are added when the report is written.
+  sc.manifest = { runara = manifest.runtime(), script = manifest.script(), params = params, machines = {}, serving = {} }
+  if M.where() == "endpoint" then
+    sc.manifest.machines[1] = { kind = "endpoint", note = manifest.unknown("--on " .. runara.on.endpoint ..
+      " names only a server: the machine under it is not reached") }
+  end
+  rep:manifest(sc.manifest)
   runara.at_exit(function(ending)
     if sc.written then return end
     finish_report(sc, ending.status == "ok" and "the run ended before its report was written" or ending.reason)

@@ -183,14 +183,16 @@ function M.start(s, opts)
   local serve = serve_args(opts, port)
   -- pip mode installs vLLM first where the machine lacks it (the image's Python, no venv).
   local install = opts.install ~= false and "command -v vllm >/dev/null || python3 -m pip install --quiet vllm || exit 1; " or ""
-  local command = (mode == "docker" and docker_command(opts, gpu, serve) or install .. serve) ..
-      " 2>&1 | tee " .. quote(log)
+  -- The server's own command line (for the run manifest): the docker run, or vllm serve.
+  local server_command = mode == "docker" and docker_command(opts, gpu, serve) or serve
+  local command = (mode == "docker" and server_command or install .. serve) .. " 2>&1 | tee " .. quote(log)
   runara.log(string.format("vllm: starting %s on %s (%s, %s)", opts.model, s.name, mode,
     mode == "docker" and (opts.image or IMAGES[gpu]) or "pip"))
   local process = s:spawn("set -o pipefail 2>/dev/null; " .. command,
     { env = opts.hf_token and { HF_TOKEN = opts.hf_token } or nil, quiet = opts.quiet ~= false })
   local server = setmetatable({ session = s, process = process, model = opts.model, mode = mode, gpu = gpu,
-    port = port, log = log, url = s:forward(port) }, Server)
+    port = port, log = log, url = s:forward(port), command = server_command,
+    image = mode == "docker" and (opts.image or IMAGES[gpu]) or nil }, Server)
   server.ready_s = wait_ready(server, opts.ready_timeout or 1800, opts.poll or (runara.simulated and 0.5 or 2))
   server.version = server:log_tail(400):match("[Vv][Ll][Ll][Mm] API server version ([%w%.%+%-]+)") or "unknown"
   runara.log(string.format("vllm: %s ready on %s after %.1f s (vLLM %s)", opts.model, s.name, server.ready_s, server.version))

@@ -120,7 +120,7 @@ t.test("compare: both costs, all loads (TTFT included), each machine's descripti
   t.eq(doc.machines.h100.status, "complete")
   t.near(doc.metadata.cost_usd, 0.057, 1e-9)
   local md = rep:render().md
-  t.match(md, "Machine cost: %$0%.0570 in all")
+  t.match(md, "Machine cost: %$0%.0570 in all %(each machine's below%) so far, read .- before teardown")
   t.match(md, "| MI300X | AMD Instinct MI300X | mi300x | atl1 | — | ROCm 6%.2%.0 | vLLM 0%.6%.4 | %$1%.99/h | %$0%.0211 | complete |")
   t.match(md, "| H100 | NVIDIA H100 80GB HBM3 | h100 | atl1 | — | CUDA 13%.1 | vLLM 0%.6%.4 | %$3%.39/h | %$0%.0359 | complete |")
   for _, load in ipairs({ "throughput", "ttft", "concurrent_10", "concurrent_32" }) do

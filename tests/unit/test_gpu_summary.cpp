@@ -71,6 +71,62 @@ TEST_CASE("energy comes from the tool's counter when every sample has one", "[gp
   CHECK_FALSE(summarize(samples, {}, 20)[0].gpus[0].energy_from_counter);
 }
 
+TEST_CASE("a counter that does not advance while power is drawn gives the integrated figure, and says why", "[gpu_summary]") {
+  // The counter stuck at 0 (recorded on real AMD boards) while the board draws 300 W, then 600 W.
+  auto samples = step_curve(true);
+  for (auto& s : samples) s.gpus[0].energy_j = 0.0;
+  auto phases = summarize(samples, {{10, "high"}}, 20);
+  const GpuStats& run = phases[0].gpus[0];
+  CHECK_FALSE(run.energy_from_counter);
+  CHECK(*run.energy_j == Approx(9000).epsilon(0.01));
+  CHECK(*run.counter_energy_j == 0.0);
+  CHECK(*run.integrated_energy_j == Approx(9000).epsilon(0.01));
+  CHECK(run.energy_note ==
+        "power samples integrated (trapezoids): the energy counter did not advance while the power samples integrate to 9015 J "
+        "(a stuck or lagging counter)");
+  CHECK(phases[0].energy_source == "trapezoid");
+  CHECK(phases[0].energy_note == run.energy_note);
+  CHECK(*phases[1].energy_j == Approx(6000).epsilon(0.01));  // every window is judged on its own
+  // A counter that advances far too slowly (a tenth of the power drawn) is not believed either.
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i].gpus[0].energy_j = 30.0 * samples[i].t_s * 3;
+  auto slow = summarize(samples, {}, 20)[0];
+  CHECK_FALSE(slow.gpus[0].energy_from_counter);
+  CHECK_THAT(slow.energy_note, Catch::Contains("the energy counter advanced only 1800 J while the power samples integrate to 9015 J"));
+  // One that agrees within the margin is used, and the note gives the integrated figure beside it.
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i].gpus[0].energy_j = 0.8 * (samples[i].t_s <= 10 ? 300 * samples[i].t_s : 3000 + 600 * (samples[i].t_s - 10));
+  auto close = summarize(samples, {}, 20)[0];
+  CHECK(close.gpus[0].energy_from_counter);
+  CHECK(*close.energy_j == Approx(7200).epsilon(1e-9));
+  CHECK(close.energy_source == "counter");
+  CHECK(close.energy_note == "the tool's energy counter (the power samples integrate to 9015 J)");
+}
+
+TEST_CASE("energy notes: no counter, a counter with power readings far too low, GPUs that differ", "[gpu_summary]") {
+  auto plain = summarize(step_curve(false), {}, 20)[0];
+  CHECK(plain.energy_source == "trapezoid");
+  CHECK(plain.energy_note == "power samples integrated (trapezoids): the tool reports no energy counter");
+  // rocm-smi reading 0-2 W on a busy board: the counter is kept, the note says the power looks wrong.
+  auto samples = step_curve(true);
+  for (auto& s : samples) s.gpus[0].power_w = 1.5;
+  auto low = summarize(samples, {}, 20)[0];
+  CHECK(low.energy_source == "counter");
+  CHECK(low.energy_note == "the tool's energy counter; the power samples integrate to only 30 J, so the power readings look too low");
+  // Two GPUs, one counter stuck: the sum mixes both sources, and the note names each GPU.
+  std::vector<Sample> two;
+  for (int i = 0; i <= 20; ++i) {
+    Sample s = at(i, 500, std::nullopt, 2);
+    s.gpus[0].energy_j = 500.0 * i;
+    s.gpus[1].energy_j = 0.0;
+    two.push_back(s);
+  }
+  auto mixed = summarize(two, {}, 20)[0];
+  CHECK(*mixed.energy_j == Approx(20000));
+  CHECK(mixed.energy_source == "mixed");
+  CHECK(mixed.energy_note ==
+        "GPU 0: the tool's energy counter (the power samples integrate to 10000 J); GPU 1: power samples integrated (trapezoids): "
+        "the energy counter did not advance while the power samples integrate to 10000 J (a stuck or lagging counter)");
+}
+
 TEST_CASE("summaries: several GPUs, peaks, means, nothing to stand on", "[gpu_summary]") {
   std::vector<Sample> s = {at(0, 100, std::nullopt, 2), at(1, 200, std::nullopt, 2), at(2, 300, std::nullopt, 2)};
   auto run = summarize(s, {}, 2)[0];
@@ -208,12 +264,19 @@ GpuStats stats_for(const std::vector<Sample>& samples, int index, double a, doub
   st.max_temp_memory_c = mem.max;
   const Points energy = series(samples, index, &GpuReading::energy_j);
   const Points watts = series(samples, index, &GpuReading::power_w);
+  std::optional<double> counted;
   if (energy.size() >= 2 && (watts.size() < 2 || (energy.front().first <= watts.front().first &&
-                                                  energy.back().first >= watts.back().first))) {
-    st.energy_j = counter_delta(energy, a, b);
-    st.energy_from_counter = st.energy_j.has_value();
+                                                  energy.back().first >= watts.back().first)))
+    counted = counter_delta(energy, a, b);
+  // The counter, unless it advanced less than half of what the power integrates to (from 1 J on:
+  // a stuck or lagging counter, docs/gpu_metrics.md).
+  const std::optional<double> integrated = integrate(watts, a, b);
+  if (counted && !(integrated && *integrated >= 1.0 && *counted < 0.5 * *integrated)) {
+    st.energy_j = counted;
+    st.energy_from_counter = true;
+  } else {
+    st.energy_j = integrated;
   }
-  if (!st.energy_j) st.energy_j = integrate(watts, a, b);
   return st;
 }
 

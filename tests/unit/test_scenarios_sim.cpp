@@ -4,6 +4,8 @@
 // writes a partial report. report.html is rendered in headless Chromium where it is installed.
 #include <catch2/catch.hpp>
 
+#include <sys/utsname.h>
+
 #include <filesystem>
 #include <string>
 
@@ -55,6 +57,96 @@ int points_of(const std::string& html, const std::string& series) {
   return n;
 }
 
+// The run manifest (issue 26) of a flagship rehearsal: every field, read on the simulated machine
+// (its shims answer), or unknown with the reason where it cannot tell (no model is downloaded);
+// the cost and efficiency figures, their units, and the cost labelled with when it was read.
+void check_manifest_and_costs(const json& j, const std::string& out) {
+  const json& man = j["manifest"];
+  INFO(man.dump(2));
+  CHECK(man["runara"]["version"] == j["run"]["runara_version"]);
+  const std::string run_id = man["runara"]["run_id"];
+  CHECK(run_id.size() == 8);
+  ChildProcess sum({"/usr/bin/sha256sum", kScripts + "llama70b_fp8.lua"});
+  CHECK(man["script"]["sha256"] == sum.wait(10).out.substr(0, 64));  // the script's own bytes
+  CHECK(man["params"]["size"] == "gpu-mi300x1-192gb");
+  CHECK(man["params"]["profile"] == "quick");
+  for (const char* load : {"throughput", "ttft", "concurrent_10", "concurrent_32"}) {
+    INFO(load);
+    CHECK(man["seeds"][load] == 0);
+    CHECK(man["prompt_sets"][load]["sha256"].get<std::string>().size() == 64);
+  }
+  // The 256-token loads draw their prompts from the same definition, TTFT's (32 tokens) from another.
+  CHECK(man["prompt_sets"]["concurrent_10"]["sha256"] == man["prompt_sets"]["concurrent_32"]["sha256"]);
+  CHECK(man["prompt_sets"]["throughput"]["sha256"] == man["prompt_sets"]["concurrent_32"]["sha256"]);
+  CHECK(man["prompt_sets"]["ttft"]["sha256"] != man["prompt_sets"]["concurrent_32"]["sha256"]);
+  CHECK(man["tokenizer"]["client"] == "meta-llama/Llama-3.3-70B-Instruct");
+  const json& m = man["machines"][0];
+  CHECK(m["kind"] == "droplet");
+  CHECK(m["size"] == "gpu-mi300x1-192gb");
+  CHECK(m["region"] == "atl1");
+  CHECK(m["image"] == "gpu-amd-base");
+  CHECK(m["price_usd_per_hour"] == 1.99);
+  CHECK(m["gpu"] == "AMD Instinct MI300X");
+  CHECK(m["gpu_count"] == 1);
+  CHECK(m["gpu_vram_gib"] == 192);
+  CHECK(m["driver_version"] == "6.8.5");
+  CHECK(m["rocm_version"] == "6.2.0");
+  CHECK_FALSE(m.contains("cuda_version"));
+  struct utsname u {};
+  REQUIRE(uname(&u) == 0);
+  CHECK(m["kernel"] == u.release);  // the simulated machine is this computer
+  CHECK(m["arch"] == u.machine);
+  CHECK(m["os"].is_string());
+  const json& s = man["serving"][0];
+  CHECK(s["mode"] == "docker");
+  CHECK(s["image"] == "rocm/vllm:latest");
+  CHECK(s["image_digest"] == "rocm/vllm@sha256:" + std::string(64, '0'));  // the simulated docker's
+  CHECK(s["vllm_version"] == "0.6.4.post2.dev+rocm624");
+  const std::string cmd = s["command"];
+  CHECK(cmd.rfind("docker run --rm --name runara-vllm-" + run_id + " ", 0) == 0);
+  CHECK(contains(cmd, "--entrypoint vllm rocm/vllm:latest serve 'meta-llama/Llama-3.3-70B-Instruct' --host 127.0.0.1 --port 8000"));
+  CHECK(contains(cmd, "--quantization 'fp8'"));
+  CHECK_FALSE(contains(cmd, kSecret));
+  CHECK(s["model"] == "meta-llama/Llama-3.3-70B-Instruct");
+  // No model is downloaded on the simulated machine: its revision is unknown, and says why.
+  CHECK(s["model_revision"].get<std::string>().rfind("unknown (no revision in the machine's Hugging Face cache: cat: ", 0) == 0);
+  const std::string md = read_all(out + "/report.md");
+  CHECK(contains(md, "\n## Manifest\n"));
+  CHECK(contains(md, "| vLLM | version 0.6.4.post2.dev+rocm624 |"));
+  CHECK(contains(read_all(out + "/report.html"), "<table id=\"manifest\">"));
+
+  // Cost and efficiency: each load's against its own figures, the headline's, GiB everywhere.
+  const json& b = j["benchmarks"];
+  const json& c32 = b["loads"]["concurrent_32"];
+  const double steady = 1.99 * c32["duration"].get<double>() / 3600;
+  CHECK(c32["usd_per_million_output_tokens"].get<double>() ==
+        Approx(steady / c32["total_output_tokens"].get<double>() * 1e6).epsilon(1e-9));
+  CHECK(c32["usd_per_million_total_tokens"].get<double>() ==
+        Approx(steady / (c32["total_output_tokens"].get<double>() + c32["total_input_tokens"].get<double>()) * 1e6).epsilon(1e-9));
+  CHECK(c32["interactivity_tokens_per_s_per_user"].get<double>() == Approx(1000 / c32["median_tpot_ms"].get<double>()));
+  CHECK(c32["output_tokens_per_s_per_gpu"] == c32["output_throughput"]);
+  CHECK(c32["output_tokens_per_joule"].get<double>() > 0);
+  CHECK(c32["energy_source"] == "counter");  // the simulated MI300X's counter agrees with its power
+  const json& e = b["efficiency"];
+  CHECK(e["load"] == "concurrent_32");
+  CHECK(e["all_in"]["cost_usd"] == j["metadata"]["cost_usd"]);
+  CHECK(e["all_in"]["usd_per_million_output_tokens"].get<double>() > c32["usd_per_million_output_tokens"].get<double>());
+  double shares = 0;
+  for (const auto& [name, load] : b["loads"].items()) shares += load["cost_usd_all_in"].get<double>();
+  CHECK(shares == Approx(j["metadata"]["cost_usd"].get<double>()).epsilon(1e-9));
+  CHECK(b["memory"]["vram_peak_gib"].get<double>() ==
+        Approx(b["memory"]["vram_peak_gb"].get<double>() * 1e9 / (1024.0 * 1024 * 1024)).margin(0.1));
+  CHECK(contains(md, "AMD Instinct MI300X · 192 GiB each"));
+  CHECK_FALSE(contains(md, " GB each"));
+  CHECK(contains(md, "\n## Cost and efficiency\n"));
+  // The report's cost is read before teardown; run.log gives it, and the final bill after it.
+  CHECK(j["metadata"]["cost_usd"].get<double>() <= j["run"]["total_cost_usd"].get<double>());
+  CHECK(contains(md, "before teardown"));
+  const std::string log = read_all(out + "/run.log");
+  CHECK(contains(log, "report: machines' cost so far $"));
+  CHECK(log.find("report: machines' cost so far $") < log.find("machines of this run cost $"));
+}
+
 }  // namespace
 
 TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean teardown", "[scenario]") {
@@ -75,7 +167,7 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(b["latency"]["time_to_first_token_ms"].get<double>() < 200);
   CHECK(b["concurrent"]["32_requests_tokens_per_second"].get<double>() >
         b["concurrent"]["10_requests_tokens_per_second"].get<double>());
-  CHECK(b["memory"]["vram_peak_gb"].get<double>() > 150);  // 0.9 of 192 GB, as vLLM reserves it
+  CHECK(b["memory"]["vram_peak_gib"].get<double>() > 150);  // 0.9 of 192 GiB, as vLLM reserves it
   CHECK(b["power"]["peak_w"].get<double>() > 300);
   CHECK(b["power"]["peak_w"].get<double>() <= 750);
   CHECK(j["report"]["status"] == "complete");
@@ -100,6 +192,7 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(points_of(html, "power GPU 0") > 10);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(std::filesystem::exists(out + "/logs/vllm.log"));
+  check_manifest_and_costs(j, out);
   check_no_secret_anywhere(out);
   check_torn_down(r, out);
 }
@@ -209,7 +302,8 @@ TEST_CASE("compare_mi300x_h100 under --sim: two machines at once, one comparison
   CHECK(j["machines"]["mi300x"]["cost_usd"].get<double>() > 0);
   CHECK(j["machines"]["h100"]["cost_usd"].get<double>() > 0);
   const std::string md = read_all(out + "/report.md");
-  CHECK(md.find("| peak VRAM (GB) |") != std::string::npos);
+  CHECK(md.find("| peak VRAM (GiB) |") != std::string::npos);  // memory in GiB everywhere (issue 26)
+  CHECK(md.find("| USD per million output tokens, all-in (whole run) |") != std::string::npos);
   CHECK(std::filesystem::exists(out + "/mi300x_throughput/results.json"));
   CHECK(std::filesystem::exists(out + "/h100_throughput/results.json"));
   check_no_secret_anywhere(out);
@@ -261,6 +355,13 @@ TEST_CASE("report.html renders in headless Chromium with its charts", "[scenario
   CHECK(points_of(d.out, "VRAM GPU 0") > 3);
   CHECK(d.out.find("class=\"mark\"") != std::string::npos);
   CHECK(d.out.find("<script") == std::string::npos);  // nothing runs in the page, so nothing can fail there
+  // The headline cards with cost per million tokens and tokens per joule; the efficiency and manifest tables.
+  CHECK(contains(d.out, "<small>USD</small></div><div class=\"l\">per million output tokens, steady-state, at concurrent_32</div>"));
+  CHECK(contains(d.out, "<small>USD</small></div><div class=\"l\">per million output tokens, all-in (whole run)</div>"));
+  CHECK(contains(d.out, "<small>tok/J</small></div><div class=\"l\">output tokens per joule, at concurrent_32</div>"));
+  CHECK(contains(d.out, "<small>GiB</small></div><div class=\"l\">peak VRAM</div>"));
+  CHECK(contains(d.out, "<table id=\"efficiency\">"));
+  CHECK(contains(d.out, "<table id=\"manifest\">"));
   const std::string shot = std::string(RUNARA_BINARY_DIR) + "/report-screenshot.png";
   ChildProcess png({RUNARA_CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                     "--window-size=1280,3400", "--screenshot=" + shot, url});
@@ -306,7 +407,8 @@ TEST_CASE("compare_mi300x_h100's report.html in headless Chromium: both machines
   REQUIRE_FALSE(comparison.empty());
   CHECK(comparison.find("<th>MI300X (simulated)</th><th>H100 (simulated)</th><th>MI300X / H100</th>") != std::string::npos);
   for (const char* metric : {"single-stream throughput (tok/s)", "TTFT median (ms)", "throughput at 32 concurrent (tok/s)",
-                             "peak power (W)", "peak VRAM (GB)", "machine cost (USD)"}) {
+                             "peak power (W)", "peak VRAM (GiB)", "machine cost (USD)",
+                             "USD per million output tokens, all-in (whole run)", "interactivity at 32 concurrent (tok/s per user)"}) {
     const auto cells = row(comparison, metric);
     INFO(metric);
     REQUIRE(cells.size() == 5);  // metric, MI300X, H100, ratio, notes
@@ -329,8 +431,12 @@ TEST_CASE("compare_mi300x_h100's report.html in headless Chromium: both machines
   CHECK(points_of(dom, "H100 running") > 3);
   // The GPU summary and the machines' table: a row each, both costs.
   const std::string gpu = table("gpu");
-  CHECK(row(gpu, "MI300X").size() == 8);
-  CHECK(row(gpu, "H100").size() == 8);
+  CHECK(row(gpu, "MI300X").size() == 9);  // machine, GPU, power ×2, energy, energy from, VRAM, util, temp
+  CHECK(row(gpu, "H100").size() == 9);
+  CHECK(row(gpu, "MI300X")[5] == "counter");           // amd-smi's counter, agreeing with its power
+  CHECK(row(gpu, "H100")[5] == "integrated power");    // nvidia-smi has no counter
+  const std::string eff = table("efficiency");
+  CHECK(row(eff, "MI300X").size() == 10);               // machine, load, 4 costs, tok/s/GPU, interactivity, tok/J, energy from
   const std::string machines = table("machines");
   for (const char* m : {"MI300X", "H100"}) {
     const auto cells = row(machines, m);

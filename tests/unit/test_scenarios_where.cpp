@@ -461,6 +461,19 @@ TEST_CASE("llama70b_fp8 --on your machine over ssh: a full report and no droplet
   CHECK(contains(ran_on, "your machine"));
   CHECK(contains(ran_on, m.on()));
   check_flagship_report(j, out);
+  // The manifest of a machine runara did not create: what it was rented as is unknown (and why);
+  // what its own commands say is there. No price: no cost figure, and the headline says why.
+  const json& mm = j["manifest"]["machines"][0];
+  INFO(j["manifest"].dump(2));
+  CHECK(mm["kind"] == "machine");
+  CHECK(mm["size"] == "unknown (a machine of yours (--on): runara did not create it)");
+  CHECK(mm["price_usd_per_hour"] == "unknown (a machine of yours (--on): runara did not create it)");
+  CHECK(mm["gpu"] == "AMD Instinct MI300X");
+  CHECK(mm["kernel"].get<std::string>().rfind("unknown", 0) != 0);
+  CHECK(j["manifest"]["serving"][0]["image_digest"] == "rocm/vllm@sha256:" + std::string(64, '0'));
+  CHECK_FALSE(j["benchmarks"]["loads"]["concurrent_32"].contains("usd_per_million_output_tokens"));
+  CHECK(j["benchmarks"]["loads"]["concurrent_32"]["output_tokens_per_joule"].get<double>() > 0);
+  CHECK(j["benchmarks"]["efficiency"]["cost_note"].get<std::string>().rfind("no hourly price", 0) == 0);
   CHECK(contains(read_all(out + "/report.md"), m.on()));
   CHECK_FALSE(contains(read_all(out + "/report.md"), "PARTIAL"));
   check_no_droplet(r);
@@ -514,6 +527,17 @@ TEST_CASE("llama70b_fp8 --on a running OpenAI-compatible server: loads sent from
     CHECK(contains(r.err, "serves fake-model, not meta-llama/Llama-3.3-70B-Instruct"));
     CHECK_FALSE(contains(r.err, "modelperm"));
     check_flagship_report(j, out);
+    // The manifest of a server only: the machine is not reached, the stack not started by runara;
+    // each says so instead of a guess. The seeds and prompt sets are the loads' own.
+    const json& man = j["manifest"];
+    INFO(man.dump(2));
+    CHECK(man["machines"][0]["kind"] == "endpoint");
+    CHECK(contains(man["machines"][0]["note"].get<std::string>(), "unknown (--on " + url + " names only a server"));
+    CHECK(man["serving"][0]["image"] == "unknown (a running server (--on URL): runara did not start it)");
+    CHECK(man["serving"][0]["command"] == "unknown (a running server (--on URL): runara did not start it)");
+    CHECK(man["serving"][0]["vllm_version"].get<std::string>().rfind("unknown (GET /version", 0) == 0);
+    CHECK(man["serving"][0]["model"] == "fake-model");
+    CHECK(man["seeds"]["concurrent_32"] == 0);
     check_no_droplet(r);
     // The server measured is the one named: runara neither stops nor starts one.
     CHECK(contains(r.err, url + "/v1/completions"));

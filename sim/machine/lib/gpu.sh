@@ -43,8 +43,12 @@ readings() {
   n=$(streams)
   if computing; then up=1; n=1000; vram_fraction=0.35; fi
   now=$(date +%s.%N)
+  # Fault energy_counter_stuck: the energy counter reads 0 whatever the board draws, as recorded
+  # on real AMD boards (power readings stay live).
+  stuck=0
+  case ",$RUNARA_SIM_FAULTS," in *,energy_counter_stuck,*) stuck=1 ;; esac
   awk -v gpu="$gpu" -v count="$count" -v up="$up" -v n="$n" -v frac="$vram_fraction" -v now="$now" \
-      -v efile="$state/gpu-energy" '
+      -v efile="$state/gpu-energy" -v stuck="$stuck" '
     BEGIN {
       if (gpu == "mi300x") { idle = 140; ready = 190; cap = 750; total = 196592; tidle = 38; tmax = 76; clk0 = 132; clk1 = 2100; m0 = 900; m1 = 1300 }
       else { idle = 69; ready = 115; cap = 700; total = 81559; tidle = 33; tmax = 66; clk0 = 345; clk1 = 1980; m0 = 1593; m1 = 2619 }
@@ -63,7 +67,7 @@ readings() {
         sm = up && n > 0 ? clk1 : clk0; mm = up ? m1 : m0
         en = (e[i + 2] + 0) + p * dt
         out = out " " en
-        printf "%d %.2f %d %d %d %d %d %d %d %d %d %.1f\n", i, p, g, mu, used, total, te, th, tm, sm, mm, en
+        printf "%d %.2f %d %d %d %d %d %d %d %d %d %.1f\n", i, p, g, mu, used, total, te, th, tm, sm, mm, stuck ? 0 : en
       }
       print out > efile
     }'
