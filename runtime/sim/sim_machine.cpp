@@ -136,10 +136,6 @@ void SimMachine::write_config() {
   write_private(d + "/sshd_config", c.str(), 0600);
 }
 
-std::string SimMachine::ssh_user(const std::string& unisolated_user) const {
-  return spec_.isolated ? kIsolatedUser : unisolated_user;
-}
-
 std::vector<std::string> SimMachine::command_line() const {
   std::vector<std::string> sshd{"/usr/sbin/sshd", "-D", "-e", "-f", spec_.dir + "/sshd_config"};
   if (!spec_.isolated) return sshd;
@@ -218,8 +214,13 @@ void SimMachine::wait_until_listening() {
     if (up) return;
     ::usleep(10000);
   }
+  // The destructor will not run for a machine that failed to start: end its box here.
+  ::close(channel_);
+  channel_ = -1;
+  ::kill(pid_, SIGKILL);
   int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
   throw std::runtime_error("simulated machine: its sshd did not start: " + read_text(spec_.dir + "/sshd.log"));
 }
 

@@ -4,7 +4,8 @@
 // sessions run this machine's commands with the shim folders first on PATH (sim/machine/bin:
 // docker, vllm, cloud-init; plus sim/machine/amd (amd-smi, rocm-smi) on MI300X sizes or
 // sim/machine/nvidia (nvidia-smi) on H100 sizes, never both, behaving like the real machine's) and
-// the environment the shims read (sim/machine/README.md). Logged into as the user running runara.
+// the environment the shims read (sim/machine/README.md). Logged into as `runara` when boxed, as
+// the user running runara when not.
 //
 // Contract: start() and the destructor may run on any one thread at a time (the fake API's).
 // The destructor SIGKILLs sshd and every process the machine started (see sim_sweeper.hpp) and
@@ -45,8 +46,6 @@ class SimMachine {
 
   int ssh_port() const { return port_; }
   const std::string& address() const { return spec_.address; }
-  // The user its sshd logs in.
-  std::string ssh_user(const std::string& unisolated_user) const;
   // Isolated machines: an unconnected TCP socket made inside the machine's network (at most 2 s),
   // -1 with `error` set when the machine does not answer. Unisolated ones: a plain socket.
   // Thread-safe.
