@@ -23,6 +23,7 @@
 #include "gpu/local_target.hpp"
 #include "gpu_metrics_binding.hpp"
 #include "lua_args.hpp"
+#include "push_marks.hpp"
 #include "lua_values.hpp"
 #include "run_output.hpp"
 
@@ -74,15 +75,7 @@ void RunSampler::push_results(lua_State* L) const {
   }
   lua_setfield(L, -2, "samples");
   const auto& marks = g.marks();
-  lua_createtable(L, static_cast<int>(marks.size()), 0);
-  for (std::size_t m = 0; m < marks.size(); ++m) {
-    lua_createtable(L, 0, 2);
-    lua_pushnumber(L, marks[m].t_s);
-    lua_setfield(L, -2, "t_s");
-    lua_pushlstring(L, marks[m].label.data(), marks[m].label.size());
-    lua_setfield(L, -2, "label");
-    lua_rawseti(L, -2, static_cast<int>(m + 1));
-  }
+  push_marks(L, marks);
   lua_setfield(L, -2, "marks");
   lua_createtable(L, static_cast<int>(marks.size()), 0);
   for (std::size_t m = 0; m < marks.size(); ++m) {

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "lua_args.hpp"
+#include "push_marks.hpp"
 #include "lua_values.hpp"
 #include "load/target_policy.hpp"
 #include "load/target_url.hpp"
@@ -136,15 +137,7 @@ struct RunScraper {
     }
     lua_setfield(L, -2, "samples");
     const auto& marks = s.marks();
-    lua_createtable(L, static_cast<int>(marks.size()), 0);
-    for (std::size_t m = 0; m < marks.size(); ++m) {
-      lua_createtable(L, 0, 2);
-      lua_pushnumber(L, marks[m].t_s);
-      lua_setfield(L, -2, "t_s");
-      lua_pushlstring(L, marks[m].label.data(), marks[m].label.size());
-      lua_setfield(L, -2, "label");
-      lua_rawseti(L, -2, static_cast<int>(m + 1));
-    }
+    push_marks(L, marks);
     lua_setfield(L, -2, "marks");
     const double end = s.now_s();
     lua_createtable(L, static_cast<int>(marks.size()), 0);

@@ -132,6 +132,24 @@ void MetricsSampler::stop() {
   uv_timer_stop(timer_);
 }
 
+namespace {
+
+// One reading of a metric inside a window (`sum` is the window's running sum for its mean).
+void add_reading(MetricStats& m, double v, double& sum) {
+  if (m.samples++ == 0) m.first = m.max = v;
+  m.last = v;
+  m.max = std::max(m.max, v);
+  sum += v;
+}
+
+// A window's mean, and its delta from the last reading before it (`before`), else from its first.
+void close_window(MetricStats& m, double sum, const double* before) {
+  m.delta = m.last - (before ? *before : m.first);
+  m.mean = sum / m.samples;
+}
+
+}  // namespace
+
 std::map<std::string, MetricStats> summarize_window(const std::vector<ScrapeSample>& samples, double start_s, double end_s) {
   std::map<std::string, MetricStats> out;
   std::map<std::string, double> sums, before;
@@ -143,18 +161,11 @@ std::map<std::string, MetricStats> summarize_window(const std::vector<ScrapeSamp
       continue;
     }
     if (s.t_s > end_s) continue;
-    for (const auto& [name, v] : s.values) {
-      MetricStats& m = out[name];
-      if (m.samples++ == 0) m.first = m.max = v;
-      m.last = v;
-      m.max = std::max(m.max, v);
-      sums[name] += v;
-    }
+    for (const auto& [name, v] : s.values) add_reading(out[name], v, sums[name]);
   }
   for (auto& [name, m] : out) {
     const auto b = before.find(name);
-    m.delta = m.last - (b != before.end() ? b->second : m.first);
-    m.mean = sums[name] / m.samples;
+    close_window(m, sums[name], b != before.end() ? &b->second : nullptr);
   }
   return out;
 }
@@ -189,18 +200,11 @@ void summarize_phases(const std::vector<ScrapeSample>& samples, const std::vecto
     std::map<std::string, MetricStats> out;
     std::map<std::string_view, double> sums;
     for (std::size_t k = next; k < samples.size() && samples[k].t_s <= end; ++k) {
-      for (const auto& [name, v] : samples[k].values) {
-        MetricStats& m = out[name];
-        if (m.samples++ == 0) m.first = m.max = v;
-        m.last = v;
-        m.max = std::max(m.max, v);
-        sums[name] += v;
-      }
+      for (const auto& [name, v] : samples[k].values) add_reading(out[name], v, sums[name]);
     }
     for (auto& [name, m] : out) {
       const auto b = before.find(name);
-      m.delta = m.last - (b != before.end() ? b->second : m.first);
-      m.mean = sums[name] / m.samples;
+      close_window(m, sums[name], b != before.end() ? &b->second : nullptr);
     }
     each(i, out);
   }

@@ -56,6 +56,14 @@ function M.raises(fn, plain, where)
   return err
 end
 
+-- Runs fn and fails when it took longer than `limit` seconds of CPU; returns what fn returns.
+function M.quick(limit, fn)
+  local t0 = os.clock()
+  local out = fn()
+  M.truthy(os.clock() - t0 < limit, string.format("took %.2f s of CPU (limit %g)", os.clock() - t0, limit))
+  return out
+end
+
 function M.test(name, fn)
   local ok, err = pcall(fn)
   if ok then

@@ -8,13 +8,7 @@ local fx = require("fixtures.report_results")
 
 local HUGE = { -1e300, 1e300, 0 / 0, math.huge, -math.huge, 1.7e308, -1.7e308, 2 ^ 63, 1e16 }
 
--- Runs fn and fails when it took longer than `limit` seconds of CPU.
-local function quick(limit, fn)
-  local t0 = os.clock()
-  local out = fn()
-  t.truthy(os.clock() - t0 < limit, string.format("took %.2f s of CPU (limit %g)", os.clock() - t0, limit))
-  return out
-end
+local quick = t.quick
 
 -- A report whose every number source holds x: GPU samples (power, VRAM, time), the sampler's
 -- summary and phases, phase marks, server metrics, loads and a sweep, metadata and cost.

@@ -24,13 +24,7 @@ local function count(text, pattern)
   return n
 end
 
--- Runs fn and fails when it took longer than `limit` seconds of CPU.
-local function quick(limit, fn)
-  local t0 = os.clock()
-  local out = fn()
-  t.truthy(os.clock() - t0 < limit, string.format("took %.2f s of CPU (limit %g)", os.clock() - t0, limit))
-  return out
-end
+local quick = t.quick
 
 t.test("non-finite and absurd samples are left out, the rest drawn", function()
   local out = quick(1, function()

@@ -455,14 +455,18 @@ TEST_CASE("http_load agent: a 16 MiB results line cannot grow runara past --max-
   REQUIRE(idle.exit_code == 0);
   const long baseline = idle.max_rss_kb / 1024;
   const std::string pongs = "echo 'runara-agent 1 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
-  const std::string agent =
-      t.fake_agent(pongs + "awk 'BEGIN { printf \"S {\\\"input_lens\\\": [\"; for (i = 0; i < 8388000; i++) printf \"0,\"; "
-                           "print \"0]}\" }'; while read l; do :; done");
-  const auto r = t.run(R"(
-    local s = ssh.connect("SSH_HOST")
-    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x", quiet = true })
-    print("ended", ok, err)
-  )", {"--max-memory", "64M", "--load-agent", agent});
+  // An agent whose results line lists `n` input lengths; a load on it under `max_memory`.
+  const auto run_with_lines_of = [&](long n, const char* max_memory) {
+    const std::string agent =
+        t.fake_agent(pongs + "awk 'BEGIN { printf \"S {\\\"input_lens\\\": [\"; for (i = 0; i < " + std::to_string(n) +
+                     "; i++) printf \"0,\"; print \"0]}\" }'; while read l; do :; done");
+    return t.run(R"(
+      local s = ssh.connect("SSH_HOST")
+      local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x", quiet = true })
+      print("ended", ok, err)
+    )", {"--max-memory", max_memory, "--load-agent", agent});
+  };
+  const auto r = run_with_lines_of(8388000, "64M");
   const long peak = r.max_rss_kb / 1024;
   WARN("a 16 MiB results line: peak RSS " << peak << " MiB with --max-memory 64M (" << baseline << " MiB doing nothing), "
                                           << r.seconds << " s");
@@ -478,14 +482,7 @@ TEST_CASE("http_load agent: a 16 MiB results line cannot grow runara past --max-
   // decode, refused by --max-memory 32M before anything is built.
   std::error_code ignored;
   fs::remove_all(t.out, ignored);
-  const std::string smaller =
-      t.fake_agent(pongs + "awk 'BEGIN { printf \"S {\\\"input_lens\\\": [\"; for (i = 0; i < 1300000; i++) printf \"0,\"; "
-                           "print \"0]}\" }'; while read l; do :; done");
-  const auto charged = t.run(R"(
-    local s = ssh.connect("SSH_HOST")
-    local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x", quiet = true })
-    print("ended", ok, err)
-  )", {"--max-memory", "32M", "--load-agent", smaller});
+  const auto charged = run_with_lines_of(1300000, "32M");
   INFO(all(charged));
   CHECK(charged.out.find("ended\tfalse") != std::string::npos);
   CHECK(charged.out.find("the load agent on 127.0.0.1 (root@" + t.ssh_host() + "): decoding the agent's results (2539 KiB) "

@@ -494,15 +494,35 @@ TEST_CASE("ssh: sshd killed mid-command gives a clear error, no hang, and teardo
   CHECK(r.out.find("was lost") != std::string::npos);
 }
 
+// The fake DigitalOcean API a test's droplets come from (quick, no rate limits); `at_fixture`:
+// every droplet's address is the sshd fixture's. env() points runara at it.
+struct FixtureCloud {
+  FixtureCloud(const std::string& token, bool at_fixture) : config(make(token, at_fixture)), fake(config) {
+    fake.start();
+  }
+  std::map<std::string, std::string> env(const SshRun& t) const {
+    return {{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
+            {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}};
+  }
+  runara::sim::FakeDoConfig config;
+  runara::sim::FakeDigitalOcean fake;
+
+ private:
+  static runara::sim::FakeDoConfig make(const std::string& token, bool at_fixture) {
+    runara::sim::FakeDoConfig c;
+    c.token = token;
+    c.active_after_s = 0.1;
+    c.delete_after_s = 0.1;
+    c.enforce_rate_limits = false;
+    if (at_fixture) c.public_ipv4 = [](std::int64_t) { return std::string("127.0.0.1"); };
+    return c;
+  }
+};
+
 TEST_CASE("ssh teardown ends before the droplets are destroyed", "[ssh][ssh_lua]") {
   SshRun t;
-  runara::sim::FakeDoConfig config;
-  config.token = "order-token-8d2c";
-  config.active_after_s = 0.1;
-  config.delete_after_s = 0.1;
-  config.enforce_rate_limits = false;
-  runara::sim::FakeDigitalOcean fake(config);
-  fake.start();
+  FixtureCloud cloud("order-token-8d2c", false);
+  auto& fake = cloud.fake;
   // The remote command takes 2 s to die: with teardowns running side by side, the droplet
   // would be destroyed while the session still works on it.
   const auto r = t.run(R"(
@@ -511,8 +531,7 @@ TEST_CASE("ssh teardown ends before the droplets are destroyed", "[ssh][ssh_lua]
     local p = s:spawn("trap 'sleep 2; exit 0' TERM; echo up; while :; do sleep 0.1; done")
     p:lines()()
     print("LEAVING")
-  )", {}, 90, {{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
-               {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}});
+  )", {}, 90, cloud.env(t));
   INFO(all(r));
   REQUIRE(r.exit_code == 0);
   const auto closed = r.err.find("ssh: closed 127.0.0.1");
@@ -534,16 +553,9 @@ TEST_CASE("ssh into the run's own droplet: the run's key lets it in, trust on fi
           "[ssh][ssh_lua]") {
   SshRun t;
   fs::remove(t.home + "/.ssh/known_hosts");  // droplets never need known_hosts
-  runara::sim::FakeDoConfig config;
-  config.token = "tofu-token-51ab";
-  config.active_after_s = 0.1;
-  config.delete_after_s = 0.1;
-  config.enforce_rate_limits = false;
-  config.public_ipv4 = [](std::int64_t) { return std::string("127.0.0.1"); };  // the sshd fixture
-  runara::sim::FakeDigitalOcean fake(config);
-  fake.start();
-  std::map<std::string, std::string> cloud{{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
-                                           {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}};
+  FixtureCloud api("tofu-token-51ab", true);
+  auto& fake = api.fake;
+  const std::map<std::string, std::string> cloud = api.env(t);
   const std::string body = R"(
     local d = droplet.create{ name = "tofu", size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3" KEYS }
     print("CREATED")
@@ -923,14 +935,8 @@ TEST_CASE("ssh forward: a secret bound to another host does not travel through a
 TEST_CASE("a destroyed droplet's address, and any droplet's private address, are refused by ssh, http_load and metrics",
           "[ssh][ssh_lua][tunnel]") {
   SshRun t;
-  runara::sim::FakeDoConfig config;
-  config.token = "gone-token-0b7d";
-  config.active_after_s = 0.1;
-  config.delete_after_s = 0.1;
-  config.enforce_rate_limits = false;
-  config.public_ipv4 = [](std::int64_t) { return std::string("127.0.0.1"); };  // the sshd fixture
-  runara::sim::FakeDigitalOcean fake(config);
-  fake.start();
+  FixtureCloud cloud("gone-token-0b7d", true);
+  auto& fake = cloud.fake;
   fake.add_key("mine", read_all(t.sshd.user_key_path() + ".pub"));
   const std::string fingerprint = fake.keys().at(0).value("fingerprint", "");
   runara::FakeLlmConfig llm;
@@ -962,8 +968,7 @@ TEST_CASE("a destroyed droplet's address, and any droplet's private address, are
                      "SRV", std::to_string(port));
   auto args = t.args(body, {"--no-grant", "--ssh-key", t.sshd.user_key_path()});
   const auto r = run_runara(args, 90,
-                            t.env({{"RUNARA_DO_API_URL", fake.base_url()}, {"DIGITALOCEAN_TOKEN", config.token},
-                                   {"RUNARA_STATE_DIR", t.base + "/state"}, {"RUNARA_POLL_S", "0.1"}}));
+                            t.env(cloud.env(t)));
   INFO(all(r));
   REQUIRE(r.exit_code == 0);
   const std::string p = std::to_string(port);
