@@ -103,6 +103,11 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   // --- the end (teardown.cpp) ---
   void report_leftover_tasks(Outcome& out);
   void log_unjoined_failure(Task& task);  // when it fails, not only when the run ends
+  // A script that spawns thousands of tasks which all fail must not flood run.log: the first
+  // kLoggedFailures are logged in full, the rest counted and summed up at the end.
+  static constexpr std::size_t kLoggedFailures = 20;
+  std::size_t failures_logged_ = 0;
+  std::size_t failures_unlogged_ = 0;
   void teardown(Outcome& out);
   void write_results();
   void record_ending(const Outcome& end);  // the `run` section and run.log's last lines

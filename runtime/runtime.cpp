@@ -138,6 +138,7 @@ void Runtime::Impl::start(const std::string& script_path) {
   // orchestrate, the heavy lifting is in C++.
   luaJIT_setmode(L_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
   scheduler_ = std::make_unique<Scheduler>(L_);
+  scheduler_->stop_requested = [this] { return stopping(); };
   scheduler_->on_finished = [this](Task& task) {
     clear_deadlines(task);
     log_unjoined_failure(task);

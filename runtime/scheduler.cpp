@@ -119,6 +119,7 @@ void Scheduler::make_ready(Task* task) {
 bool Scheduler::drain() {
   if (ready_.empty()) return false;
   while (!ready_.empty()) {
+    if (stop_requested && stop_requested()) break;
     Task* task = ready_.front();
     ready_.pop_front();
     if (task->state == Task::State::ready) run(task);

@@ -73,8 +73,11 @@ class Scheduler {
   // Ends a task's current wait early with an error raised where it waits (deadlines).
   void interrupt_wait(Task* task, std::string message);
 
-  // Runs ready tasks until none is left. Returns false if nothing was ready.
+  // Runs ready tasks until none is left, or until `stop_requested` says the run is stopping
+  // (the rest are cancelled by the caller, not each failed with the stop's message). Returns
+  // false if nothing was ready.
   bool drain();
+  std::function<bool()> stop_requested;
   bool has_ready() const { return !ready_.empty(); }
 
   // Called when a task ends (done, failed or cancelled).

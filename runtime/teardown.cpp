@@ -25,6 +25,11 @@ void Runtime::Impl::report_leftover_tasks(Outcome& out) {
       out.message = "task " + std::to_string(task->id) + " failed and was never joined: " + task->error;
     }
   }
+  if (failures_unlogged_ > 0) {
+    log("... and " + std::to_string(failures_unlogged_) + " more task(s) failed without being joined (only the first " +
+        std::to_string(kLoggedFailures) + " are logged)");
+    failures_unlogged_ = 0;
+  }
 }
 
 // A task nobody joins may fail long before the main chunk ends (a soak of hours): the failure
@@ -33,6 +38,11 @@ void Runtime::Impl::log_unjoined_failure(Task& task) {
   if (task.state != Task::State::failed || task.is_main || task.failure_logged) return;
   if (task.error_observed && !finished_) return;  // a joiner took the error
   task.failure_logged = true;
+  if (failures_logged_ >= kLoggedFailures) {
+    ++failures_unlogged_;
+    return;
+  }
+  ++failures_logged_;
   log("task " + std::to_string(task.id) + " (spawned at " + task.origin + ") failed" +
       (finished_ ? "" : " (not joined yet)") + ": " + task.error + "\n" + task.traceback);
 }

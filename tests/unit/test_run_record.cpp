@@ -192,6 +192,31 @@ TEST_CASE("run record: a spawned task that fails unjoined is logged when it fail
   CHECK(t.run["error_location"].get<std::string>().find("scenario.lua:1") != std::string::npos);
 }
 
+TEST_CASE("run record: thousands of failing unjoined tasks log the first ones and a count, not a flood", "[record]") {
+  const Recorded t = run_recorded(
+      "for i = 1, 5000 do runara.spawn(function() error('task ' .. i .. ' went wrong') end) end\n"
+      "runara.sleep(0.1)\n");
+  CHECK(t.r.exit_code == 1);
+  std::size_t logged = 0;
+  for (std::size_t at = t.log.find("went wrong"); at != std::string::npos; at = t.log.find("went wrong", at + 1)) ++logged;
+  CHECK(logged == 21);  // 20 as they failed, and the first again as the run's error
+  CHECK(contains(t.log, "and 4980 more task(s) failed without being joined"));
+  CHECK(t.log.size() < 64 * 1024);
+}
+
+TEST_CASE("run record: tasks still queued when the memory cap stops the run are cancelled, not each failed", "[record]") {
+  const Recorded t = run_recorded(
+      "local keep = {}\n"
+      "while true do keep[#keep + 1] = runara.spawn(function() end) end\n",
+      {"--max-memory", "16M"});
+  CHECK(t.r.exit_code == 1);
+  CHECK(contains(t.log, "memory limit"));
+  CHECK_FALSE(contains(t.log, "failed (not joined yet)"));
+  CHECK(t.log.size() < 64 * 1024);
+  REQUIRE(t.run.is_object());
+  CHECK(contains(t.run["error"].dump(), "memory limit"));
+}
+
 TEST_CASE("run record: error_location finds the first file:line", "[record]") {
   CHECK(runara::error_location("/tmp/x/a.lua:12: boom") == "/tmp/x/a.lua:12");
   CHECK(runara::error_location("task 3 failed and was never joined: b.lua:7: oops") == "b.lua:7");

@@ -200,11 +200,13 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
 TEST_CASE("llama70b_fp8 under --sim with a server that never gets ready: partial report, droplet destroyed",
           "[scenario]") {
   const std::string out = temp_dir("flagship-fail") + "/out";
-  const auto r = rehearse("llama70b_fp8.lua", out, {"ready_timeout=3"},
-                          {{"RUNARA_SIM_FAULTS", "vllm_never_ready"}, {"RUNARA_SIM_TIME_SCALE", "0.25"}});
+  // The shim's loading takes 1 s of sleeps at this scale, plus its forks on a slow, loaded CI
+  // machine: 8 s leaves room for the "never answers" line to be in the log's tail.
+  const auto r = rehearse("llama70b_fp8.lua", out, {"ready_timeout=8"},
+                          {{"RUNARA_SIM_FAULTS", "vllm_never_ready"}, {"RUNARA_SIM_TIME_SCALE", "0.1"}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("was not ready after 3 s") != std::string::npos);
+  CHECK(r.err.find("was not ready after 8 s") != std::string::npos);
   const json j = results(out);
   CHECK(j["report"]["status"] == "partial");
   CHECK(j["report"]["error"].get<std::string>().find("never answers") != std::string::npos);  // the log's tail
