@@ -16,6 +16,7 @@
 #include "http_load_remote.hpp"
 #include "http_load_summary.hpp"
 #include "http_load_thresholds.hpp"
+#include "http_load_vllm_options.hpp"
 #include "load/load_job.hpp"
 #include "load/openai_url.hpp"
 #include "load/request_target.hpp"
@@ -283,6 +284,10 @@ void parse_slo(lua_State* L, LoadSpec& base) {
 void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurrency, std::vector<double>& rates) {
   concurrency = number_or_list(L, "concurrency");
   rates = number_or_list(L, "rate");
+  if (parse_ramp_option(L, base)) {
+    if (!concurrency.empty() || !rates.empty()) args::raise(L, "%s: 'ramp' sets the rate, from its start_rate to its end_rate: leave 'rate' and 'concurrency' out", kRun);
+    rates.push_back(base.ramp_end);  // the peak: what the load's threads are sized for
+  }
   if (!concurrency.empty() && !rates.empty()) args::raise(L, "%s: give either 'concurrency' (closed loop) or 'rate' (open loop), not both", kRun);
   if (concurrency.empty() && rates.empty()) concurrency.push_back(1);
   for (double c : concurrency) check_positive(L, kRun, "concurrency", c, 100000, true);
@@ -302,6 +307,9 @@ void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurr
   base.requests = static_cast<std::uint64_t>(positive(L, 1, kRun, "requests", 0, 1e9, true));
   base.duration_s = positive(L, 1, kRun, "duration", 0, 30 * 86400, false);
   if (!base.requests && base.duration_s <= 0) args::raise(L, "%s: say how long to run: requests = N or duration = seconds", kRun);
+  if (base.ramp != Ramp::kNone && !base.requests) {
+    args::raise(L, "%s: 'ramp' spreads its rates over the load's requests (as vLLM's --ramp-up-strategy): give requests = N", kRun);
+  }
 }
 
 
@@ -382,7 +390,8 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
                      "temperature", "extra_body", "method", "headers", "body", "api_key", "concurrency", "rate",
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
-                     "max_request_lines", "thresholds", "quiet", "record", "gpu", "on"});
+                     "max_request_lines", "thresholds", "quiet", "record", "gpu", "on", "ramp", "percentiles",
+                     "summary_metrics"});
   LoadPlan plan;
   LoadSpec base;
   const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
@@ -451,7 +460,11 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
   }
   // Shared by every point (a sweep has up to 1000): copies would not be counted by --max-memory.
   base.headers = std::make_shared<const std::vector<std::string>>(std::move(headers));
-  base.echo = std::make_shared<const nlohmann::json>(echo(plan, base));
+  parse_percentiles_option(L, base);
+  nlohmann::json echoed = echo(plan, base);
+  if (!base.percentiles.empty()) echoed["percentiles"] = base.percentiles;
+  if (auto shown = parse_summary_metrics_option(L); !shown.empty()) echoed["summary_metrics"] = shown;
+  base.echo = std::make_shared<const nlohmann::json>(std::move(echoed));
   for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
   for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
   for (auto& p : plan.points) {

@@ -29,6 +29,12 @@ const char* const kUsage =
     "  by being named; nothing else is. Defaults: -c 1, -d 60s, --input-len 1024, --output-len 128.\n"
     "  --saturate doubles the concurrency from 1 until throughput grows < 10 % or the SLO breaks.\n"
     "  --tokenizer: the model's Hugging Face tokenizer.json; prompt lengths are then in its tokens.\n"
+    "  vllm bench serve's own flags work too: --base-url, --request-rate (inf), --max-concurrency,\n"
+    "  --burstiness, --num-prompts, --num-warmups, --dataset-name random|sharegpt|custom,\n"
+    "  --dataset-path, --random-input-len, --random-output-len, --random-range-ratio, --goodput\n"
+    "  ttft:MS tpot:MS e2el:MS, --percentile-metrics, --metric-percentiles, --ramp-up-strategy\n"
+    "  linear|exponential with --ramp-up-start-rps/--ramp-up-end-rps, --backend/--endpoint (chat),\n"
+    "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result.\n"
     "  Flags take their value as --flag V or --flag=V. See docs/cli.md#runara-bench.\n";
 
 int usage_error(const std::string& message) {
@@ -63,15 +69,38 @@ const std::map<std::string, Flag>& flags() {
       {"--model", {"model", "a model name"}},
       {"-c", {"concurrency", "whole list"}},
       {"--concurrency", {"concurrency", "whole list"}},
+      {"--max-concurrency", {"max_concurrency", "whole list"}},
       {"--rate", {"rate", "list"}},
+      {"--request-rate", {"rate", "rate list"}},
+      {"--burstiness", {"burstiness", "number"}},
       {"-d", {"duration", "duration"}},
       {"--duration", {"duration", "duration"}},
       {"-n", {"requests", "whole"}},
       {"--num-prompts", {"requests", "whole"}},
+      {"--num-warmups", {"warmup", "whole or 0"}},
       {"--input-len", {"input_len", "whole"}},
+      {"--random-input-len", {"input_len", "whole"}},
       {"--output-len", {"output_len", "whole"}},
+      {"--random-output-len", {"output_len", "whole"}},
+      {"--random-range-ratio", {"range_ratio", "ratio"}},
+      {"--dataset-name", {"dataset_name", "a dataset name"}},
+      {"--dataset-path", {"dataset_path", "a file"}},
       {"--slo-ttft-ms", {"slo_ttft_ms", "number"}},
       {"--slo-tpot-ms", {"slo_tpot_ms", "number"}},
+      {"--goodput", {"goodput", "goodput"}},
+      {"--percentile-metrics", {"percentile_metrics", "metric list"}},
+      {"--metric-percentiles", {"metric_percentiles", "percentile list"}},
+      {"--ramp-up-strategy", {"ramp_strategy", "a ramp"}},
+      {"--ramp-up-start-rps", {"ramp_start", "number"}},
+      {"--ramp-up-end-rps", {"ramp_end", "number"}},
+      {"--backend", {"backend", "a backend"}},
+      {"--endpoint", {"endpoint", "an endpoint"}},
+      {"--temperature", {"temperature", "number or 0"}},
+      {"--ignore-eos", {"", ""}},
+      {"--save-result", {"", ""}},
+      {"--api-key", {"", "a key"}},
+      {"--base-url", {"", "a URL"}},
+      {"--result-dir", {"", "a folder"}},
       {"--seed", {"seed", "whole"}},
       {"--saturate", {"saturate", ""}},
       {"--quiet", {"", ""}},
@@ -82,10 +111,59 @@ const std::map<std::string, Flag>& flags() {
   return table;
 }
 
+// vLLM flags whose meaning runara has under another spelling or not at all: the error says which.
+const std::map<std::string, std::string>& not_taken() {
+  static const std::map<std::string, std::string> table{
+      {"--host", "give the server as URL (or --base-url http://HOST:PORT)"},
+      {"--port", "give the server as URL (or --base-url http://HOST:PORT)"},
+      {"--result-filename", "runara writes results.json (and bench/results.json) in the folder --result-dir/--out names"},
+      {"--served-model-name", "--model is the name sent in requests (the served name); --tokenizer counts tokens"},
+      {"--request-id-prefix", "runara numbers requests itself (requests.jsonl's index)"},
+      {"--profile", "runara does not start the server's profiler; use a script for that"},
+  };
+  return table;
+}
 std::vector<std::string> flag_names() {
   std::vector<std::string> names{"--help"};
   for (const auto& [name, flag] : flags()) names.push_back(name);
   return names;
+}
+
+bool is_ratio(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && v >= 0 && v < 1;
+}
+
+bool is_non_negative(const std::string& text, bool whole) {
+  return text == "0" || is_number(text, whole);
+}
+
+// Each comma-separated item of `text` passes `ok`.
+template <typename Ok>
+bool each_item(const std::string& text, Ok ok) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    if (!ok(text.substr(start, comma - start))) return false;
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+bool is_percentile(const std::string& item) {
+  char* end = nullptr;
+  const double v = std::strtod(item.c_str(), &end);
+  return !item.empty() && *end == '\0' && v > 0 && v < 100;
+}
+
+bool is_metric(const std::string& item) { return item == "ttft" || item == "tpot" || item == "itl" || item == "e2el"; }
+
+// vLLM's --goodput KEY:VALUE items: ttft, tpot or e2el, in milliseconds.
+bool is_goodput(const std::string& item) {
+  const std::size_t colon = item.find(':');
+  return colon != std::string::npos && is_metric(item.substr(0, colon)) && item.substr(0, colon) != "itl" &&
+         is_number(item.substr(colon + 1), false);
 }
 
 // "" when `value` suits `expects`, else the usage error. Durations become seconds.
@@ -93,8 +171,21 @@ std::string check_value(const std::string& flag, const std::string& expects, std
   std::string want;
   if (expects == "whole list" && !is_list(value, true)) want = "whole numbers > 0 separated by commas, such as 1,8,32";
   if (expects == "list" && !is_list(value, false)) want = "numbers > 0 separated by commas";
+  if (expects == "rate list" && value != "inf" && !is_list(value, false)) want = "requests per second > 0 (a list separated by commas), or inf";
   if (expects == "whole" && !is_number(value, true)) want = "a whole number > 0";
+  if (expects == "whole or 0" && !is_non_negative(value, true)) want = "a whole number >= 0";
   if (expects == "number" && !is_number(value, false)) want = "a number > 0";
+  if (expects == "number or 0" && !is_non_negative(value, false)) want = "a number >= 0";
+  if (expects == "ratio" && !is_ratio(value)) want = "a number >= 0 and < 1";
+  if (expects == "percentile list" && !each_item(value, is_percentile)) want = "percentiles between 0 and 100 separated by commas, such as 50,90,99";
+  if (expects == "metric list" && !each_item(value, is_metric)) want = "metrics separated by commas, of ttft, tpot, itl, e2el";
+  if (expects == "goodput" && !each_item(value, is_goodput)) want = "KEY:MS items (ttft, tpot or e2el), such as ttft:500 tpot:50";
+  if (expects == "a ramp" && value != "linear" && value != "exponential") want = "linear or exponential";
+  if (expects == "a dataset name" && value != "random" && value != "sharegpt" && value != "custom") {
+    want = "random, sharegpt or custom (a JSON-lines file of prompts); other vLLM datasets are not built in: give their prompts as --dataset-path FILE";
+  }
+  if (expects == "a backend" && value != "vllm" && value != "openai" && value != "openai-chat") want = "vllm, openai or openai-chat";
+  if (expects == "an endpoint" && value != "/v1/completions" && value != "/v1/chat/completions") want = "/v1/completions or /v1/chat/completions";
   if (expects == "duration") {
     const double seconds = parse_duration(value);
     if (!(seconds > 0)) want = "a duration such as 60s, 5m or 90";
@@ -115,6 +206,66 @@ std::string default_out() {
 
 }  // namespace
 
+namespace {
+
+// The URL, positional or --base-url: granted by being named.
+std::string take_url(const std::string& text, Options& options, std::map<std::string, std::string>& params) {
+  if (params.count("url")) return "one URL only, got '" + params["url"] + "' and '" + text + "'";
+  std::string error;
+  const auto url = parse_target_url(text, error);
+  if (!url) return "URL " + error;
+  options.permissions.hosts.push_back(url->host + ":" + std::to_string(url->port));
+  params["url"] = text;
+  return "";
+}
+
+// What a flag's value does besides becoming a param of the scenario.
+void apply_value(const std::string& flag, const std::string& value, Options& options, std::map<std::string, std::string>& params) {
+  if (flag == "--tokenizer" || flag == "--dataset-path") options.permissions.read_paths.push_back(value);  // the one file read
+  if (flag == "--out" || flag == "--result-dir") {
+    options.out_dir = value;
+  } else if (flag == "--max-runtime") {
+    options.max_runtime_s = std::strtod(value.c_str(), nullptr);
+  } else if (flag == "--api-key") {
+    // A secret: masked wherever it would be printed, and sent only to the URL's host (below).
+    options.secrets["RUNARA_BENCH_API_KEY"] = value;
+    params["api_key"] = "RUNARA_BENCH_API_KEY";
+  } else if (flag == "--backend" || flag == "--endpoint") {
+    params["endpoint"] = value == "openai-chat" || value == "/v1/chat/completions" ? "chat" : "completions";
+  } else if (flag == "--request-rate" && value == "inf") {
+    // vLLM's default: no schedule, every request at once up to --max-concurrency (a closed loop here).
+  } else if (flag == "--goodput") {
+    params["goodput"] = params.count("goodput") ? params["goodput"] + "," + value : value;
+  } else {
+    params[flags().at(flag).param] = value;
+  }
+}
+
+// Combinations the scenario cannot run, as usage errors.
+std::string check_combination(const std::map<std::string, std::string>& params) {
+  if (!params.count("url")) return "a URL is required (the server's base URL, e.g. http://10.0.0.5:8000)";
+  if (!params.count("model")) return "--model is required (the served model's name, as /v1/models lists it)";
+  const bool ramp = params.count("ramp_strategy") || params.count("ramp_start") || params.count("ramp_end");
+  const int modes = static_cast<int>(params.count("concurrency") + params.count("rate") + params.count("saturate") + (ramp ? 1 : 0));
+  if (modes > 1) return "-c, --rate, --saturate and --ramp-up-strategy are alternatives: give one";
+  if (params.count("concurrency") && params.count("max_concurrency")) return "-c and --max-concurrency are the same here (a closed loop's streams): give one";
+  if (params.count("duration") && params.count("requests")) return "-d and -n are alternatives: give one";
+  if (ramp && !(params.count("ramp_strategy") && params.count("ramp_start") && params.count("ramp_end"))) {
+    return "--ramp-up-strategy needs --ramp-up-start-rps and --ramp-up-end-rps (and the other way round)";
+  }
+  if (ramp && !params.count("requests")) return "--ramp-up-strategy spreads its rates over the requests: give -n/--num-prompts";
+  if (params.count("burstiness") && !params.count("rate") && !ramp) return "--burstiness shapes an open loop: give --request-rate too";
+  if (params.count("dataset_path") && params.count("dataset_name") && params.at("dataset_name") == "random") {
+    return "--dataset-name random makes synthetic prompts: leave --dataset-path out, or name its format (sharegpt, custom)";
+  }
+  if (params.count("dataset_name") && params.at("dataset_name") != "random" && !params.count("dataset_path")) {
+    return "--dataset-name " + params.at("dataset_name") + " needs --dataset-path FILE";
+  }
+  return "";
+}
+
+}  // namespace
+
 int bench_command(int argc, char** argv) {
   Options options;
   std::map<std::string, std::string> params;
@@ -125,12 +276,7 @@ int bench_command(int argc, char** argv) {
       return 0;
     }
     if (a.empty() || a[0] != '-') {
-      if (params.count("url")) return usage_error("one URL only, got '" + params["url"] + "' and '" + a + "'");
-      std::string error;
-      const auto url = parse_target_url(a, error);
-      if (!url) return usage_error("URL " + error);
-      options.permissions.hosts.push_back(url->host + ":" + std::to_string(url->port));
-      params["url"] = a;
+      if (std::string error = take_url(a, options, params); !error.empty()) return usage_error(error);
       continue;
     }
     std::optional<std::string> value;
@@ -138,30 +284,35 @@ int bench_command(int argc, char** argv) {
       value = a.substr(a.find('=') + 1);
       a = a.substr(0, a.find('='));
     }
+    if (const auto why = not_taken().find(a); why != not_taken().end()) return usage_error(a + " is vllm bench's; here " + why->second);
     const auto it = flags().find(a);
     if (it == flags().end()) return usage_error("unknown option '" + a + "'" + did_you_mean(a, flag_names()));
     const std::string expects = it->second.expects;
     if (expects.empty()) {
       if (value) return usage_error(a + " takes no value, got '" + argv[i] + "'");
       if (a == "--quiet") options.quiet = true;
-      else params[it->second.param] = "1";
-      continue;
+      else if (!std::string(it->second.param).empty()) params[it->second.param] = "1";
+      continue;  // --ignore-eos and --save-result: what runara bench always does
     }
     if (!value) {
       if (i + 1 >= argc) return usage_error(a + " needs a value");
       value = argv[++i];
     }
+    // --goodput takes several KEY:MS words, as vLLM's does.
+    while (a == "--goodput" && i + 1 < argc && argv[i + 1][0] != '-' && is_goodput(argv[i + 1])) *value += std::string(",") + argv[++i];
+    if (a == "--base-url") {
+      if (std::string error = take_url(*value, options, params); !error.empty()) return usage_error(error);
+      continue;
+    }
     if (std::string error = check_value(a, expects, *value); !error.empty()) return usage_error(error);
-    if (a == "--tokenizer") options.permissions.read_paths.push_back(*value);  // the one file read
-    if (a == "--out") options.out_dir = *value;
-    else if (a == "--max-runtime") options.max_runtime_s = std::strtod(value->c_str(), nullptr);
-    else params[it->second.param] = *value;
+    apply_value(a, *value, options, params);
   }
-  if (!params.count("url")) return usage_error("a URL is required (the server's base URL, e.g. http://10.0.0.5:8000)");
-  if (!params.count("model")) return usage_error("--model is required (the served model's name, as /v1/models lists it)");
-  const int modes = static_cast<int>(params.count("concurrency") + params.count("rate") + params.count("saturate"));
-  if (modes > 1) return usage_error("-c, --rate and --saturate are alternatives: give one");
-  if (params.count("duration") && params.count("requests")) return usage_error("-d and -n are alternatives: give one");
+  if (std::string error = check_combination(params); !error.empty()) return usage_error(error);
+  if (params.count("api_key")) {
+    std::string error;
+    const auto url = parse_target_url(params["url"], error);
+    options.permissions.secret_destinations["RUNARA_BENCH_API_KEY"] = {url->host + ":" + std::to_string(url->port)};
+  }
   if (options.out_dir.empty()) options.out_dir = default_out();
   for (const auto& [key, value] : params) options.args.push_back(key + "=" + value);
 

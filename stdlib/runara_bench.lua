@@ -11,63 +11,105 @@ local function number(params, key, default)
   return value
 end
 
-local function list(text)
+local function list(text, flag)
   local out = {}
   for item in tostring(text):gmatch("[^,]+") do
     local value = tonumber(item)
-    if not value then error(("runara bench: -c expects numbers separated by commas, got '%s'"):format(text), 0) end
+    if not value then error(("runara bench: %s expects numbers separated by commas, got '%s'"):format(flag or "-c", text), 0) end
     out[#out + 1] = value
   end
   return out
 end
 
-local function base_options(params)
-  local slo
-  if params.slo_ttft_ms or params.slo_tpot_ms then
-    slo = { ttft_ms = number(params, "slo_ttft_ms"), tpot_ms = number(params, "slo_tpot_ms") }
+local function words(text)
+  local out = {}
+  for item in tostring(text):gmatch("[^,]+") do out[#out + 1] = item end
+  return out
+end
+
+-- vLLM's --goodput ttft:500,tpot:50 as http_load's slo; --slo-ttft-ms/--slo-tpot-ms as well.
+local function slo_of(params)
+  local slo = {}
+  for item in tostring(params.goodput or ""):gmatch("[^,]+") do
+    local key, ms = item:match("^(%a+):(.+)$")
+    slo[key .. "_ms"] = tonumber(ms)
   end
+  slo.ttft_ms = slo.ttft_ms or number(params, "slo_ttft_ms")
+  slo.tpot_ms = slo.tpot_ms or number(params, "slo_tpot_ms")
+  return next(slo) and slo or nil
+end
+
+-- Synthetic prompts (vLLM's "random" dataset), or a file: sharegpt, or custom (JSON lines).
+local function prompts_of(params)
+  local formats = { sharegpt = "sharegpt", custom = "jsonl" }
+  if params.dataset_path then
+    return { file = params.dataset_path, format = formats[params.dataset_name or ""], tokenizer = params.tokenizer }
+  end
+  return { input_tokens = number(params, "input_len", 1024), range_ratio = number(params, "range_ratio"),
+           tokenizer = params.tokenizer }
+end
+
+local function base_options(params)
   return {
-    name = "bench", url = params.url, model = params.model,
-    prompts = { input_tokens = number(params, "input_len", 1024), tokenizer = params.tokenizer },
-    max_tokens = number(params, "output_len", 128), ignore_eos = true,
+    name = "bench", url = params.url, model = params.model, endpoint = params.endpoint,
+    prompts = prompts_of(params),
+    max_tokens = number(params, "output_len", 128), ignore_eos = true, temperature = number(params, "temperature"),
     requests = number(params, "requests"), duration = number(params, "duration"),
-    slo = slo, seed = number(params, "seed", 0),
+    warmup = number(params, "warmup"), burstiness = number(params, "burstiness"),
+    api_key = params.api_key and runara.secret(params.api_key) or nil,
+    percentiles = params.metric_percentiles and list(params.metric_percentiles, "--metric-percentiles") or nil,
+    summary_metrics = params.percentile_metrics and words(params.percentile_metrics) or nil,
+    slo = slo_of(params), seed = number(params, "seed", 0),
   }
 end
 
 -- Concurrency 1, 2, 4, ... until output throughput grows by less than 10 % over the best so
 -- far, a point's SLO goodput falls below 90 % of its throughput, or 4096 streams (GuideLLM's
--- sweep, as a closed loop).
+-- sweep, as a closed loop). A point that never had its streams in flight (fewer requests than
+-- streams) says nothing about saturation: the search stops there and says so.
 local function saturate(options)
   local best, best_c, c = 0, 0, 1
+  local function done(note)
+    runara.result("saturation", { best_concurrency = best_c, best_output_throughput = best, note = note })
+  end
   print(("%-8s %10s %12s %10s %10s"):format("streams", "req/s", "out tok/s", "ttft p99", "goodput/s"))
   while c <= 4096 do
     options.concurrency, options.name, options.quiet = c, "bench-c" .. c, true
     local r = http_load.run(options)
     print(("%-8d %10.2f %12.1f %10.2f %10s"):format(c, r.request_throughput, r.output_throughput, r.p99_ttft_ms,
       r.request_goodput and ("%.2f"):format(r.request_goodput) or "-"))
+    if (r.max_concurrent_requests or c) < c then
+      local note = ("not saturated: at %d streams at most %d requests were ever in flight (%d requests per point); " ..
+        "give more requests (-n) or a duration (-d) to search further"):format(c, r.max_concurrent_requests, r.num_prompts)
+      print(note .. (". The best so far was %.1f tok/s at %d streams"):format(best, best_c))
+      return done(note)
+    end
     local slo_broken = r.request_goodput and r.request_goodput < 0.9 * r.request_throughput
     if r.output_throughput < best * 1.1 or slo_broken then
       print(("saturated: %d streams gave %.1f tok/s; the best was %.1f tok/s at %d streams%s"):format(
         c, r.output_throughput, best, best_c, slo_broken and " (the SLO broke)" or ""))
-      runara.result("saturation", { best_concurrency = best_c, best_output_throughput = best })
-      return
+      return done()
     end
     best, best_c, c = r.output_throughput, c, c * 2
   end
-  runara.result("saturation", { best_concurrency = best_c, best_output_throughput = best })
+  done()
 end
 
 function M.run(params)
   local options = base_options(params)
   if options.requests == nil and options.duration == nil then options.duration = 60 end
   if params.saturate then return saturate(options) end
-  if params.rate then
-    options.rate = list(params.rate)
-    if #options.rate == 1 then options.rate = options.rate[1] end
+  local rate = params.rate and list(params.rate, "--rate")
+  if params.ramp_strategy then
+    options.ramp = { strategy = params.ramp_strategy, start_rate = number(params, "ramp_start"), end_rate = number(params, "ramp_end") }
+    options.max_concurrency = params.max_concurrency and list(params.max_concurrency, "--max-concurrency")[1]
+  elseif rate then
+    options.rate = #rate == 1 and rate[1] or rate
+    options.max_concurrency = params.max_concurrency and list(params.max_concurrency, "--max-concurrency")[1]
   else
-    options.concurrency = list(params.concurrency or "1")
-    if #options.concurrency == 1 then options.concurrency = options.concurrency[1] end
+    -- -c, or vLLM's --max-concurrency with no --request-rate (inf): a closed loop of that many streams.
+    local streams = list(params.concurrency or params.max_concurrency or "1")
+    options.concurrency = #streams == 1 and streams[1] or streams
   end
   http_load.run(options)
 end

@@ -261,7 +261,9 @@ std::string encode_agent_spec(const LoadSpec& s, double deadline_s, std::size_t 
             {"timeout_s", s.timeout_s}, {"slo", {s.slo.ttft_ms, s.slo.tpot_ms, s.slo.e2el_ms}},
             {"give_up_s", s.give_up_s}, {"max_request_lines", s.max_request_lines},
             {"request_queue_bytes", s.request_queue_bytes}, {"max_lengths", s.max_lengths},
-            {"record", static_cast<int>(s.record)}, {"record_sample", s.record_sample}};
+            {"record", static_cast<int>(s.record)}, {"record_sample", s.record_sample},
+            {"ramp", static_cast<int>(s.ramp)}, {"ramp_start", s.ramp_start}, {"ramp_end", s.ramp_end},
+            {"percentiles", s.percentiles}};
   if (s.body_tokens) j["body_tokens"] = *s.body_tokens;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -327,12 +329,25 @@ bool decode_agent_spec(std::string_view text, LoadSpec& s, double& deadline_s, s
     if (record < 0 || record > static_cast<int>(LoadSpec::Record::kNone)) throw std::invalid_argument("record out of range");
     s.record = static_cast<LoadSpec::Record>(record);
     s.record_sample = number_at<double>(j, "record_sample");
+    const int ramp = number_at<int>(j, "ramp");
+    if (ramp < 0 || ramp > static_cast<int>(Ramp::kExponential)) throw std::invalid_argument("ramp out of range");
+    s.ramp = static_cast<Ramp>(ramp);
+    s.ramp_start = number_at<double>(j, "ramp_start");
+    s.ramp_end = number_at<double>(j, "ramp_end");
+    s.percentiles = numbers<double>(j.at("percentiles"), "percentiles");
+    if (s.percentiles.size() > 16) throw std::invalid_argument("at most 16 percentiles");
+    for (double q : s.percentiles) {
+      if (!(q > 0 && q < 100)) throw std::invalid_argument("a percentile must be in (0, 100)");
+    }
     // The bounds the binding enforces locally, enforced again: the spec crossed a network.
     if (s.threads < 1 || s.threads > 256 || s.concurrency < 0 || s.concurrency > 100000 || !(s.rate >= 0) ||
         (s.concurrency == 0) == (s.rate == 0) || s.max_concurrency < 0 || s.url_port < 1 || s.url_port > 65535 ||
         !(s.timeout_s > 0) || !(s.burstiness > 0) || !(s.record_sample > 0 && s.record_sample <= 1) ||
         (!s.requests && !(s.duration_s > 0))) {
       throw std::invalid_argument("a number is out of range");
+    }
+    if (s.ramp != Ramp::kNone && (!(s.ramp_start > 0) || !(s.ramp_end > 0) || !s.requests)) {
+      throw std::invalid_argument("a ramp needs start and end rates > 0 and a number of requests");
     }
   } catch (const std::exception& e) {
     error = std::string("the load spec is not valid: ") + e.what();
@@ -498,7 +513,7 @@ bool possible_requests(const LoadSpec& spec, std::uint64_t claimed) {
   if (!spec.open_loop() || !(spec.duration_s > 0)) return true;
   const std::int64_t end = issue_until_ns(spec);
   try {
-    ArrivalSchedule schedule(spec.rate, spec.arrival, spec.burstiness, spec.seed);  // the engine's, request for request
+    ArrivalSchedule schedule = spec.schedule();  // the engine's, request for request
     std::uint64_t n = 0;
     for (; n < claimed && n < kScheduleWalk; ++n) {
       if (schedule.next_ns() > end) return false;

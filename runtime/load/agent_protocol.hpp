@@ -28,7 +28,7 @@
 
 namespace runara {
 
-inline constexpr int kAgentProtocol = 1;
+inline constexpr int kAgentProtocol = 2;
 // The longest line either side sends (an outcome with full histograms and 100,000 lengths is
 // about 3 MB); a longer one is an error.
 inline constexpr std::size_t kAgentMaxLine = 16u << 20;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 
 namespace runara {
 
@@ -13,7 +14,14 @@ using nlohmann::json;
 double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 // mean_/median_/std_/min_/max_/pNN_ keys of one metric, in milliseconds (0 when empty, as vLLM).
-void add_metric(json& out, const char* name, const LatencyHistogram& h) {
+// vLLM names a percentile by its number as Python prints it: p99, p99.9, p25.5.
+std::string percentile_word(double q) {
+  char text[32];
+  std::snprintf(text, sizeof text, "p%g", q);
+  return text;
+}
+
+void add_metric(json& out, const char* name, const LatencyHistogram& h, const std::vector<double>& extra) {
   const std::string suffix = std::string("_") + name + "_ms";
   out["mean" + suffix] = h.mean() / 1e6;
   out["median" + suffix] = ms(h.percentile(50));
@@ -23,6 +31,7 @@ void add_metric(json& out, const char* name, const LatencyHistogram& h) {
   for (const auto& [word, q] : {std::pair{"p50", 50.0}, {"p90", 90.0}, {"p95", 95.0}, {"p99", 99.0}, {"p99.9", 99.9}}) {
     out[std::string(word) + suffix] = ms(h.percentile(q));
   }
+  for (double q : extra) out[percentile_word(q) + suffix] = ms(h.percentile(q));
   out[std::string("count_") + name] = h.count();
 }
 
@@ -85,6 +94,9 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
       {"num_prompts", s.completed + s.failed},
       {"request_rate", spec.open_loop() ? json(spec.rate) : json("inf")},
       {"burstiness", spec.burstiness},
+      {"ramp_up_strategy", spec.ramp == Ramp::kNone ? json(nullptr) : json(ramp_name(spec.ramp))},
+      {"ramp_up_start_rps", spec.ramp == Ramp::kNone ? json(nullptr) : json(spec.ramp_start)},
+      {"ramp_up_end_rps", spec.ramp == Ramp::kNone ? json(nullptr) : json(spec.ramp_end)},
       {"max_concurrency", spec.open_loop() ? (spec.max_concurrency ? json(spec.max_concurrency) : json(nullptr)) : json(spec.concurrency)},
       {"duration", window_s},
       {"completed", s.completed},
@@ -98,11 +110,11 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
       {"max_output_tokens_per_s", s.tokens_per_second.empty() ? 0 : *std::max_element(s.tokens_per_second.begin(), s.tokens_per_second.end())},
       {"max_concurrent_requests", o.max_in_flight},
   };
-  add_metric(out, "ttft", s.ttft);
-  add_metric(out, "tpot", s.tpot);
-  add_metric(out, "itl", s.itl);
-  add_metric(out, "e2el", s.e2el);
-  add_metric(out, "queue", s.queue);
+  add_metric(out, "ttft", s.ttft, spec.percentiles);
+  add_metric(out, "tpot", s.tpot, spec.percentiles);
+  add_metric(out, "itl", s.itl, spec.percentiles);
+  add_metric(out, "e2el", s.e2el, spec.percentiles);
+  add_metric(out, "queue", s.queue, spec.percentiles);
   add_rates(out, spec, s);
   o.lengths.to_json(out);  // vLLM's input_lens / output_lens (request_lengths.hpp)
   add_input_counts(out, s);

@@ -5,7 +5,7 @@
 namespace runara {
 
 LoadShared::LoadShared(const LoadSpec& s) : spec(s), start_ns(static_cast<std::int64_t>(uv_hrtime())) {
-  if (spec.open_loop()) schedule_.emplace(spec.rate, spec.arrival, spec.burstiness, spec.seed);
+  if (spec.open_loop()) schedule_.emplace(spec.schedule());
   issue_until_ns_ = spec.duration_s > 0 ? static_cast<std::int64_t>((spec.duration_s + spec.warmup_s) * 1e9) : INT64_MAX;
 }
 

@@ -54,6 +54,11 @@ struct LoadSpec {
   Arrival arrival = Arrival::kPoisson;
   double burstiness = 1;
   int max_concurrency = 0;      // open loop: 0 = unbounded
+  // Open loop: vLLM's ramp-up from ramp_start to ramp_end requests/s over the load's requests
+  // (`rate` is then ramp_end, the peak the load is sized for).
+  Ramp ramp = Ramp::kNone;
+  double ramp_start = 0;
+  double ramp_end = 0;
 
   std::uint64_t requests = 0;   // measured requests (after warmup); 0 = until duration
   double duration_s = 0;        // 0 = until `requests`
@@ -65,6 +70,9 @@ struct LoadSpec {
   double timeout_s = 600;       // per request
   long buffer_bytes = 0;        // libcurl receive buffer; 0 = libcurl's default
   Slo slo;
+  // Percentiles besides p50/p90/p95/p99/p99.9 that the results carry (vLLM's --metric-percentiles),
+  // each in (0, 100); at most 16.
+  std::vector<double> percentiles;
   std::shared_ptr<const Thresholds> thresholds;  // null: none (load/thresholds.hpp)
   std::shared_ptr<const TargetPolicy> policy;
 
@@ -80,6 +88,12 @@ struct LoadSpec {
   std::shared_ptr<MemoryBudget> memory;    // the run's --max-memory; null: unbounded (tests)
 
   bool open_loop() const { return rate > 0; }
+  // The open loop's schedule: the same one wherever it is built (the engine, the agent's check).
+  ArrivalSchedule schedule() const {
+    ArrivalSchedule out(rate, arrival, burstiness, seed);
+    out.set_ramp(ramp, ramp_start, ramp_end, requests + warmup_requests);
+    return out;
+  }
   bool wants_record(const RequestRecord& r) const {
     if (record == Record::kNone || (record == Record::kErrors && r.ok())) return false;
     if (record_sample >= 1) return true;

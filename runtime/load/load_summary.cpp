@@ -1,6 +1,8 @@
 #include "load/load_summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace runara {
 
@@ -36,12 +38,38 @@ std::string rule(const std::string& title, char fill) {
   return std::string(left, fill) + title + std::string(width - title.size() - left, fill) + "\n";
 }
 
+// The percentiles each section shows: the load's `percentiles` option when given (vLLM's
+// --metric-percentiles), else P99 as vLLM's default.
+std::vector<std::string> shown_percentiles(const json& r) {
+  std::vector<std::string> out;
+  const auto options = r.find("options");
+  if (options != r.end() && options->is_object() && options->contains("percentiles") && (*options)["percentiles"].is_array()) {
+    for (const auto& q : (*options)["percentiles"]) {
+      if (!q.is_number()) continue;
+      char word[32];
+      std::snprintf(word, sizeof word, "p%g", q.get<double>());
+      out.push_back(word);
+    }
+  }
+  if (out.empty()) out.push_back("p99");
+  return out;
+}
+
+// Whether a section is shown: all of them unless the load's `summary_metrics` names some.
+bool metric_shown(const json& r, const char* key) {
+  const auto options = r.find("options");
+  if (options == r.end() || !options->is_object() || !options->contains("summary_metrics")) return true;
+  const json& shown = (*options)["summary_metrics"];
+  return !shown.is_array() || std::find(shown.begin(), shown.end(), key) != shown.end();
+}
+
 void latency_section(std::string& out, const json& r, const char* key, const char* label, const char* title) {
-  if (number(r, (std::string("count_") + key).c_str()) == 0) return;
+  if (number(r, (std::string("count_") + key).c_str()) == 0 || !metric_shown(r, key)) return;
   out += rule(title, '-');
-  for (const char* stat : {"mean", "median", "p99"}) {
-    const std::string name = std::string(stat) == "p99" ? "P99" : std::string(stat) == "mean" ? "Mean" : "Median";
-    line(out, name + " " + label + " (ms)", fixed(number(r, (std::string(stat) + "_" + key + "_ms").c_str())));
+  line(out, std::string("Mean ") + label + " (ms)", fixed(number(r, (std::string("mean_") + key + "_ms").c_str())));
+  line(out, std::string("Median ") + label + " (ms)", fixed(number(r, (std::string("median_") + key + "_ms").c_str())));
+  for (const std::string& p : shown_percentiles(r)) {
+    line(out, "P" + p.substr(1) + " " + label + " (ms)", fixed(number(r, (p + "_" + key + "_ms").c_str())));
   }
 }
 

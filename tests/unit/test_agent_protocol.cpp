@@ -89,6 +89,10 @@ LoadSpec openai_spec() {
   s.max_lengths = 777;
   s.record = LoadSpec::Record::kErrors;
   s.record_sample = 0.25;
+  s.ramp = runara::Ramp::kExponential;
+  s.ramp_start = 2;
+  s.ramp_end = 12.5;
+  s.percentiles = {25, 99.5};
   return s;
 }
 
@@ -157,6 +161,10 @@ void check_same_spec(const LoadSpec& a, const LoadSpec& b) {
   CHECK(a.max_lengths == b.max_lengths);
   CHECK(a.record == b.record);
   CHECK(a.record_sample == b.record_sample);
+  CHECK(a.ramp == b.ramp);
+  CHECK(a.ramp_start == b.ramp_start);
+  CHECK(a.ramp_end == b.ramp_end);
+  CHECK(a.percentiles == b.percentiles);
 }
 
 // The spec's JSON with `edit` applied: refused, with an error that mentions `expected`.
@@ -436,7 +444,7 @@ TEST_CASE("agent protocol: a load spec that is not valid is refused, saying why"
     CHECK_FALSE(error.empty());
   }
   SECTION("another protocol") {
-    check_spec_refused([](json& j) { j["protocol"] = 2; }, "protocol 2");
+    check_spec_refused([](json& j) { j["protocol"] = 99; }, "protocol 99");
   }
   SECTION("a missing field") {
     check_spec_refused([](json& j) { j.erase("threads"); }, "threads");
@@ -457,6 +465,12 @@ TEST_CASE("agent protocol: a load spec that is not valid is refused, saying why"
     check_spec_refused([](json& j) { j["concurrency"] = -4294967295ll; }, "concurrency");
     check_spec_refused([](json& j) { j["memory_bytes"] = -1; }, "memory_bytes");
     check_spec_refused([](json& j) { j["threads"] = 2.5; }, "threads");
+  }
+  SECTION("a ramp or percentiles out of range") {
+    check_spec_refused([](json& j) { j["ramp"] = 7; }, "ramp out of range");
+    check_spec_refused([](json& j) { j["ramp_start"] = 0; }, "a ramp needs");
+    check_spec_refused([](json& j) { j["percentiles"] = json::array({50, 100}); }, "(0, 100)");
+    check_spec_refused([](json& j) { j["percentiles"] = json(std::vector<int>(17, 50)); }, "at most 16");
   }
   SECTION("nested 100 levels deep") {
     check_spec_refused(

@@ -2,6 +2,7 @@
 // with the right mean and coefficient of variation, determinism by seed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -105,4 +106,40 @@ TEST_CASE("Arrival: invalid rate or burstiness", "[arrival]") {
   CHECK_THROWS_AS(ArrivalSchedule(10.0, Arrival::kGamma, 0.0, 1), std::invalid_argument);
   // burstiness only matters for gamma
   CHECK_NOTHROW(ArrivalSchedule(10.0, Arrival::kPoisson, 0.0, 1));
+}
+
+// vLLM's ramp-up (benchmarks/serve.py, _get_current_request_rate): request i of n runs at
+// start + (end - start)·i/(n-1) (linear) or start·(end/start)^(i/(n-1)) (exponential), and the gap
+// after request i is drawn at request i's rate. With constant spacing the gaps are exactly
+// 1/rate_i, computed here independently of the schedule.
+TEST_CASE("Arrival: a ramp moves the rate from start to end over the requests, as vLLM's", "[arrival]") {
+  const int n = 11;
+  for (const auto ramp : {runara::Ramp::kLinear, runara::Ramp::kExponential}) {
+    ArrivalSchedule schedule(20.0, Arrival::kConstant, 1.0, 7);
+    schedule.set_ramp(ramp, 2.0, 20.0, n);
+    double expected_ns = 0;
+    CHECK(schedule.next_ns() == 0);
+    for (int i = 1; i < n + 5; ++i) {
+      const double progress = std::min(1.0, (i - 1) / double(n - 1));
+      const double rate = ramp == runara::Ramp::kLinear ? 2.0 + 18.0 * progress : 2.0 * std::pow(10.0, progress);
+      expected_ns += 1e9 / rate;
+      CHECK(schedule.next_ns() == std::llround(expected_ns));  // past n requests the end rate holds
+    }
+  }
+  // Poisson arrivals on a ramp: the late gaps are shorter than the early ones, on average.
+  ArrivalSchedule poisson(100.0, Arrival::kPoisson, 1.0, 3);
+  poisson.set_ramp(runara::Ramp::kLinear, 10.0, 100.0, 2000);
+  std::int64_t previous = poisson.next_ns(), early = 0, late = 0;
+  for (int i = 1; i < 2000; ++i) {
+    const std::int64_t t = poisson.next_ns();
+    (i <= 200 ? early : late) += i <= 200 || i > 1800 ? t - previous : 0;
+    previous = t;
+  }
+  CHECK(early / 200 > 3 * (late / 199));
+  CHECK(runara::parse_ramp("linear") == runara::Ramp::kLinear);
+  CHECK(runara::parse_ramp("exponential") == runara::Ramp::kExponential);
+  CHECK_FALSE(runara::parse_ramp("step"));
+  ArrivalSchedule bad(10.0, Arrival::kPoisson, 1.0, 1);
+  CHECK_THROWS_AS(bad.set_ramp(runara::Ramp::kLinear, 0.0, 10.0, 5), std::invalid_argument);
+  CHECK_THROWS_AS(bad.set_ramp(runara::Ramp::kExponential, 1.0, 10.0, 0), std::invalid_argument);
 }

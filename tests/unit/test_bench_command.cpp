@@ -3,10 +3,12 @@
 // checked with clear errors; the URL named is the only host granted.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -122,4 +124,122 @@ TEST_CASE("runara bench --tokenizer: prompts are the asked length in that tokeni
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "prompts.tokenizer " + dir + "/spm.json: normalizer \"NFKC\" is not supported"));
   CHECK(server.stats().requests_served == 10);
+}
+
+// A `vllm bench serve` command line, flag for flag, as a user pastes it: each flag does what
+// vLLM's does, the key is masked as a secret, and the summary shows the asked percentiles only.
+TEST_CASE("runara bench takes vllm bench serve's own flags", "[http_load][bench]") {
+  runara::FakeLlmServer server(quick());
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string dir = temp_dir("bench-vllm-flags");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const ChildResult r = run_runara(
+      {"bench", "--backend", "openai-chat", "--base-url", url, "--model", "fake-model", "--request-rate", "inf",
+       "--max-concurrency", "4", "--num-prompts", "12", "--num-warmups", "2", "--dataset-name", "random",
+       "--random-input-len", "32", "--random-output-len", "8", "--random-range-ratio", "0.5", "--goodput", "ttft:1000",
+       "tpot:100", "--percentile-metrics", "ttft,itl", "--metric-percentiles", "50,90,99.5", "--api-key",
+       "sk-bench-secret-4711", "--ignore-eos", "--save-result", "--result-dir", dir + "/out"}, 90);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto result = nlohmann::json::parse(read_all(dir + "/out/bench/results.json"), nullptr, false);
+  REQUIRE(result.is_object());
+  CHECK(result["backend"] == "openai-chat");
+  CHECK(result["max_concurrency"] == 4);
+  CHECK(result["completed"] == 12);
+  CHECK(result["warmup_requests"] == 2);
+  CHECK(result["request_goodput"].is_number());
+  CHECK(result["slo"]["ttft_ms"] == 1000);
+  CHECK(result["slo"]["tpot_ms"] == 100);
+  CHECK(result["options"]["prompts"]["range_ratio"] == 0.5);
+  CHECK(result["p99.5_ttft_ms"].is_number());
+  CHECK(result["p90_itl_ms"].is_number());
+  CHECK(contains(r.out, "P99.5 TTFT (ms)"));
+  CHECK(contains(r.out, "P50 ITL (ms)"));
+  CHECK_FALSE(contains(r.out, "TPOT (ms)"));  // not among --percentile-metrics
+  CHECK_FALSE(contains(r.out, "P99 TTFT"));   // not among --metric-percentiles
+  CHECK(server.stats().requests_served == 14);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir + "/out")) {
+    if (!entry.is_regular_file()) continue;
+    INFO(entry.path());
+    CHECK_FALSE(contains(read_all(entry.path().string()), "sk-bench-secret-4711"));
+  }
+  CHECK_FALSE(contains(r.out + r.err, "sk-bench-secret-4711"));
+}
+
+TEST_CASE("runara bench --ramp-up-strategy sends at a rising rate, as vLLM's", "[http_load][bench]") {
+  runara::FakeLlmServer server(quick());
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string dir = temp_dir("bench-ramp");
+  const ChildResult r = run_runara({"bench", "http://127.0.0.1:" + std::to_string(port), "--model", "fake-model",
+                                    "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "20", "--ramp-up-end-rps", "200",
+                                    "-n", "40", "--input-len", "16", "--output-len", "4", "--out", dir + "/out"}, 90);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto result = nlohmann::json::parse(read_all(dir + "/out/bench/results.json"), nullptr, false);
+  REQUIRE(result.is_object());
+  CHECK(result["ramp_up_strategy"] == "linear");
+  CHECK(result["ramp_up_start_rps"] == 20);
+  CHECK(result["ramp_up_end_rps"] == 200);
+  CHECK(result["completed"] == 40);
+  // Poisson arrivals (vLLM's default) on a ramp from 20/s to 200/s: the first gaps average about
+  // 1/30 s, the last ones about 1/195 s.
+  std::ifstream lines(dir + "/out/bench/requests.jsonl");
+  std::vector<double> due;
+  for (std::string line; std::getline(lines, line);) due.push_back(nlohmann::json::parse(line)["intended_ms"].get<double>());
+  std::sort(due.begin(), due.end());
+  REQUIRE(due.size() == 40);
+  const double early = (due[10] - due[0]) / 10, late = (due[39] - due[29]) / 10;
+  INFO("mean gap of the first 10: " << early << " ms, of the last 10: " << late << " ms");
+  CHECK(early > 3 * late);
+}
+
+TEST_CASE("runara bench: vLLM's flags are checked, and the ones it does not take say what to use", "[cli][bench]") {
+  const std::string url = "http://127.0.0.1:9";
+  const ChildResult host = run_runara({"bench", "--host", "10.0.0.5", "--model", "m"});
+  CHECK(host.exit_code == 2);
+  CHECK(contains(host.err, "--host is vllm bench's; here give the server as URL"));
+  const ChildResult dataset = run_runara({"bench", url, "--model", "m", "--dataset-name", "sonnet"});
+  CHECK(dataset.exit_code == 2);
+  CHECK(contains(dataset.err, "--dataset-name expects random, sharegpt or custom"));
+  const ChildResult no_path = run_runara({"bench", url, "--model", "m", "--dataset-name", "sharegpt"});
+  CHECK(no_path.exit_code == 2);
+  CHECK(contains(no_path.err, "--dataset-name sharegpt needs --dataset-path FILE"));
+  const ChildResult goodput = run_runara({"bench", url, "--model", "m", "--goodput", "itl:5"});
+  CHECK(goodput.exit_code == 2);
+  CHECK(contains(goodput.err, "--goodput expects KEY:MS items (ttft, tpot or e2el)"));
+  const ChildResult ramp = run_runara({"bench", url, "--model", "m", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1"});
+  CHECK(ramp.exit_code == 2);
+  CHECK(contains(ramp.err, "--ramp-up-strategy needs --ramp-up-start-rps and --ramp-up-end-rps"));
+  const ChildResult ramp_n = run_runara({"bench", url, "--model", "m", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
+                                         "--ramp-up-end-rps", "5"});
+  CHECK(ramp_n.exit_code == 2);
+  CHECK(contains(ramp_n.err, "give -n/--num-prompts"));
+  const ChildResult burst = run_runara({"bench", url, "--model", "m", "--burstiness", "0.5"});
+  CHECK(burst.exit_code == 2);
+  CHECK(contains(burst.err, "--burstiness shapes an open loop"));
+  const ChildResult pct = run_runara({"bench", url, "--model", "m", "--metric-percentiles", "50,100"});
+  CHECK(pct.exit_code == 2);
+  CHECK(contains(pct.err, "--metric-percentiles expects percentiles between 0 and 100"));
+}
+
+TEST_CASE("runara bench --saturate does not conclude from a point that never had its streams in flight", "[http_load][bench]") {
+  runara::FakeLlmConfig slow = quick();
+  slow.itl_ms = 4;  // replies long enough that every stream of a point is in flight at once
+  runara::FakeLlmServer server(slow);
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string out = temp_dir("bench-sat") + "/out";
+  // 6 requests a point: 8 streams can never be in flight, so the search must stop there, not
+  // call 8 streams "saturated" when throughput stops growing for want of requests.
+  const ChildResult r = run_runara({"bench", "http://127.0.0.1:" + std::to_string(port), "--model", "fake-model", "--saturate",
+                                    "-n", "6", "--output-len", "16", "--input-len", "16", "--out", out}, 120);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.out, "saturated: 8 streams"));
+  CHECK(contains(r.out, "not saturated: at 8 streams at most 6 requests were ever in flight"));
+  const auto results = nlohmann::json::parse(read_all(out + "/results.json"), nullptr, false);
+  REQUIRE(results.is_object());
+  CHECK(contains(results["saturation"]["note"].get<std::string>(), "not saturated"));
 }
