@@ -50,7 +50,7 @@ function M.new(opts)
   return setmetatable({
     title = tostring(opts.title or "Runara report"), simulated = opts.simulated and true or false,
     reference = opts.reference and references[opts.reference], meta = {}, loads = {}, sweeps = {},
-    tables = {}, extra = {}, phases = {}, billed = {}, machines = {}, machine_views = {}, files = {},
+    tables = {}, charts = {}, extra = {}, phases = {}, billed = {}, machines = {}, machine_views = {}, files = {},
     started = runara.now(), started_unix = os.time(),
   }, Report)
 end
@@ -195,6 +195,20 @@ function Report:add_table(name, t, opts)
   local m = machine_opt(self, ":add_table", opts)
   self.tables[#self.tables + 1] = { name = tostring(name), columns = t.columns, rows = t.rows, caption = t.caption,
                                     machine = m and m.key }
+end
+
+-- A line chart of the scenario's own figures (report.html; report.md lists its points in a
+-- table): series = { { name =, points = { {x, y}, ... } }, ... }, x_label, y_label, xlog.
+function Report:add_chart(name, c, opts)
+  if type(c) ~= "table" or type(c.series) ~= "table" then
+    fail(":add_chart", "argument must be { series = { { name =, points = { {x, y}, ... } }, ... }, x_label =, y_label = }")
+  end
+  for i, sr in ipairs(c.series) do
+    if type(sr) ~= "table" or type(sr.points) ~= "table" then fail(":add_chart", "series %d has no points list", i) end
+  end
+  local m = machine_opt(self, ":add_chart", opts)
+  self.charts[#self.charts + 1] = { name = tostring(name), series = c.series, x_label = c.x_label, y_label = c.y_label,
+                                    xlog = c.xlog and true or false, caption = c.caption, machine = m and m.key }
 end
 
 -- A file the scenario wrote into the output folder, listed (with what it holds) in the reports' footer.

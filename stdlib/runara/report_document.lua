@@ -84,7 +84,7 @@ function M.build(self, min_samples)
                  comparable = doc.comparable_nvidia, reference = self:applicable_reference(), loads = self.loads,
                  sweeps = self.sweeps, gpu = self.gpu, server_metrics = self.server_metrics,
                  vllm_summary = not self.server_metrics and type(b.vllm_metrics) == "table" and b.vllm_metrics or nil,
-                 tables = self.tables, phases = self.phases, machines = machines, compare = cmp, files = self.files,
+                 tables = self.tables, charts = self.charts, phases = self.phases, machines = machines, compare = cmp, files = self.files,
                  min_samples = min_samples, efficiency = eff, manifest = man }
   return doc, view
 end

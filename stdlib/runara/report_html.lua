@@ -211,6 +211,11 @@ function M.html(v, svg)
     if t.caption then out[#out + 1] = '<p class="note">' .. esc(t.caption) .. "</p>" end
     out[#out + 1] = html_table(t.columns, t.rows)
   end
+  for _, c in ipairs(v.charts or {}) do
+    out[#out + 1] = "<h2>" .. esc(c.name) .. "</h2>"
+    if c.caption then out[#out + 1] = '<p class="note">' .. esc(c.caption) .. "</p>" end
+    out[#out + 1] = svg.chart{ title = c.name, x_label = c.x_label or "", y_label = c.y_label or "", xlog = c.xlog, series = c.series }
+  end
   local mrows = manifest.rows(v.manifest)
   if #mrows > 0 then
     out[#out + 1] = '<h2>Manifest</h2><p class="note">What it takes to run this again (results.json\'s manifest holds every field).</p>' ..

@@ -125,6 +125,19 @@ function M.markdown(v)
     if t.caption then out[#out + 1] = line_text(t.caption) .. "\n" end
     out[#out + 1] = md_table(t.columns, t.rows)
   end
+  for _, c in ipairs(v.charts or {}) do
+    out[#out + 1] = "\n## " .. cell(c.name) .. "\n"
+    out[#out + 1] = "A chart in report.html; its points:\n"
+    local rows = {}
+    local function figure(x)  -- whole numbers (GPU counts, sizes) without decimals
+      if format.finite(x) and x == math.floor(x) and math.abs(x) < 1e15 then return string.format("%d", x) end
+      return format.fv(x, 2)
+    end
+    for _, sr in ipairs(c.series) do
+      for _, p in ipairs(sr.points) do rows[#rows + 1] = { tostring(sr.name), figure(p[1]), figure(p[2]) } end
+    end
+    out[#out + 1] = md_table({ "series", c.x_label or "x", c.y_label or "y" }, rows)
+  end
   local mrows = manifest.rows(v.manifest)
   if #mrows > 0 then
     out[#out + 1] = "\n## Manifest\n"

@@ -264,4 +264,19 @@ t.test("a renderer's failure still leaves a report, and write() does not raise",
   t.match(paths.md, "report%.md$")
 end)
 
+t.test("report:add_chart: a scenario's own chart in report.html, its points as a table in report.md", function()
+  local rep = report.new{ title = "training" }
+  rep:add_chart("Scaling efficiency", { x_label = "GPUs", y_label = "efficiency (%)",
+    series = { { name = "7b", points = { { 1, 100 }, { 2, 77.6 }, { 4, 85.7 } } } } })
+  local r = rep:render()
+  t.match(r.html, '<h2>Scaling efficiency</h2>', "its heading")
+  local g = r.html:match('data%-series="7b".-</g>')
+  t.truthy(g, "a series named 7b")
+  local _, n = g:gsub("<circle", "")
+  t.eq(n, 3, "one point per GPU count")
+  t.match(r.md, "| 7b | 4 | 85.70 |", "the md table")
+  t.raises(function() rep:add_chart("x", { series = { { name = "a" } } }) end, "report:add_chart: series 1 has no points list", "test_report.lua:%d+:")
+  t.raises(function() rep:add_chart("x", 5) end, "report:add_chart: argument must be", "test_report.lua:%d+:")
+end)
+
 t.done()

@@ -1,0 +1,195 @@
+-- runara.training: the output of scripts/training/train_bench.py (one flat JSON object per line,
+-- each with a "part") read into results, and the figures built on them: model TFLOPS per
+-- transformer run, MFU against the GPU's peak, DDP scaling efficiency. Formulas in docs/training.md.
+--
+--   local training = require("runara.training")
+--   local r = training.parse(stdout)          -- r.env, r.matmul, r.linear, r.fp8, r.mlp, r.transformer, r.ddp
+--   local tf = training.model_tflops(row)     -- { six_n =, with_attention = }
+local M = {}
+
+-- Seed 001's model configurations (Benchmark 3), as train_bench.py's SIZES: the GPT-2 vocabulary
+-- (50257) with tied embeddings gives the parameter counts the seed prints.
+M.VOCAB = 50257
+M.SIZES = {
+  small = { layers = 6, heads = 6, d_model = 384, d_ff = 1536, batch = 32, seq = 512 },
+  medium = { layers = 12, heads = 12, d_model = 768, d_ff = 3072, batch = 16, seq = 512 },
+  large = { layers = 24, heads = 16, d_model = 1024, d_ff = 4096, batch = 8, seq = 512 },
+  xl = { layers = 36, heads = 20, d_model = 1280, d_ff = 5120, batch = 4, seq = 512 },
+  ["1.5b"] = { layers = 48, heads = 24, d_model = 1536, d_ff = 6144, batch = 4, seq = 512 },
+  ["3b"] = { layers = 32, heads = 32, d_model = 2560, d_ff = 10240, batch = 2, seq = 512 },
+  ["7b"] = { layers = 32, heads = 32, d_model = 4096, d_ff = 11008, batch = 8, seq = 1024 },
+  ["13b"] = { layers = 40, heads = 40, d_model = 5120, d_ff = 13824, batch = 4, seq = 1024 },
+}
+M.SIZE_ORDER = { "small", "medium", "large", "xl", "1.5b", "3b", "7b", "13b" }
+M.PARTS = { "matmul", "linear", "fp8", "mlp", "transformer", "ddp" }
+
+-- Parameters of train_bench.py's GPT: per layer QKV and output projections, the two FFN
+-- matrices, their biases and two LayerNorms; token and position embeddings; the final LayerNorm.
+function M.param_count(c)
+  local d, ff = c.d_model, c.d_ff
+  return c.layers * (4 * d * d + 2 * d * ff + 9 * d + ff) + (M.VOCAB + c.seq) * d + 2 * d
+end
+
+-- A flat JSON object (strings, numbers, true/false/null; what json.dumps writes for a dict of
+-- scalars) as a Lua table, or nil when the line is not one.
+local ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+local function decode_object(line)
+  local pos, obj = line:match("^%s*{()"), {}
+  if not pos then return nil end
+  local function skip() pos = line:match("^%s*()", pos) end
+  local function str()
+    if line:sub(pos, pos) ~= '"' then return nil end
+    local out, i = {}, pos + 1
+    while true do
+      local c = line:sub(i, i)
+      if c == "" then return nil end
+      if c == '"' then pos = i + 1 return table.concat(out) end
+      if c == "\\" then
+        local e = line:sub(i + 1, i + 1)
+        if e == "u" then
+          local hex = line:match("^%x%x%x%x", i + 2)
+          if not hex then return nil end
+          local cp = tonumber(hex, 16)
+          out[#out + 1] = cp < 128 and string.char(cp) or "?"  -- non-ASCII in a name: shown, not decoded
+          i = i + 6
+        elseif ESC[e] then out[#out + 1] = ESC[e] i = i + 2
+        else return nil end
+      else out[#out + 1] = c i = i + 1 end
+    end
+  end
+  skip()
+  if line:sub(pos, pos) == "}" then return obj end
+  while true do
+    skip()
+    local key = str()
+    if not key then return nil end
+    skip()
+    if line:sub(pos, pos) ~= ":" then return nil end
+    pos = pos + 1
+    skip()
+    local c, value = line:sub(pos, pos), nil
+    if c == '"' then value = str() if value == nil then return nil end
+    elseif line:match("^true", pos) then value, pos = true, pos + 4
+    elseif line:match("^false", pos) then value, pos = false, pos + 5
+    elseif line:match("^null", pos) then pos = pos + 4  -- a key with no value: left out
+    else
+      local num = line:match("^%-?%d+%.?%d*[eE]?[%+%-]?%d*", pos)
+      value = num and tonumber(num)
+      if not value or value ~= value or value == math.huge or value == -math.huge then return nil end
+      pos = pos + #num
+    end
+    obj[key] = value
+    skip()
+    c = line:sub(pos, pos)
+    pos = pos + 1
+    if c == "}" then return obj end
+    if c ~= "," then return nil end
+  end
+end
+M.decode_object = decode_object
+
+-- Each part's lines as a list; `env` the first env line; `other` counts lines that are JSON
+-- objects of no known part. Anything else (a container's pull chatter, a traceback) is skipped.
+function M.parse(text)
+  if type(text) ~= "string" then error("training.parse: argument 'text' must be a string, got " .. type(text), 2) end
+  local r = { matmul = {}, linear = {}, fp8 = {}, mlp = {}, transformer = {}, ddp = {}, other = 0 }
+  for line in text:gmatch("[^\n]+") do
+    local o = line:match("^%s*{") and decode_object(line)
+    if o and o.part == "env" then
+      r.env = r.env or o
+    elseif o and type(o.part) == "string" and r[o.part] and o.part ~= "other" then
+      local list = r[o.part]
+      list[#list + 1] = o
+    elseif o then
+      r.other = r.other + 1
+    end
+  end
+  return r
+end
+
+-- Model FLOPs per trained token. six_n: 6·N (forward 2·N, backward 4·N; Kaplan et al. 2020), the
+-- figure seed 001's TFLOPS column uses; with_attention adds the attention scores and their
+-- backward, 12·layers·seq·d_model (PaLM's MFU formula, Chowdhery et al. 2022, appendix B;
+-- causal masking not discounted).
+function M.flops_per_token(params, layers, seq, d_model)
+  local six_n = 6 * params
+  return { six_n = six_n, with_attention = six_n + 12 * layers * seq * d_model }
+end
+
+-- A transformer or ddp row's model TFLOPS in total (all its GPUs), by both formulas; nil
+-- for a row that did not run.
+function M.model_tflops(row)
+  if type(row) ~= "table" or row.status ~= "ok" or type(row.tokens_per_s) ~= "number" or type(row.params) ~= "number" then
+    return nil
+  end
+  local f = M.flops_per_token(row.params, row.layers or 0, row.seq or 0, row.d_model or 0)
+  return { six_n = f.six_n * row.tokens_per_s / 1e12, with_attention = f.with_attention * row.tokens_per_s / 1e12 }
+end
+
+-- Which GPU of the peak table a device name is ("AMD Instinct MI300X", "NVIDIA H100 80GB HBM3").
+local GPU_PATTERNS = {
+  { "mi355x", "mi355x" }, { "mi350x", "mi350x" }, { "mi325x", "mi325x" }, { "mi300x", "mi300x" },
+  { "h200", "h200" }, { "h100.*pcie", "h100_pcie" }, { "h100", "h100_sxm" },
+}
+function M.gpu_key(name)
+  if type(name) ~= "string" then return nil end
+  local n = name:lower()
+  for _, p in ipairs(GPU_PATTERNS) do if n:find(p[1]) then return p[2] end end
+  return nil
+end
+
+-- The GPU's dense peak TFLOPS for a dtype, and the table's entry (with its source); nil when
+-- the table does not know the GPU or dtype.
+function M.peak(gpu_name, dtype)
+  local peaks = require("runara.reference_numbers").training_peaks
+  local entry = peaks.gpus[M.gpu_key(gpu_name) or ""]
+  local v = entry and entry.dense_tflops[dtype]
+  return v, entry
+end
+
+-- Model FLOPs utilisation: achieved TFLOPS per GPU over the GPU's dense peak, or nil.
+function M.mfu(tflops_per_gpu, gpu_name, dtype)
+  local peak = M.peak(gpu_name, dtype)
+  if not peak or type(tflops_per_gpu) ~= "number" then return nil end
+  return tflops_per_gpu / peak
+end
+
+-- DDP scaling: per size, the rows ordered by GPU count with efficiency = tokens/s at N GPUs /
+-- (N × tokens/s at 1 GPU), nil where the 1-GPU run is missing.
+function M.scaling(rows)
+  local by_size = {}
+  for _, r in ipairs(rows or {}) do
+    if r.status == "ok" and type(r.tokens_per_s) == "number" and type(r.world_size) == "number" then
+      by_size[r.size] = by_size[r.size] or {}
+      table.insert(by_size[r.size], r)
+    end
+  end
+  local out = {}
+  for size, list in pairs(by_size) do
+    table.sort(list, function(a, b) return a.world_size < b.world_size end)
+    local base
+    for _, r in ipairs(list) do if r.world_size == 1 then base = r.tokens_per_s end end
+    local points = {}
+    for _, r in ipairs(list) do
+      points[#points + 1] = { gpus = r.world_size, tokens_per_s = r.tokens_per_s,
+                              efficiency = base and r.tokens_per_s / (r.world_size * base) or nil }
+    end
+    out[size] = points
+  end
+  return out
+end
+
+-- The sizes named in a comma list, each checked; errors name the param and the known sizes.
+function M.check_sizes(list, level)
+  local out = {}
+  for s in tostring(list):gmatch("[^,%s]+") do
+    if not M.SIZES[s:lower()] then
+      error("param sizes=" .. tostring(list) .. ": unknown size '" .. s .. "'; known: " .. table.concat(M.SIZE_ORDER, ", "), (level or 1) + 1)
+    end
+    out[#out + 1] = s:lower()
+  end
+  if #out == 0 then error("param sizes is empty; known: " .. table.concat(M.SIZE_ORDER, ", "), (level or 1) + 1) end
+  return out
+end
+
+return M
