@@ -38,6 +38,7 @@ scenario.run({
     { name = "warmup", type = "integer", default = 5, min = 0, help = "training steps not timed" },
     { name = "steps", type = "integer", default = 20, min = 1, help = "timed training steps" },
     { name = "quick", type = "boolean", default = false, help = "train_bench.py --quick: small GEMMs, fewer repetitions" },
+    { name = "gpu_interval", type = "number", default = 1, min = 0.1, help = "seconds between GPU power/VRAM samples" },
   },
 }, function(sc)
   local P, rep = sc.params, sc.report
@@ -65,7 +66,7 @@ scenario.run({
                 method = "seed 001's training benchmarks (train_bench.py); model TFLOPS 6N, MFU with PaLM's attention term" }
 
   rep:phase("boot")
-  local m = sc:machine{ name = "training", size = P.size, image = P.image, region = P.region }
+  local m = sc:machine{ name = "training", size = P.size, image = P.image, region = P.region, gpu_interval = P.gpu_interval }
   local s = m.session
   local vendor = containers.vendor(s)
   local image = P.container or containers.image(vendor, "pytorch")
@@ -97,12 +98,9 @@ scenario.run({
   end
   local function check(res, what)
     if res.code == 0 then return true end
-    local err = res.stderr or ""
-    local cause = err:match("(torch%.distributed%.DistBackendError:[^\n]*)") or err:match("(torch%.OutOfMemoryError:[^\n]*)")
-                  or err:match("(ChildFailedError[^\n]*)") or err:match("([^\n]+)\n*$") or "no stderr"
-    local rank = err:match("rank%s*:%s*(%d+) %(local_rank")
+    local why = training.failure_cause(res.stderr)
     failure = string.format("training: %s on %s failed (exit %s)%s: %s", what, m.droplet and m.droplet.name or "the machine", tostring(res.code),
-      rank and (": rank " .. rank .. " died") or "", cause)
+      why.rank and (": rank " .. why.rank .. " died") or "", why.cause)
     return false
   end
 

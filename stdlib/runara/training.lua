@@ -179,6 +179,27 @@ function M.scaling(rows)
   return out
 end
 
+-- Why a benchmark process failed, from its stderr: { rank = N or nil, cause = "…" }. Under
+-- torchrun the rank that died first is the one under "Root Cause" (the "Failures:" list above it
+-- names ranks torchrun itself then stopped: recorded on an H200, tests/fixtures/training/); the
+-- cause is that rank's own exception line (NCCL/RCCL's DistBackendError, PyTorch's
+-- OutOfMemoryError, a CUDA/HIP error), not torchrun's ChildFailedError that wraps it.
+function M.failure_cause(stderr)
+  local err = tostring(stderr or "")
+  local rank = err:match("Root Cause.-\n%s*rank%s*:%s*(%d+)") or err:match("\n%s*rank%s*:%s*(%d+) %(local_rank")
+  local cause
+  for line in err:gmatch("[^\n]+") do
+    line = line:gsub("^%[rank%d+%]:%s*", "")  -- torchrun prefixes each rank's lines
+    local name = line:match("^([%w_%.]*Error): ") or line:match("^([%w_%.]*Exception): ")
+    if name and not name:match("ChildFailedError$") then
+      cause = line
+      if name:match("DistBackendError$") or name:match("OutOfMemoryError$") then break end
+    end
+  end
+  cause = cause or err:match("([^\n]+)\n*$") or "no stderr"
+  return { rank = rank and tonumber(rank) or nil, cause = cause }
+end
+
 -- The sizes named in a comma list, each checked; errors name the param and the known sizes.
 function M.check_sizes(list, level)
   local out = {}

@@ -57,7 +57,8 @@ std::vector<json> shim_lines(const std::string& gpu, std::vector<std::string> ar
 
 TEST_CASE("training under --sim: every part, tables beside seed 001, charts, a clean teardown", "[scenario]") {
   const std::string out = temp_dir("training") + "/out";
-  const auto r = rehearse(out, {});
+  // At a quarter of the simulated time a phase lasts about a second: samples 5 times a second.
+  const auto r = rehearse(out, {"gpu_interval=0.2"});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.seconds < 60);
