@@ -158,7 +158,8 @@ json stats_json(const LoadStats& s) {
           {"itl", histogram_json(s.itl)}, {"e2el", histogram_json(s.e2el)}, {"queue", histogram_json(s.queue)},
           {"errors", s.errors}, {"statuses", std::move(statuses)}, {"error_samples", s.error_samples},
           {"first_sent_ns", s.first_sent_ns}, {"last_sent_ns", s.last_sent_ns}, {"first_due_ns", s.first_due_ns},
-          {"last_due_ns", s.last_due_ns}, {"last_done_ns", s.last_done_ns}, {"tokens_per_second", s.tokens_per_second}};
+          {"last_due_ns", s.last_due_ns}, {"last_done_ns", s.last_done_ns}, {"tokens_per_second", s.tokens_per_second},
+          {"client_cpu_s", s.client_cpu_s}};
 }
 
 bool known_kind(const std::string& name) {
@@ -209,6 +210,8 @@ LoadStats stats_from(const json& j, const Slo& slo) {
   s.last_due_ns = number_at<std::int64_t>(j, "last_due_ns");
   s.last_done_ns = number_at<std::int64_t>(j, "last_done_ns");
   s.tokens_per_second = numbers<std::uint32_t>(j.at("tokens_per_second"), "tokens_per_second");
+  s.client_cpu_s = number_at<double>(j, "client_cpu_s");
+  if (!(s.client_cpu_s >= 0) || s.client_cpu_s > 1e9) throw std::invalid_argument("client_cpu_s out of range");
   return s;
 }
 

@@ -1,5 +1,7 @@
 #include "load/load_report.hpp"
 
+#include "load/client_limit.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -66,6 +68,25 @@ void add_input_counts(json& out, const LoadStats& s) {
   out["input_tokens_source"] = s.completed ? source : "none";
 }
 
+// Whether the client, not the server, set the pace (load/client_limit.hpp).
+void add_client_limit(json& out, const LoadSpec& spec, const LoadOutcome& o) {
+  ClientLoad load;
+  load.open_loop = spec.open_loop();
+  load.bounded = spec.max_concurrency > 0;
+  load.threads = o.threads > 0 ? o.threads : spec.threads;
+  load.wall_s = o.wall_s;
+  load.cpu_s = o.stats.client_cpu_s;
+  load.achieved_rate = out["achieved_send_rate"].is_number() ? out["achieved_send_rate"].get<double>() : 0;
+  load.scheduled_rate = out["scheduled_send_rate"].is_number() ? out["scheduled_send_rate"].get<double>() : 0;
+  load.p99_queue_ms = out["p99_queue_ms"].get<double>();
+  load.requests = o.stats.completed + o.stats.failed;
+  const ClientLimit limit = judge_client_limit(load);
+  out["client_cpu_s"] = o.stats.client_cpu_s;
+  out["client_cpu_utilization"] = limit.cpu_utilization;
+  out["client_limited"] = !limit.reason.empty();
+  out["client_limit"] = limit.reason.empty() ? json(nullptr) : json(limit.reason);
+}
+
 double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -118,6 +139,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   add_rates(out, spec, s);
   o.lengths.to_json(out);  // vLLM's input_lens / output_lens (request_lengths.hpp)
   add_input_counts(out, s);
+  add_client_limit(out, spec, o);
   // vLLM's keys that runara has no use for but readers of its files may expect.
   out["best_of"] = 1;
   out["request_goodput:"] = out["request_goodput"];  // vLLM 0.6's spelling, colon included

@@ -64,6 +64,7 @@ void LoadStats::merge(const LoadStats& o) {
   server_input_tokens += o.server_input_tokens;
   server_input_counted += o.server_input_counted;
   chunk_counted += o.chunk_counted;
+  client_cpu_s += o.client_cpu_s;
   ttft.merge(o.ttft);
   tpot.merge(o.tpot);
   itl.merge(o.itl);

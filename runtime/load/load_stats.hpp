@@ -50,6 +50,9 @@ class LoadStats {
   std::int64_t last_sent_ns = -1, first_due_ns = -1, last_due_ns = -1;  // for the send rates
   std::int64_t last_done_ns = -1;   // ... to the last measured response
   std::vector<std::uint32_t> tokens_per_second;  // token events per whole second since the start
+  // CPU time the load generator's worker threads used (CLOCK_THREAD_CPUTIME_ID over each one's
+  // event loop): against threads × wall time, how close the client came to being the limit.
+  double client_cpu_s = 0;
 
   static constexpr std::size_t kSamplesPerKind = 5;
 };

@@ -101,6 +101,9 @@ std::string load_summary_text(const json& r) {
   if (r.value("load_model", "") == "closed") line(out, "Maximum request concurrency", whole(number(r, "max_concurrency")));
   else line(out, "Request rate (req/s)", fixed(number(r, "request_rate")));
   if (const std::string note = unreached_concurrency_note(r); !note.empty()) line(out, "Note", note);
+  if (r.value("client_limited", false) && r.contains("client_limit") && r["client_limit"].is_string()) {
+    line(out, "Client-limited (not the server)", r["client_limit"].get<std::string>());
+  }
   line(out, "Benchmark duration (s)", fixed(number(r, "duration")));
   if (llm) {
     line(out, "Total input tokens", whole(number(r, "total_input_tokens")));

@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <uv.h>
 
+#include <ctime>
 #include <deque>
 
 #include "load/load_transport.hpp"
@@ -127,6 +128,12 @@ struct LoadWorker::Impl {
     }
   }
 
+  static double thread_cpu_s() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+  }
+
   void broke(const std::string& why) { end_load("a load worker thread failed: " + why); }
 
   // Ends the whole load with `error`; this worker stops on its next loop turn.
@@ -138,8 +145,10 @@ struct LoadWorker::Impl {
 
   void run() {
     if (spec.memory) held = MemoryReservation(spec.memory, 0);
+    const double cpu_start = thread_cpu_s();
     guarded([this] { setup(); });
     uv_run(&loop, UV_RUN_DEFAULT);
+    stats.client_cpu_s += thread_cpu_s() - cpu_start;
     guarded([this] { hand_over(); });  // the last records, before the engine hears this worker is done
     streams.clear();  // slots before their transport
     transport.reset();

@@ -153,6 +153,11 @@ TEST_CASE("runara bench takes vllm bench serve's own flags", "[http_load][bench]
   CHECK(result["slo"]["tpot_ms"] == 100);
   CHECK(result["options"]["prompts"]["range_ratio"] == 0.5);
   CHECK(result["p99.5_ttft_ms"].is_number());
+  // The client's own CPU time is measured (load/client_limit.hpp): a light load is not client-limited.
+  CHECK(result["client_cpu_s"].get<double>() > 0);
+  CHECK(result["client_cpu_utilization"].get<double>() < 0.9);
+  CHECK(result["client_limited"] == false);
+  CHECK(result["client_limit"].is_null());
   CHECK(result["p90_itl_ms"].is_number());
   CHECK(contains(r.out, "P99.5 TTFT (ms)"));
   CHECK(contains(r.out, "P50 ITL (ms)"));
