@@ -154,8 +154,10 @@ int compare_command(int argc, char** argv) {
   if (!script.empty() && last == 0) return usage_error("--script picks runs for --last N; add --last 2 (the last two of that script)");
 
   std::vector<NamedRun> runs;
+  // A run may be named twice (a run against itself: everything within noise), but the baseline
+  // named again among the others is the baseline only.
   auto add = [&](const std::string& dir, const std::string& label) {
-    for (const auto& r : runs) if (r.dir == dir) return;  // a run named twice is compared once
+    if (!baseline.empty() && !runs.empty() && runs.front().dir == dir) return;
     runs.push_back({dir, label});
   };
   if (!baseline.empty()) {
@@ -184,7 +186,12 @@ int compare_command(int argc, char** argv) {
                          (script.empty() ? "" : " of " + script) + " with their folder" + (error.empty() ? "" : " (" + error + ")"));
     }
     // Oldest first: "the last two" compares the newer against the older, the older as baseline.
-    for (auto it = found.rbegin(); it != found.rend(); ++it) add(canonical_path(it->out_dir, ""), it->run_id);
+    for (auto it = found.rbegin(); it != found.rend(); ++it) {
+      const std::string dir = canonical_path(it->out_dir, "");
+      bool named = false;  // --last adds what the names did not already give
+      for (const auto& r : runs) named = named || r.dir == dir;
+      if (!named) runs.push_back({dir, it->run_id});
+    }
   }
   if (runs.size() < 2) return usage_error("name at least two runs (folders or run ids), or --last 2");
 
