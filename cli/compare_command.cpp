@@ -212,6 +212,14 @@ int compare_command(int argc, char** argv) {
   if (outcome.exit == Exit::script_error && outcome.message.rfind(kUsageMarker, 0) == 0) {
     return usage_error(outcome.message.substr(std::string(kUsageMarker).size()));
   }
+  // The scenario's own verdicts on the runs ("nothing in common to compare") are answers, not
+  // crashes: said without the Lua traceback.
+  if (outcome.exit == Exit::script_error && outcome.message.rfind("runara compare: ", 0) == 0) {
+    Outcome said = outcome;
+    said.traceback.clear();
+    said.message.erase(0, std::string("runara compare: ").size());  // report_outcome says "runara: " itself
+    return report_outcome(said);
+  }
   return report_outcome(outcome);
 }
 

@@ -145,21 +145,26 @@ function M.markdown(cmp)
   return table.concat(out, "\n")
 end
 
--- A series per run of a load figure against the load's concurrency (loads they share).
-local function by_concurrency(cmp, field, transform)
+-- A series per run of a load figure against the load's concurrency (loads they share), each run
+-- in its own colour in every chart. Of two loads at one concurrency (the suite's throughput and
+-- TTFT loads, both single-stream) the first in the tables' order stands for it.
+local function by_concurrency(cmp, colors, field, transform)
   local series = {}
   for i, r in ipairs(cmp.runs) do
     local side = cmp.sides and cmp.sides[i]
-    local pts = {}
+    local pts, seen = {}, {}
     for _, name in ipairs(cmp.loads) do
       local l = side and side.loads[name]
-      if type(l) == "table" and finite(l.max_concurrency) then
+      if type(l) == "table" and finite(l.max_concurrency) and not seen[l.max_concurrency] then
         local y = transform and transform(name, l, r) or l[field]
-        if finite(y) then pts[#pts + 1] = { l.max_concurrency, y } end
+        if finite(y) then
+          seen[l.max_concurrency] = true
+          pts[#pts + 1] = { l.max_concurrency, y }
+        end
       end
     end
     table.sort(pts, function(a, b) return a[1] < b[1] end)
-    if #pts > 0 then series[#series + 1] = { name = r.label, points = pts, dash = r.baseline } end
+    if #pts > 0 then series[#series + 1] = { name = r.label, points = pts, dash = r.baseline, color = colors[(i - 1) % #colors + 1] } end
   end
   return series
 end
@@ -188,17 +193,17 @@ function M.html(cmp, svg)
     for _, l in ipairs(tl) do out[#out + 1] = '<li class="' .. (l:find("CROSSED", 1, true) and "worse" or "better") .. '">' .. esc(l) .. "</li>" end
     out[#out + 1] = "</ul>"
   end
-  local tput = by_concurrency(cmp, "output_throughput")
+  local tput = by_concurrency(cmp, svg.COLORS, "output_throughput")
   if #tput > 0 then
     out[#out + 1] = "<h2>Charts</h2>"
     out[#out + 1] = svg.chart{ title = "Output throughput by load", x_label = "concurrent requests (the load's)", y_label = "output tokens/s", xlog = true, series = tput }
-    local ttft = by_concurrency(cmp, "median_ttft_ms")
+    local ttft = by_concurrency(cmp, svg.COLORS, "median_ttft_ms")
     if #ttft > 0 then
       out[#out + 1] = svg.chart{ title = "TTFT p50 by load", x_label = "concurrent requests (the load's)", y_label = "milliseconds", xlog = true, series = ttft }
     end
     local base_side
     for _, s in ipairs(cmp.sides or {}) do if s.key == cmp.baseline then base_side = s end end
-    local diff = by_concurrency(cmp, nil, function(name, l, r)
+    local diff = by_concurrency(cmp, svg.COLORS, nil, function(name, l, r)
       if r.baseline or not base_side then return nil end
       local b = base_side.loads[name]
       return type(b) == "table" and comparison.difference_pct(b.output_throughput, l.output_throughput) or nil
@@ -211,7 +216,7 @@ function M.html(cmp, svg)
   end
   for _, g in ipairs(groups(cmp)) do
     local cols, rows = rows_.compare_table(table_view(cmp, g.rows))
-    local id = g.name:gsub("[^%w]+", "-")
+    local id = g.name:gsub("[^%w_]+", "-")
     out[#out + 1] = "<h2>" .. esc((g.name:gsub("^%l", string.upper))) .. "</h2>" .. html.table(cols, rows, id)
   end
   if #cmp.manifest_differences > 0 then
