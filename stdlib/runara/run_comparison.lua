@@ -39,7 +39,7 @@ M.LOAD_METRICS = {
   { id = "usd_per_million_output_tokens", field = "usd_per_million_output_tokens", label = "USD per million output tokens, steady-state", better = "lower", digits = 4 },
   { id = "usd_per_million_output_tokens_all_in", field = "usd_per_million_output_tokens_all_in", label = "USD per million output tokens, all-in", better = "lower", digits = 4 },
   { id = "output_tokens_per_joule", field = "output_tokens_per_joule", label = "output tokens per joule", better = "higher", digits = 3 },
-  { id = "failed_requests", field = "failed", label = "failed requests", better = "lower", digits = 0 },
+  { id = "failed_requests", field = "failed", label = "requests failed", better = "lower", digits = 0 },
   { id = "mean_power_w", field = "mean_power_w", label = "mean GPU power (W)" },
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "runara/runtime.hpp"
 #include "test_text.hpp"
 
 using runara::test::ChildProcess;
@@ -200,4 +201,29 @@ TEST_CASE("runara compare and runara runs check their arguments", "[cli][compare
   CHECK(contains(r.err, "no run recorded yet"));
   CHECK(runara({"runs", "--json"}).out == "[]\n");
   CHECK(runara({"runs", "--bogus"}).exit_code == 2);
+}
+
+TEST_CASE("an earlier run's folder granted by name is readable, unless the run holds a secret", "[compare]") {
+  const std::string dir = temp_dir("earlier-run");
+  const std::string earlier = dir + "/earlier";
+  std::filesystem::create_directories(earlier);
+  write_temp_file(earlier, ".runara-output", "an output folder\n");
+  write_temp_file(earlier, "results.json", "{}\n");
+  const auto read = [&](bool with_secret) {
+    runara::Options options;
+    options.out_dir = dir + (with_secret ? "/out-secret" : "/out");
+    options.permissions.earlier_runs = {earlier};
+    if (with_secret) options.secrets["TOKEN"] = "s3cret-value";
+    std::string printed;
+    runara::Events events;
+    events.print = [&](std::string_view text) { printed += text; };
+    runara::Runtime runtime(options, events);
+    runtime.run_string("print(pcall(runara.read_file, '" + earlier + "/results.json'))");
+    return printed;
+  };
+  CHECK(contains(read(false), "true\t{}"));
+  const std::string refused = read(true);
+  INFO(refused);
+  CHECK(contains(refused, "false\t"));  // refused: outside what the script may read
+  CHECK_FALSE(contains(refused, "{}"));
 }
