@@ -135,12 +135,12 @@ int runs_command(int argc, char** argv) {
     std::printf("no runs%s in the history\n", query.script.empty() ? "" : (" of " + visible(query.script, LineFeeds::show)).c_str());
     return 0;
   }
-  std::printf("%-9s %-19s %-10s %-4s %-32s %10s %9s %9s  %s\n", "RUN", "STARTED (UTC)", "STATUS", "SIM", "SCRIPT",
+  std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", "RUN", "STARTED (UTC)", "STATUS", "SIM", "SCRIPT",
               "OUT TOK/S", "TTFT P50", "COST", "FOLDER");
   for (const auto& r : runs) {
     std::string folder = r.out_dir.empty() ? "(none)" : visible(r.out_dir, LineFeeds::show);
     if (!r.out_dir.empty() && !folder_exists(r.out_dir)) folder = "(missing) " + folder;
-    std::printf("%-9s %-19s %-10s %-4s %-32s %10s %9s %9s  %s\n", visible(r.run_id, LineFeeds::show).c_str(),
+    std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", visible(r.run_id, LineFeeds::show).c_str(),
                 when(r.start_unix).c_str(), (r.status + (r.exit_code ? " " + std::to_string(r.exit_code) : "")).c_str(),
                 r.simulated ? "sim" : "", visible(r.script, LineFeeds::show).c_str(), figure(r.output_tokens_per_s, "%.1f").c_str(),
                 r.ttft_p50_ms ? (figure(r.ttft_p50_ms, "%.1f") + "ms").c_str() : "-",
