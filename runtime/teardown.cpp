@@ -142,6 +142,7 @@ void Runtime::Impl::record_ending(const Outcome& end) {
   results_["run"] = redact_json(record_.finish(whole));
   if (events_.result) events_.result("run", results_["run"].dump());  // hosts get the record too
   write_results();
+  record_history(results_["run"]);  // before run.log's last line: a warning about it stays above that
   char stamp[32];
   std::snprintf(stamp, sizeof stamp, "[%8.3f] ", monotonic_seconds() - started_at_);
   if (whole.exit != Exit::ok) {  // one entry, as log() writes them: the script's message cannot forge a line
@@ -150,7 +151,6 @@ void Runtime::Impl::record_ending(const Outcome& end) {
   }
   output_.append_log(std::string(stamp) + "exit status " + std::to_string(static_cast<int>(whole.exit)) + " (" +
                      run_status(whole.exit) + ")");
-  record_history(results_["run"]);
 }
 
 // Here, in C++ and after the run record, so that every ending the record sees (an error, the
