@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cloud/droplet_fleet.hpp"
 #include "cloud/reaper.hpp"
 #include "did_you_mean.hpp"
 #include "load/target_url.hpp"
@@ -315,6 +316,8 @@ int bench_command(int argc, char** argv) {
   }
   if (options.out_dir.empty()) options.out_dir = default_out();
   for (const auto& [key, value] : params) options.args.push_back(key + "=" + value);
+  options.history_dir = default_state_dir();
+  options.history_name = "runara bench";
 
   Runtime runtime(options, terminal_events());
   install_signal_handlers(runtime);

@@ -114,14 +114,20 @@ Cleaning up:
 Benchmarking without a script:
   runara bench URL --model M [-c 1,8,32 | --rate R | --saturate] [-d 60s | -n N] ...
                           a vllm-bench-serve-like load against an OpenAI-compatible server
+Past runs:
+  runara runs [--script NAME] [--limit N] [--json]
+                          the run history, newest first, with each run's headline figures
+  runara compare RUN_DIR|RUN_ID... [--baseline R] [--last N --script NAME] [--threshold M=PCT]
+                          runs side by side: compare.md, compare.html, compare.json; exit 4 when
+                          a threshold is crossed
 Fakes, for tests and rehearsals:
   runara serve-fake-do    a fake DigitalOcean API on loopback
   runara serve-fake-llm   a fake OpenAI-compatible streaming LLM server
 
 Environment: DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or doctl's config) is the API
 token, never visible to scripts; RUNARA_DO_API_URL the API (default https://api.digitalocean.com;
-AMD Developer Cloud speaks the same API); RUNARA_STATE_DIR the ledger's folder (default
-~/.local/state/runara).
+AMD Developer Cloud speaks the same API); RUNARA_STATE_DIR the folder of the ledger and
+the run history (default ~/.local/state/runara).
 
 ARGS reach the script as runara.args (and arg); KEY=VALUE arguments also appear in
 runara.params. runara's own options go before SCRIPT (after it they are refused; after '--' they

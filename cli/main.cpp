@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
 
   if (command.json_log) runara::cli::use_json_log();
   command.options.cloud.guardian_executable = runara::cli::own_executable();
+  // The run history sits beside the real ledger, not the simulated cloud's (a temporary folder
+  // gone after the run): rehearsals are listed too, marked simulated (docs/cli.md#runara-runs).
+  command.options.history_dir = runara::default_state_dir();
   std::shared_ptr<runara::sim::SimCloud> sim;  // outlives the runtime: destroyed after teardown
   if (command.sim) {
     std::string error;

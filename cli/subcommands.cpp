@@ -10,6 +10,8 @@
 #include "cloud/ledger.hpp"
 #include "cloud/reaper.hpp"
 #include "bench_command.hpp"
+#include "compare_command.hpp"
+#include "runs_command.hpp"
 #include "fake_do_command.hpp"
 #include "plan_command.hpp"
 #include "sim/sim_machine_init.hpp"
@@ -86,6 +88,8 @@ int run_subcommand(int argc, char** argv) {
   if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
   if (command == "bench") return bench_command(argc, argv);
   if (command == "plan") return plan_command(argc, argv);
+  if (command == "compare") return compare_command(argc, argv);
+  if (command == "runs") return runs_command(argc, argv);
   return -1;
 }
 

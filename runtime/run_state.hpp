@@ -111,6 +111,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   void teardown(Outcome& out);
   void write_results();
   void record_ending(const Outcome& end);  // the `run` section and run.log's last lines
+  void record_history(const nlohmann::json& run);  // the run history's row (run_history.hpp)
   // runara.at_exit functions (lua_api/runara_at_exit.cpp): run once, before teardown.
   void run_at_exit(const Outcome& ending);
   bool at_exit_over() const;  // their budget is spent, or another signal came

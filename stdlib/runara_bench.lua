@@ -21,6 +21,23 @@ local function list(text, flag)
   return out
 end
 
+-- results.json's benchmarks.loads: each finished load's figures (its numbers, by http_load's
+-- names), kept as it finishes, so that the run history shows a headline (`runara runs`) and
+-- `runara compare` compares bench runs on the loads they share, also after a Ctrl-C.
+local loads = {}
+local function keep(res)
+  if type(res) ~= "table" then return res end
+  if res[1] ~= nil then
+    for _, r in ipairs(res) do keep(r) end
+    return res
+  end
+  local figures = {}
+  for k, v in pairs(res) do if type(v) == "number" then figures[k] = v end end
+  loads[tostring(res.label or "bench")] = figures
+  runara.result("benchmarks", { loads = loads })
+  return res
+end
+
 local function words(text)
   local out = {}
   for item in tostring(text):gmatch("[^,]+") do out[#out + 1] = item end
@@ -75,7 +92,7 @@ local function saturate(options)
   print(("%-8s %10s %12s %10s %10s"):format("streams", "req/s", "out tok/s", "ttft p99", "goodput/s"))
   while c <= 4096 do
     options.concurrency, options.name, options.quiet = c, "bench-c" .. c, true
-    local r = http_load.run(options)
+    local r = keep(http_load.run(options))
     print(("%-8d %10.2f %12.1f %10.2f %10s"):format(c, r.request_throughput, r.output_throughput, r.p99_ttft_ms,
       r.request_goodput and ("%.2f"):format(r.request_goodput) or "-"))
     if (r.max_concurrent_requests or c) < c then
@@ -111,7 +128,7 @@ function M.run(params)
     local streams = list(params.concurrency or params.max_concurrency or "1")
     options.concurrency = #streams == 1 and streams[1] or streams
   end
-  http_load.run(options)
+  keep(http_load.run(options))
 end
 
 return M

@@ -38,6 +38,11 @@ struct Permissions {
   // Secret name -> where else (besides the run's own droplets, tunnels and simulated servers)
   // primitives may send it: "HOST" or "HOST:PORT", as in `hosts` (--secret NAME@HOST[:PORT]).
   std::map<std::string, std::vector<std::string>> secret_destinations;
+  // Earlier runs' output folders runara.read_file may read (`runara compare` names them). Output
+  // folders are otherwise unreadable, since runara masks secrets there and reading the masked
+  // text back would tell a script which guess was a secret: this grant is void in a run that
+  // holds any secret.
+  std::vector<std::string> earlier_runs;
 };
 
 // Where machines are created and how much a run may spend on them.
@@ -95,6 +100,11 @@ struct Options {
   // `runara SCRIPT --help`: scripts see runara.help = true (runara.scenario prints the params
   // it declares and stops); a run that wrote nothing then leaves no output folder behind.
   bool script_help = false;
+  // The run history (run_history.hpp): when not empty, the folder of history.db where the run is
+  // recorded as it ends, however it ends. "" (the default, and an embedding host's): not recorded.
+  std::string history_dir;
+  // The name the history records for a run of no script file (`runara bench`); "": the script's path.
+  std::string history_name;
 };
 
 // Callbacks a host receives. All run on the thread that called run_*/eval. Text is redacted.

@@ -145,8 +145,27 @@ void open_file_api(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "write_file");
 }
 
+namespace {
+
+// An earlier run's folder granted by name (Permissions::earlier_runs), in a run that holds no
+// secret: there is then nothing masked whose reading could reveal one.
+bool granted_earlier_run(Runtime::Impl& rt, const std::string& real) {
+  if (!rt.options_.secrets.empty()) return false;
+  for (const auto& granted : rt.options_.permissions.earlier_runs) {
+    const std::string folder = canonical_path(granted, "");
+    if (!folder.empty() && path_within(real, folder)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string script_readable_path(Runtime::Impl& rt, const std::string& path, std::string& error) {
   std::vector<std::string> roots{rt.script_dir_};
+  for (const auto& granted : rt.options_.permissions.earlier_runs) {
+    std::string real = canonical_path(granted, "");
+    if (!real.empty() && rt.options_.secrets.empty()) roots.push_back(real);
+  }
   for (const auto& granted : rt.options_.permissions.read_paths) {
     std::string real = canonical_path(granted, "");
     if (!real.empty()) roots.push_back(real);
@@ -154,6 +173,7 @@ std::string script_readable_path(Runtime::Impl& rt, const std::string& path, std
   const std::string real = check_readable(path, rt.script_dir_, roots, error);
   if (real.empty() && error.find("--allow-read") != std::string::npos) rt.denied("--allow-read " + path);
   const bool this_run = rt.output_.created() && path_within(real, rt.output_.real_path());
+  if (!real.empty() && !this_run && granted_earlier_run(rt, real)) return real;
   if (!real.empty() && (this_run || inside_output_folder(real))) {
     error = "'" + path + "' is in " + std::string(this_run ? "the run's" : "an earlier run's") +
             " output folder, which scripts cannot read: runara redacts secrets from what is written there, so "

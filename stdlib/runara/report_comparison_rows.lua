@@ -1,6 +1,7 @@
 -- runara.report_comparison_rows: the rows of the tables at the top of a report: the machines of
 -- a comparison, their figures side by side, or this run's figures against a reference.
 local format = require("runara.report_format")
+local comparison = require("runara.comparison")
 
 local finite, f, fixed, given = format.finite, format.f, format.fixed, format.given
 
@@ -26,12 +27,27 @@ local function machine_rows(v)
   return rows
 end
 
--- Rows of the comparison of several machines: { metric, value per machine..., [ratio], notes }.
+-- Rows of the comparison of several machines (or runs): { metric, value per machine..., [ratio],
+-- [each one against the baseline: difference and verdict (runara.comparison)], notes }. A
+-- comparison with a `baseline` key has rows carrying `verdicts` per other machine.
 local function compare_table(v)
   local cmp = v.compare
   local cols = { "Metric" }
-  for _, m in ipairs(v.machines) do cols[#cols + 1] = m.label .. (m.error and " (failed)" or "") .. (v.simulated and " (simulated)" or "") end
+  local base
+  for _, m in ipairs(v.machines) do if m.key == cmp.baseline then base = m end end
+  for _, m in ipairs(v.machines) do
+    cols[#cols + 1] = m.label .. (cmp.mark_baseline and m == base and " (baseline)" or "") .. (m.error and " (failed)" or "") .. (v.simulated and " (simulated)" or "")
+  end
   if cmp.ratio then cols[#cols + 1] = cmp.ratio end
+  local judged = {}
+  if base then
+    for _, m in ipairs(v.machines) do
+      if m ~= base then
+        judged[#judged + 1] = m
+        cols[#cols + 1] = m.label .. " vs " .. base.label
+      end
+    end
+  end
   cols[#cols + 1] = "Notes"
   local rows = {}
   local need = v.min_samples or { p99 = 100, median = 10 }
@@ -51,6 +67,10 @@ local function compare_table(v)
     if cmp.ratio then
       local x, y = r.values[v.machines[1].key], r.values[v.machines[2].key]
       row[#row + 1] = (finite(x) and finite(y) and y ~= 0 and finite(x / y)) and fixed("%.2f", x / y) or "—"
+    end
+    for _, m in ipairs(judged) do
+      local vd = r.verdicts and r.verdicts[m.key]
+      row[#row + 1] = vd and comparison.text(vd.verdict, vd.difference_pct) or "—"
     end
     local notes = {}
     if r.better then notes[#notes + 1] = r.better .. " is better" end

@@ -67,6 +67,9 @@ local function html_table(columns, rows, id)
   return table.concat(out)
 end
 
+M.CSS = CSS            -- the reports' style sheet (run_comparison_render.lua uses it too)
+M.table = html_table   -- (columns, rows, id) → an HTML table, every cell escaped
+
 -- The headline figures as cards, each with the reference's figure where one applies (the
 -- reference's VRAM in its own unit, GB); then cost per million tokens and tokens per joule.
 local function cards(v)

@@ -4,6 +4,7 @@
 local M = {}
 
 local report_format = require("runara.report_format")
+local comparison = require("runara.comparison")
 local finite, fixed = report_format.finite, report_format.fixed
 
 -- The comparison of several machines: one row per figure any of them measured.
@@ -22,6 +23,9 @@ function M.machine_comparison(self, b, recs)
     if #keys == 2 then
       local x, y = values[keys[1]], values[keys[2]]
       if x and y and y ~= 0 and finite(x / y * 1000) then r.ratio = math.floor(x / y * 1000 + 0.5) / 1000 end
+      -- The first machine judged against the second, by the rule `runara compare` judges runs by.
+      local verdict, pct, basis = comparison.verdict(y, x, better)
+      if pct then r.verdicts = { [keys[1]] = { verdict = verdict, difference_pct = pct, basis = basis } } end
     end
     rows[#rows + 1] = r
   end
@@ -91,15 +95,19 @@ function M.machine_comparison(self, b, recs)
   add("machine cost (USD)", "cost_usd", function(m, bm, rec) return rec and rec.cost_usd end, nil, 4)
   if #rows == 0 then return nil end
   return { machines = keys, labels = labels, rows = rows,
-           ratio = #keys == 2 and (labels[1] .. " / " .. labels[2]) or nil }
+           ratio = #keys == 2 and (labels[1] .. " / " .. labels[2]) or nil, baseline = #keys == 2 and keys[2] or nil }
 end
 
 -- results.json's `comparison` (machine figures side by side) from the renderers' rows.
 function M.comparison_json(cmp)
   if not cmp then return nil end
-  local out = { machines = cmp.machines, ratio_of = cmp.ratio, metrics = {} }
+  local out = { machines = cmp.machines, ratio_of = cmp.ratio, metrics = {}, baseline = cmp.baseline,
+                verdict_rule = cmp.baseline and (cmp.labels[1] .. " against " .. cmp.labels[2] .. ": better or worse beyond ±" ..
+                  comparison.NOISE_PCT .. " %, within noise otherwise (runara.comparison)") or nil }
   for _, r in ipairs(cmp.rows) do
-    out.metrics[r.id] = { metric = r.metric, values = r.values, ratio = r.ratio, better = r.better }
+    local vd = r.verdicts and r.verdicts[cmp.machines[1]]
+    out.metrics[r.id] = { metric = r.metric, values = r.values, ratio = r.ratio, better = r.better,
+                          difference_pct = vd and vd.difference_pct, verdict = vd and vd.verdict }
   end
   return out
 end

@@ -35,6 +35,8 @@ local function md_table(columns, rows)
   return table.concat(out, "\n")
 end
 
+M.table = md_table  -- (columns, rows) → a Markdown table, every cell escaped (run_comparison_render.lua)
+
 function M.markdown(v)
   local out = { "# " .. cell(v.title), "" }
   for _, line in ipairs(banner(v)) do out[#out + 1] = "> **" .. cell(line) .. "**\n" end

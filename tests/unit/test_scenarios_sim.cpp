@@ -407,16 +407,17 @@ TEST_CASE("compare_mi300x_h100's report.html in headless Chromium: both machines
   const auto number = [](const std::string& cell) { return !cell.empty() && cell[0] >= '0' && cell[0] <= '9'; };
   const std::string comparison = table("comparison");
   REQUIRE_FALSE(comparison.empty());
-  CHECK(comparison.find("<th>MI300X (simulated)</th><th>H100 (simulated)</th><th>MI300X / H100</th>") != std::string::npos);
+  CHECK(comparison.find("<th>MI300X (simulated)</th><th>H100 (simulated)</th><th>MI300X / H100</th><th>MI300X vs H100</th>") != std::string::npos);
   for (const char* metric : {"single-stream throughput (tok/s)", "TTFT median (ms)", "throughput at 32 concurrent (tok/s)",
                              "peak power (W)", "peak VRAM (GiB)", "machine cost (USD)",
                              "USD per million output tokens, all-in (whole run)", "interactivity at 32 concurrent (tok/s per user)"}) {
     const auto cells = row(comparison, metric);
     INFO(metric);
-    REQUIRE(cells.size() == 5);  // metric, MI300X, H100, ratio, notes
+    REQUIRE(cells.size() == 6);  // metric, MI300X, H100, ratio, MI300X against H100 (runara.comparison), notes
     CHECK(number(cells[1]));
     CHECK(number(cells[2]));
     CHECK(number(cells[3]));
+    CHECK(cells[4].find(" %") != std::string::npos);  // "+6.4 %, better", or a difference alone for a figure without a direction
   }
   CHECK(comparison.find("not measured") == std::string::npos);
   // Every chart: a series of each machine, never one line joining both.

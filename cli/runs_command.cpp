@@ -1,0 +1,152 @@
+#include "runs_command.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+#include "cloud/droplet_fleet.hpp"
+#include "did_you_mean.hpp"
+
+namespace runara::cli {
+
+namespace {
+
+const char* const kUsage =
+    "usage: runara runs [--script NAME] [--limit N] [--real | --sim] [--json]\n"
+    "  Lists past runs, newest first, from the run history ($RUNARA_STATE_DIR/history.db, default\n"
+    "  ~/.local/state/runara): id, start, status, simulated or not, script, output tok/s, TTFT p50,\n"
+    "  cost, output folder ((missing) when it was moved or deleted).\n"
+    "  --script NAME: runs of one script (its path, file name, or name without .lua)\n"
+    "  --limit N: at most N runs (default 20; 0: all)   --real / --sim: only real / simulated runs\n"
+    "  --json: one JSON array. Compare two of them: runara compare ID ID, or --last 2 --script NAME\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "runara runs: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+bool folder_exists(const std::string& dir) {
+  struct stat st{};
+  return !dir.empty() && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string when(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc);
+  return text;
+}
+
+std::string figure(const std::optional<double>& v, const char* spec) {
+  if (!v) return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, spec, *v);
+  return text;
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+std::vector<HistoryEntry> history_runs(const HistoryQuery& query, std::string& error) {
+  const std::string dir = default_state_dir();
+  if (::access((dir + "/history.db").c_str(), F_OK) != 0) {
+    error = "no run recorded yet: the run history " + dir + "/history.db does not exist (runs of the runara command are "
+            "recorded there as they end; RUNARA_STATE_DIR moves it)";
+    return {};
+  }
+  try {
+    return RunHistory(dir).list(query);
+  } catch (const std::exception& e) {
+    error = e.what();
+    return {};
+  }
+}
+
+int runs_command(int argc, char** argv) {
+  HistoryQuery query;
+  query.limit = 20;
+  bool json = false;
+  const std::vector<std::string> names{"--script", "--limit", "--real", "--sim", "--json", "--help"};
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      value = a.substr(a.find('=') + 1), a = a.substr(0, a.find('=')), has_value = true;
+    }
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--script" || a == "--limit") {
+      if (!has_value) {
+        if (i + 1 >= argc) return usage_error(a + " needs a value");
+        value = argv[++i];
+      }
+      if (a == "--script") {
+        if (value.empty()) return usage_error("--script expects a script's path or name, got ''");
+        query.script = value;
+      } else {
+        char* end = nullptr;
+        const long n = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || n < 0 || n > 1000000) return usage_error("--limit expects a whole number >= 0, got '" + value + "'");
+        query.limit = static_cast<int>(n);
+      }
+    } else if (a == "--real" || a == "--sim" || a == "--json") {
+      if (has_value) return usage_error(a + " takes no value, got '" + argv[i] + "'");
+      if (a == "--json") json = true;
+      else query.kind = a == "--real" ? HistoryQuery::Kind::real : HistoryQuery::Kind::simulated;
+    } else {
+      return usage_error("unknown argument '" + a + "'" + did_you_mean(a, names));
+    }
+  }
+  std::string error;
+  const auto runs = history_runs(query, error);
+  if (!error.empty() && runs.empty()) {
+    // Nothing recorded yet is not a failure of `runs`: the listing is just empty.
+    const bool none_yet = error.rfind("no run recorded yet", 0) == 0;
+    if (json && none_yet) std::puts("[]");
+    std::fprintf(stderr, "runara runs: %s\n", visible(error).c_str());
+    return none_yet ? 0 : 1;
+  }
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : runs) {
+      out.push_back({{"run_id", r.run_id}, {"script", r.script}, {"script_sha256", r.script_sha256},
+                     {"start_utc", when(r.start_unix)}, {"start_unix", r.start_unix}, {"end_unix", r.end_unix},
+                     {"exit_code", r.exit_code}, {"status", r.status}, {"simulated", r.simulated},
+                     {"out_dir", r.out_dir}, {"out_dir_exists", folder_exists(r.out_dir)},
+                     {"output_tokens_per_s", optional_json(r.output_tokens_per_s)},
+                     {"ttft_p50_ms", optional_json(r.ttft_p50_ms)}, {"cost_usd", optional_json(r.cost_usd)}});
+    }
+    std::printf("%s\n", out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  if (runs.empty()) {
+    std::printf("no runs%s in the history\n", query.script.empty() ? "" : (" of " + visible(query.script, LineFeeds::show)).c_str());
+    return 0;
+  }
+  std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", "RUN", "STARTED (UTC)", "STATUS", "SIM", "SCRIPT",
+              "OUT TOK/S", "TTFT P50", "COST", "FOLDER");
+  for (const auto& r : runs) {
+    std::string folder = r.out_dir.empty() ? "(none)" : visible(r.out_dir, LineFeeds::show);
+    if (!r.out_dir.empty() && !folder_exists(r.out_dir)) folder = "(missing) " + folder;
+    std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", visible(r.run_id, LineFeeds::show).c_str(),
+                when(r.start_unix).c_str(), (r.status + (r.exit_code ? " " + std::to_string(r.exit_code) : "")).c_str(),
+                r.simulated ? "sim" : "", visible(r.script, LineFeeds::show).c_str(), figure(r.output_tokens_per_s, "%.1f").c_str(),
+                r.ttft_p50_ms ? (figure(r.ttft_p50_ms, "%.1f") + "ms").c_str() : "-",
+                r.cost_usd ? ("$" + figure(r.cost_usd, "%.4f")).c_str() : "-", folder.c_str());
+  }
+  return 0;
+}
+
+}  // namespace runara::cli

@@ -1,0 +1,97 @@
+// The run history (runtime/run_history.*): rows recorded and listed newest first, filtered by
+// script and kind, found by id or a unique start of it; the headline figures read from a
+// results.json of any shape (run_history_entry.*); the script's SHA-256 (base/sha256.*).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/sha256.hpp"
+#include "child_process.hpp"
+#include "run_history.hpp"
+#include "run_history_entry.hpp"
+
+using runara::HistoryEntry;
+using runara::HistoryQuery;
+using runara::RunHistory;
+
+namespace {
+
+HistoryEntry entry(const std::string& id, const std::string& script, double start, bool simulated = false) {
+  HistoryEntry e;
+  e.run_id = id;
+  e.script = script;
+  e.start_unix = start;
+  e.end_unix = start + 10;
+  e.status = "ok";
+  e.out_dir = "/results/" + id;
+  e.simulated = simulated;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("sha256: the FIPS 180-4 test vectors, across the padding boundary", "[history]") {
+  CHECK(runara::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(runara::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(runara::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");  // 56 bytes: a second padding block
+  CHECK(runara::sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("run history: newest first, by script and kind, by id or its start", "[history]") {
+  const std::string dir = runara::test::temp_dir("history") + "/state";
+  RunHistory history(dir);
+  history.record(entry("aaaa1111", "scripts/llama70b_fp8.lua", 100, true));
+  history.record(entry("aaaa2222", "scripts/llama70b_fp8.lua", 200));
+  HistoryEntry failed = entry("bbbb3333", "/tmp/fail.lua", 300);
+  failed.status = "failed";
+  failed.exit_code = 1;
+  failed.output_tokens_per_s = 12.5;
+  history.record(failed);
+
+  const auto all = history.list({});
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].run_id == "bbbb3333");
+  CHECK(all[0].exit_code == 1);
+  CHECK(all[0].output_tokens_per_s == 12.5);
+  CHECK_FALSE(all[0].ttft_p50_ms);
+  CHECK(all[2].simulated);
+  CHECK(history.list({"llama70b_fp8", 0, HistoryQuery::Kind::any}).size() == 2);       // the name without .lua
+  CHECK(history.list({"llama70b_fp8.lua", 1, HistoryQuery::Kind::any}).size() == 1);   // the file name, limited
+  CHECK(history.list({"", 0, HistoryQuery::Kind::real}).size() == 2);
+  CHECK(history.list({"", 0, HistoryQuery::Kind::simulated})[0].run_id == "aaaa1111");
+  CHECK(history.find("bbbb")->run_id == "bbbb3333");
+  CHECK_FALSE(history.find("cccc"));
+  CHECK_THROWS_WITH(history.find("aaaa"), Catch::Contains("ambiguous"));
+  // A second connection (another runara process) sees the same rows; a rewrite replaces one.
+  RunHistory other(dir);
+  failed.status = "stopped";
+  other.record(failed);
+  CHECK(history.list({}).size() == 3);
+  CHECK(history.find("bbbb3333")->status == "stopped");
+}
+
+TEST_CASE("run history: headline figures from a results.json of any shape", "[history]") {
+  using nlohmann::json;
+  // The report's: the headline load's throughput, the single-request TTFT, the run's cost.
+  auto h = runara::headline_of(json::parse(R"({"benchmarks": {"efficiency": {"output_tokens_per_s": 2000},
+      "latency": {"time_to_first_token_ms": 40}, "loads": {"a": {"output_throughput": 9999}}}, "run": {"total_cost_usd": 0.5}})"));
+  CHECK(h.output_tokens_per_s == 2000);
+  CHECK(h.ttft_p50_ms == 40);
+  CHECK(h.cost_usd == 0.5);
+  // No report: the load of the highest throughput, from benchmarks.loads or the script's own results.
+  h = runara::headline_of(json::parse(R"({"benchmarks": {"loads": {"a": {"output_throughput": 10, "median_ttft_ms": 5},
+      "b": {"output_throughput": 30, "median_ttft_ms": 9}}}})"));
+  CHECK(h.output_tokens_per_s == 30);
+  CHECK(h.ttft_p50_ms == 9);
+  CHECK_FALSE(h.cost_usd);
+  h = runara::headline_of(json::parse(R"({"my_load": {"output_throughput": 7, "median_ttft_ms": 3}})"));
+  CHECK(h.output_tokens_per_s == 7);
+  // Nothing it knows, or the wrong types: absent, never an exception.
+  h = runara::headline_of(json::parse(R"({"benchmarks": [1, 2], "run": {"total_cost_usd": "x"}, "loads": 5})"));
+  CHECK_FALSE(h.output_tokens_per_s);
+  CHECK_FALSE(h.cost_usd);
+  CHECK_FALSE(runara::headline_of(json::parse("[]")).output_tokens_per_s);
+}
