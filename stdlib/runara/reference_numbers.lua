@@ -85,4 +85,22 @@ return {
       { gpus = 8, tokens_per_s = 70763, tflops = 2226, efficiency = 0.483 },
     },
   },
+  -- Seed 001's Benchmark 5: torchtune fine-tuning of Qwen3-8B through AMD's MAD
+  -- (`madengine run --tags pyt_train_qwen3-8b`) on 8x MI350X, batch 14, sequence 8192, compile
+  -- and activation checkpointing on. Memory as the seed prints it ("GB", torchtune's
+  -- peak_memory_alloc). Keyed method_dtype; the LoRA loss curve is its "Training Progress" table.
+  finetune_seed001 = {
+    label = "seed 001 (MI350X, 8 GPUs)",
+    gpu = "AMD Instinct MI350X",
+    model = "Qwen/Qwen3-8B",
+    gpus = 8, batch = 14, seq = 8192,
+    source = "seed 001, \"AMD MI350X Training Benchmark Results\", Benchmark 5: MAD Framework Training (Qwen3-8B) " ..
+             "(shared/seeds/001_335925d40516d434.txt, tested 2026-01-08)",
+    runs = {
+      full_fp8 = { tokens_per_s_per_gpu = 20497, tokens_per_s = 163976, memory_gb = 76.35 },
+      full_bf16 = { tokens_per_s_per_gpu = 14471, tokens_per_s = 115768, memory_gb = 76.35 },
+      lora_bf16 = { tokens_per_s_per_gpu = 16312, tokens_per_s = 130496, memory_gb = 72.65 },
+    },
+    lora_loss = { { step = 1, loss = 2.011 }, { step = 5, loss = 1.889 }, { step = 10, loss = 1.785 }, { step = 11, loss = 1.765 } },
+  },
 }
