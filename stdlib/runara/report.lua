@@ -97,7 +97,7 @@ local FIELDS = { "completed", "failed", "duration", "max_concurrency", "num_prom
   "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms",
   "count_ttft", "count_tpot", "count_itl", "count_e2el",
   "request_goodput", "energy_j", "mean_power_w", "peak_vram_bytes", "output_tokens_per_joule", "label",
-  "load_host", "controller_rtt_ms", "energy_source", "energy_note" }
+  "load_host", "controller_rtt_ms", "energy_source", "energy_note", "client_limit", "client_cpu_utilization" }
 
 local function summarize(res)
   local s = {}
@@ -106,6 +106,16 @@ local function summarize(res)
     if type(v) == "number" then s[k] = num(v) elseif type(v) == "string" then s[k] = v end
   end
   if type(res.errors_by_kind) == "table" then s.errors_by_kind = res.errors_by_kind end
+  if type(res.client_limited) == "boolean" then s.client_limited = res.client_limited end
+  -- Repeats' intervals (runara.repeats), read by runara compare: { low, high } per figure.
+  if type(res.intervals) == "table" and type(res.repeats) == "table" then
+    s.intervals, s.repeats = {}, { count = num(res.repeats.count), method = tostring(res.repeats.method) }
+    for k, v in pairs(res.intervals) do
+      if type(v) == "table" and type(v.low) == "number" and type(v.high) == "number" then
+        s.intervals[k] = { low = num(v.low), high = num(v.high) }
+      end
+    end
+  end
   return s
 end
 

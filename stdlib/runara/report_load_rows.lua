@@ -36,7 +36,14 @@ local function load_row(v, name, c, m)
   local ttft, tpot, itl = pair("ttft"), pair("tpot", 2), pair("itl", 2)
   local e2el, fe = pct(m.median_e2el_ms, samples(m, "e2el"), need.median)
   flagged = flagged or fe
-  return { name, f(c, 0), f(m.completed, 0) .. " / " .. f(m.failed, 0), f(m.output_throughput), ttft, tpot, itl, e2el, f(m.energy_j, 0) }, flagged
+  -- A repeated load (runara.repeats): its figures are medians; output tok/s shows the 95 % interval's half-width.
+  local tok = f(m.output_throughput)
+  local ci = type(m.intervals) == "table" and m.intervals.output_throughput
+  if type(m.repeats) == "table" and finite(m.repeats.count) then
+    if type(ci) == "table" and finite(ci.low) and finite(ci.high) then tok = tok .. " ± " .. f((ci.high - ci.low) / 2) end
+    tok = tok .. " (median of " .. f(m.repeats.count, 0) .. ")"
+  end
+  return { name, f(c, 0), f(m.completed, 0) .. " / " .. f(m.failed, 0), tok, ttft, tpot, itl, e2el, f(m.energy_j, 0) }, flagged
 end
 
 -- The loads in the order the tables show them: with several machines, the machines' runs of

@@ -13,17 +13,21 @@ local M = {}
 -- Seed 000's test parameters ("full"), and a shortened profile for rehearsals on the simulated
 -- cloud, where generation happens in real time ("quick"; the report says which one ran).
 M.profiles = {
+  -- warmup: requests sent first and not measured (vLLM's --num-warmups); repeats: the load run
+  -- that many times, its figures the median with a confidence interval (runara.repeats). Where
+  -- they cost little: the short-prompt latency test and the concurrent ones (seconds each); the
+  -- 2048-token generation runs once.
   full = {
-    throughput = { concurrency = 1, requests = 3, input_tokens = 256, max_tokens = 2048 },
-    latency = { concurrency = 1, requests = 10, input_tokens = 32, max_tokens = 16 },
+    throughput = { concurrency = 1, requests = 3, input_tokens = 256, max_tokens = 2048, warmup = 1 },
+    latency = { concurrency = 1, requests = 10, input_tokens = 32, max_tokens = 16, warmup = 2, repeats = 3 },
     concurrent = {
-      { concurrency = 10, requests = 30, input_tokens = 256, max_tokens = 512 },
-      { concurrency = 32, requests = 96, input_tokens = 256, max_tokens = 512 },
+      { concurrency = 10, requests = 30, input_tokens = 256, max_tokens = 512, warmup = 10, repeats = 3 },
+      { concurrency = 32, requests = 96, input_tokens = 256, max_tokens = 512, warmup = 32, repeats = 3 },
     },
   },
   quick = {
     throughput = { concurrency = 1, requests = 2, input_tokens = 256, max_tokens = 256 },
-    latency = { concurrency = 1, requests = 5, input_tokens = 32, max_tokens = 16 },
+    latency = { concurrency = 1, requests = 5, input_tokens = 32, max_tokens = 16, warmup = 1, repeats = 3 },
     concurrent = {
       { concurrency = 10, requests = 20, input_tokens = 256, max_tokens = 128 },
       { concurrency = 32, requests = 64, input_tokens = 256, max_tokens = 128 },
@@ -32,11 +36,12 @@ M.profiles = {
 }
 
 local errors = require("runara.errors")
+local repeats = require("runara.repeats")
 
 -- The tests of suite.run, in the order they run.
 M.tests = { "throughput", "latency", "concurrent" }
 
-local COMMON = { report = true, gpu = true, quiet = true, seed = true, remote = true, name_prefix = true }
+local COMMON = { report = true, gpu = true, quiet = true, seed = true, remote = true, name_prefix = true, repeats = true }
 local RUN_OPTIONS = { profile = true, tests = true }
 local SWEEP_OPTIONS = { concurrency = true, requests_per_stream = true, input_tokens = true, range_ratio = true,
   max_tokens = true }
@@ -71,6 +76,9 @@ local function common_problem(opts, known)
   if opts.seed ~= nil and type(opts.seed) ~= "number" then
     return "option 'seed' must be a number, got " .. errors.show(opts.seed)
   end
+  if opts.repeats ~= nil and not (errors.whole(opts.repeats) and opts.repeats <= 20) then
+    return "option 'repeats' must be a whole number from 1 to 20, got " .. errors.show(opts.repeats)
+  end
 end
 
 -- suite.run's loads: the list, and the profile's name; or nil and a message.
@@ -102,7 +110,7 @@ local function run_plan(opts)
   local function add(test, name, kind, t, extra)
     local l = { test = test, name = name, load_name = prefix .. name, phase = name, kind = kind,
       concurrency = t.concurrency, requests = t.requests, input_tokens = t.input_tokens, max_tokens = t.max_tokens,
-      range_ratio = t.range_ratio, warmup = t.warmup }
+      range_ratio = t.range_ratio, warmup = t.warmup, repeats = opts.repeats or t.repeats or 1 }
     for k, v in pairs(extra or {}) do l[k] = v end
     loads[#loads + 1] = l
   end
@@ -144,7 +152,7 @@ local function sweep_plan(opts)
     loads[#loads + 1] = { test = "sweep", name = "sweep-c" .. c, load_name = prefix .. "sweep-c" .. c, phase = "c=" .. c,
       kind = "sweep", concurrency = c, requests = c * (opts.requests_per_stream or d.requests_per_stream),
       input_tokens = opts.input_tokens or d.input_tokens, range_ratio = rr or d.range_ratio,
-      max_tokens = opts.max_tokens or d.max_tokens }
+      max_tokens = opts.max_tokens or d.max_tokens, repeats = opts.repeats or 1 }
   end
   return loads
 end
@@ -177,12 +185,15 @@ end
 
 local function load(server, l, opts)
   local url, on = target(server, opts)
-  local result = http_load.run{
-    name = l.load_name, url = url, on = on, model = server.model, concurrency = l.concurrency, requests = l.requests,
-    max_tokens = l.max_tokens, ignore_eos = true, prompts = { input_tokens = l.input_tokens, range_ratio = l.range_ratio },
-    warmup = l.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
-  }
-  return result
+  local count = l.repeats or 1
+  return repeats.run(count, function(i)
+    return http_load.run{
+      name = l.load_name .. (count > 1 and "-r" .. i or ""), url = url, on = on, model = server.model,
+      concurrency = l.concurrency, requests = l.requests, max_tokens = l.max_tokens, ignore_eos = true,
+      prompts = { input_tokens = l.input_tokens, range_ratio = l.range_ratio },
+      warmup = l.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
+    }
+  end)
 end
 
 local function phase(opts, name)

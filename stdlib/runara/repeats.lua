@@ -1,0 +1,90 @@
+-- runara.repeats: a load run K times, so that a figure comes with how much it moves between runs.
+-- Each headline figure becomes the median of the K runs, with a 95 % confidence interval of their
+-- mean by Student's t distribution (K - 1 degrees of freedom), as AIPerf reports its intervals:
+-- mean ± t(0.975, K-1) · s / sqrt(K). With K = 1 there is no interval.
+--
+--   local repeats = require("runara.repeats")
+--   local r = repeats.run(3, function(i) return http_load.run{ ..., name = "ttft-r" .. i } end)
+--   r.median_ttft_ms                 --> the median of the three runs' medians
+--   r.intervals.median_ttft_ms       --> { low = 88.1, high = 95.7, mean = 91.9, values = {…} }
+--   r.repeats                        --> { count = 3, method = "…", runs = { label1, label2, label3 } }
+local M = {}
+
+-- The figures combined; the others are the last run's.
+M.METRICS = { "request_throughput", "output_throughput", "total_token_throughput", "request_goodput",
+  "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
+  "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms",
+  "energy_j", "mean_power_w", "output_tokens_per_joule" }
+
+M.METHOD = "median of the repeats; 95 % confidence interval of their mean by Student's t"
+
+-- t(0.975, df) for df = 1 … 30 (the standard table, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2);
+-- past 30 the normal 1.96 is within 2 %.
+local T975 = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+  2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+  2.045, 2.042 }
+
+function M.t975(df) return T975[df] or 1.96 end
+
+local function median(sorted)
+  local n = #sorted
+  if n % 2 == 1 then return sorted[(n + 1) / 2] end
+  return (sorted[n / 2] + sorted[n / 2 + 1]) / 2
+end
+
+-- { n, median, mean, sd, low, high, values } of a list of numbers (nil for an empty one); low and
+-- high are nil for a single value.
+function M.interval(values)
+  if type(values) ~= "table" then error("repeats.interval: expected a list of numbers, got " .. type(values), 2) end
+  local n, sum = #values, 0
+  if n == 0 then return nil end
+  local sorted = {}
+  for i, v in ipairs(values) do
+    if type(v) ~= "number" or v ~= v then error(("repeats.interval: item %d is %s, expected a number"):format(i, tostring(v)), 2) end
+    sorted[i], sum = v, sum + v
+  end
+  table.sort(sorted)
+  local mean = sum / n
+  local out = { n = n, median = median(sorted), mean = mean, values = values }
+  if n < 2 then return out end
+  local ss = 0
+  for _, v in ipairs(values) do ss = ss + (v - mean) ^ 2 end
+  out.sd = math.sqrt(ss / (n - 1))
+  local half = M.t975(n - 1) * out.sd / math.sqrt(n)
+  out.low, out.high = mean - half, mean + half
+  return out
+end
+
+-- The K results of one load as one: M.METRICS by their medians, `intervals` per figure, `repeats`.
+function M.combine(results)
+  if type(results) ~= "table" or #results == 0 then error("repeats.combine: expected a list of http_load results", 2) end
+  local out = {}
+  for k, v in pairs(results[#results]) do out[k] = v end
+  out.intervals, out.repeats = {}, { count = #results, method = M.METHOD, runs = {} }
+  for i, r in ipairs(results) do out.repeats.runs[i] = r.label end
+  for _, key in ipairs(M.METRICS) do
+    local values = {}
+    for _, r in ipairs(results) do if type(r[key]) == "number" then values[#values + 1] = r[key] end end
+    if #values == #results then
+      local ci = M.interval(values)
+      out[key] = ci.median
+      if ci.low then out.intervals[key] = { low = ci.low, high = ci.high, mean = ci.mean, values = values } end
+    end
+  end
+  return out
+end
+
+-- Runs `load(i)` for i = 1 … count (each must return an http_load result) and combines them.
+-- count 1 returns the one result as it is.
+function M.run(count, load)
+  if type(count) ~= "number" or count < 1 or count ~= math.floor(count) then
+    error("repeats.run: count must be a whole number >= 1, got " .. tostring(count), 2)
+  end
+  if type(load) ~= "function" then error("repeats.run: expected a function that runs one load, got " .. type(load), 2) end
+  if count == 1 then return load(1) end
+  local results = {}
+  for i = 1, count do results[i] = load(i) end
+  return M.combine(results)
+end
+
+return M
