@@ -162,8 +162,11 @@ function M.chart(c)
     end
   end
   for _, m in ipairs(shown) do
+    -- The label sits left of its line (rotated, its glyphs extend towards -x), except at the
+    -- y axis, where it would be drawn over the axis and its numbers: there it goes right.
+    local lx = m.x - L < 14 and m.x + 12 or m.x - 3
     out[#out + 1] = string.format('<g class="mark" data-label="%s"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text x="%.1f" y="%d" transform="rotate(-90 %.1f %d)">%s</text></g>',
-      esc(m.label), m.x, m.x, T, H - B, m.x - 3, H - B - 4, m.x - 3, H - B - 4, esc(m.label))
+      esc(m.label), m.x, m.x, T, H - B, lx, H - B - 4, lx, H - B - 4, esc(m.label))
   end
   -- series, with the legend in rows under the title
   for i, s in ipairs(series) do

@@ -80,6 +80,19 @@ t.test("a million samples are thinned and keep their peaks", function()
   t.match(out, 'data%-y="900"', "the peak survives thinning")
 end)
 
+t.test("marks: a label at the y axis is drawn right of its line, elsewhere left of it", function()
+  local out = svg.chart{ title = "x", series = { { name = "s", points = { { 0, 1 }, { 100, 2 } } } },
+    marks = { { x = 0, label = "boot" }, { x = 50, label = "load" } } }
+  local function label_x(name)
+    local line_x, text_x = out:match('data%-label="' .. name .. '"><line x1="([%d.]+)".-<text x="([%d.]+)"')
+    return tonumber(line_x), tonumber(text_x)
+  end
+  local bl, bt = label_x("boot")
+  local ll, lt = label_x("load")
+  t.truthy(bt > bl, "the label at the axis is right of its line")
+  t.truthy(lt < ll, "a label elsewhere is left of its line")
+end)
+
 t.test("marks: at most 40, only inside the range, close ones merged, labels escaped", function()
   local marks = {}
   for i = 1, 100 do marks[i] = { x = i * 19, label = "<b>m" .. i } end  -- 13 px apart; 52 inside the range
