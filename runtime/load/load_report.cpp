@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace runara {
@@ -66,6 +67,33 @@ void add_input_counts(json& out, const LoadStats& s) {
   out["input_tokens_server"] = s.server_input_counted ? json(s.server_input_tokens) : json(nullptr);
   const char* source = s.server_input_counted == 0 ? "client" : s.server_input_counted == s.completed ? "server" : "mixed";
   out["input_tokens_source"] = s.completed ? source : "none";
+}
+
+// Are client and server counting the same tokens? (vLLM's client realigns its prompts since a
+// tokenizer mismatch inflated them 5×.) Every measured request the server reported
+// usage.prompt_tokens for is compared with the client's own count of its prompt: a difference
+// over 1 % means the prompts were not the length asked (give the model's tokenizer.json).
+void add_token_check(json& out, const LoadSpec& spec, const LoadStats& s) {
+  constexpr double kTolerancePct = 1;
+  json check = {{"source", "usage.prompt_tokens"}, {"tolerance_pct", kTolerancePct}};
+  if (spec.mode != LoadMode::kOpenAi || s.completed == 0) {
+    check["status"] = "not run: no successful LLM request";
+  } else if (s.server_input_counted < s.completed) {
+    check["status"] = s.server_input_counted == 0 ? "not run: the server reported no usage.prompt_tokens"
+                                                  : "not run: the server reported usage.prompt_tokens for only some requests";
+  } else if (s.client_input_tokens <= 0) {
+    check["status"] = "not run: the client does not know its prompts' token counts (a fixed prompt string)";
+  } else {
+    const double pct = 100.0 * static_cast<double>(s.server_input_tokens - s.client_input_tokens) / static_cast<double>(s.client_input_tokens);
+    const bool ok = std::abs(pct) <= kTolerancePct;
+    check["status"] = ok ? "ok" : "differ";
+    check["requests"] = s.server_input_counted;
+    check["client_tokens"] = s.client_input_tokens;
+    check["server_tokens"] = s.server_input_tokens;
+    check["difference_pct"] = pct;
+    check["ok"] = ok;
+  }
+  out["token_count_check"] = std::move(check);
 }
 
 // Whether the client, not the server, set the pace (load/client_limit.hpp).
@@ -140,6 +168,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   o.lengths.to_json(out);  // vLLM's input_lens / output_lens (request_lengths.hpp)
   add_input_counts(out, s);
   add_client_limit(out, spec, o);
+  add_token_check(out, spec, s);
   // vLLM's keys that runara has no use for but readers of its files may expect.
   out["best_of"] = 1;
   out["request_goodput:"] = out["request_goodput"];  // vLLM 0.6's spelling, colon included

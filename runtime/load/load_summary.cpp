@@ -114,6 +114,12 @@ std::string load_summary_text(const json& r) {
                                                         whole(number(r, "input_tokens_server")) + " (" +
                                                         r.value("input_tokens_source", std::string()) + " used)");
     }
+    if (const auto check = r.find("token_count_check"); check != r.end() && check->is_object() && check->value("status", "") == "differ") {
+      char text[200];
+      std::snprintf(text, sizeof text, "client and server differ by %+.1f %% (over 1 %%): the prompts are not the length asked; give the model's tokenizer",
+                    check->value("difference_pct", 0.0));
+      line(out, "Token count check", text);
+    }
     line(out, "Total generated tokens", whole(number(r, "total_output_tokens")));
   }
   line(out, "Request throughput (req/s)", fixed(number(r, "request_throughput")));

@@ -83,11 +83,48 @@ TEST_CASE("http_load results: unset options are null, a closed loop has no send 
   CHECK(load.result["input_tokens_server"].is_number());
   CHECK(load.result["input_tokens_source"] == "server");
   CHECK(load.result["total_input_tokens"] == load.result["input_tokens_server"]);
+  // ... and the token count check says they differ, by the difference computed from both counts.
+  const json& check = load.result["token_count_check"];
+  const double client = load.result["input_tokens_client"].get<double>(), server = load.result["input_tokens_server"].get<double>();
+  CHECK(check["status"] == "differ");
+  CHECK(check["ok"] == false);
+  CHECK(check["source"] == "usage.prompt_tokens");
+  CHECK(check["difference_pct"].get<double>() == Approx(100 * (server - client) / client));
 
   const Load open = run_one("rate = 200, duration = 0.3");
   REQUIRE(open.result.is_object());
   CHECK(open.result["options"]["requests"].is_null());
   CHECK(open.result["achieved_send_rate"].get<double>() > 0);
+}
+
+// Prompts whose GPT-2 token count and whitespace word count agree ("the" is one token, " the"
+// another): the client (with GPT-2's tokenizer.json) and the simulated server count the same.
+TEST_CASE("http_load token count check: counts that agree pass; without the server's counts it says it could not run", "[http_load][vllm]") {
+  const std::string dir = temp_dir("token-check");
+  std::string lines;
+  for (int words = 20; words < 30; ++words) {
+    for (int i = 0; i < words; ++i) lines += i ? " the" : "the";
+    lines += "\n";
+  }
+  write_temp_file(dir, "prompts.txt", lines);
+  const std::string gpt2 = std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/tokenizers/gpt2/tokenizer.json";
+  const std::string script = write_temp_file(dir, "load.lua",
+      "local s = http_load.fake_server{ ttft_ms = 1, itl_ms = 1, output_tokens = 4 }\n"
+      "http_load.run{ name = 'same', url = s.url, model = s.model, max_tokens = 4, quiet = true, requests = 10,\n"
+      "  prompts = { file = 'prompts.txt', format = 'lines', tokenizer = '" + gpt2 + "' } }\n"
+      "local quiet = http_load.fake_server{ ttft_ms = 1, itl_ms = 1, output_tokens = 4, usage = 'never' }\n"
+      "http_load.run{ name = 'no-usage', url = quiet.url, model = quiet.model, max_tokens = 4, quiet = true, requests = 3 }\n");
+  const ChildResult r = run_runara({"--allow-read", gpt2, "--out", dir + "/out", script}, 60);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json same = json::parse(read_all(dir + "/out/same/results.json"))["token_count_check"];
+  CHECK(same["status"] == "ok");
+  CHECK(same["ok"] == true);
+  CHECK(same["difference_pct"] == 0.0);
+  CHECK(same["requests"] == 10);
+  const json no_usage = json::parse(read_all(dir + "/out/no-usage/results.json"))["token_count_check"];
+  CHECK(no_usage["status"] == "not run: the server reported no usage.prompt_tokens");
+  CHECK(no_usage["ok"].is_null());
 }
 
 TEST_CASE("http_load record = errors | none | a fraction chooses what requests.jsonl gets", "[http_load][vllm]") {
