@@ -7,8 +7,9 @@
 #   (a) plain GET throughput against nginx (worker_processes 1, access_log off, keepalive_requests
 #       1000000, a small static file): `wrk -tT -cC -dDs` and bench/http_load_get.lua with the same
 #       threads, connections and duration, alternated $REPS times each, for (T,C) = (1,32) and
-#       (2,64). Prints each run's requests/s, the medians and the median of the per-pair ratios
-#       http_load/wrk.
+#       (2,64), http_load both with record=none (as wrk: no per-request file) and with the default
+#       requests.jsonl. Prints each run's requests/s, the median per-run ratios to wrk, and the
+#       requests per client CPU-second of wrk and http_load (record=none).
 #   (b) streaming accuracy and cost against `runara serve-fake-llm --ttft-ms 50 --itl-ms 10
 #       --output-tokens 128` (its own process): bench/http_load_stream.lua at concurrency 1 (the
 #       baseline) and each of $STREAM_CONCURRENCY, 2*C requests each. Prints the median ITL minus
@@ -144,31 +145,42 @@ echo
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 # ---- (a) GET throughput: wrk and http_load, alternated ----
+# http_load twice: as wrk measures (record=none: no per-request file) and as a load runs by
+# default (requests.jsonl gets every request, written by a thread of its own: on two cores the
+# third busy thread beside the worker and nginx). Client CPU from /usr/bin/time (user + system):
+# requests per client CPU-second.
 if part a; then
 echo "(a) GET $nginx_url: requests/s, ${DURATION} s runs, wrk and http_load alternated $REPS times"
-printf '%-8s %-4s %-12s %-12s %-8s\n' "threads" "conn" "wrk" "http_load" "ratio"
-declare -A med_wrk med_hl med_ratio
+printf '%-4s %-4s %-9s %-9s %-9s %-7s %-7s %-12s %-12s\n' "thr" "conn" "wrk" "hl-none" "hl-all" "none/w" "all/w" "wrk req/cpu" "hl req/cpu"
+declare -A med
 for tc in "1 32" "2 64"; do
   read -r t c <<<"$tc"
-  : >"$tmp/wrk" && : >"$tmp/hl" && : >"$tmp/ratio"
+  for k in wrk none all rn ra cw ch; do : >"$tmp/$k"; done
   for ((i = 0; i < REPS; i++)); do
-    w=$(wrk "-t$t" "-c$c" "-d${DURATION}s" "$nginx_url" | awk '/^Requests\/sec:/ { print $2 }')
-    line=$("$RUNARA" "${allow_nginx[@]}" --out "$tmp/out-get" "$bench/http_load_get.lua" \
-      "url=$nginx_url" "c=$c" "t=$t" "d=$DURATION" 2>"$tmp/err") || { cat "$tmp/err" >&2; exit 1; }
-    h=$(field rps "$line")
-    [[ $(field failed "$line") == 0 ]] || echo "http_load.sh: warning: failed requests: $line" >&2
-    r=$(awk -v h="$h" -v w="$w" 'BEGIN { printf "%.3f", h / w }')
-    echo "$w" >>"$tmp/wrk" && echo "$h" >>"$tmp/hl" && echo "$r" >>"$tmp/ratio"
-    printf '%-8s %-4s %-12.0f %-12.0f %-8s\n' "$t" "$c" "$w" "$h" "$r"
+    out=$(/usr/bin/time -f "%U %S" -o "$tmp/cpu" wrk "-t$t" "-c$c" "-d${DURATION}s" "$nginx_url")
+    w=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
+    wn=$(awk '/requests in/ { print $1 }' <<<"$out")
+    cw=$(awk -v n="$wn" '{ printf "%.0f", n / ($1 + $2) }' "$tmp/cpu")
+    for record in none all; do
+      line=$(/usr/bin/time -f "%U %S" -o "$tmp/cpu" "$RUNARA" "${allow_nginx[@]}" --out "$tmp/out-get" "$bench/http_load_get.lua" \
+        "url=$nginx_url" "c=$c" "t=$t" "d=$DURATION" "record=$record" 2>"$tmp/err") || { cat "$tmp/err" >&2; exit 1; }
+      rm -rf "$tmp/out-get"
+      [[ $(field failed "$line") == 0 ]] || echo "http_load.sh: warning: failed requests: $line" >&2
+      eval "h_$record=$(field rps "$line")"
+      [[ $record == none ]] && ch=$(awk -v n="$(field completed "$line")" '{ printf "%.0f", n / ($1 + $2) }' "$tmp/cpu")
+    done
+    rn=$(awk -v h="$h_none" -v w="$w" 'BEGIN { printf "%.3f", h / w }')
+    ra=$(awk -v h="$h_all" -v w="$w" 'BEGIN { printf "%.3f", h / w }')
+    echo "$w" >>"$tmp/wrk"; echo "$h_none" >>"$tmp/none"; echo "$h_all" >>"$tmp/all"
+    echo "$rn" >>"$tmp/rn"; echo "$ra" >>"$tmp/ra"; echo "$cw" >>"$tmp/cw"; echo "$ch" >>"$tmp/ch"
+    printf '%-4s %-4s %-9.0f %-9.0f %-9.0f %-7s %-7s %-12s %-12s\n' "$t" "$c" "$w" "$h_none" "$h_all" "$rn" "$ra" "$cw" "$ch"
   done
-  med_wrk[$tc]=$(median <"$tmp/wrk")
-  med_hl[$tc]=$(median <"$tmp/hl")
-  med_ratio[$tc]=$(median <"$tmp/ratio")
+  for k in wrk none all rn ra cw ch; do med[$tc,$k]=$(median <"$tmp/$k"); done
 done
 for tc in "1 32" "2 64"; do
   read -r t c <<<"$tc"
-  printf 'median  -t%s -c%-3s wrk %.0f/s  http_load %.0f/s  median ratio http_load/wrk %s\n' \
-    "$t" "$c" "${med_wrk[$tc]}" "${med_hl[$tc]}" "${med_ratio[$tc]}"
+  printf 'median  -t%s -c%-3s wrk %.0f/s; http_load %.0f/s record=none (ratio %s), %.0f/s record=all (ratio %s); requests per client CPU-second: wrk %s, http_load %s\n' \
+    "$t" "$c" "${med[$tc,wrk]}" "${med[$tc,none]}" "${med[$tc,rn]}" "${med[$tc,all]}" "${med[$tc,ra]}" "${med[$tc,cw]}" "${med[$tc,ch]}"
 done
 echo
 fi
