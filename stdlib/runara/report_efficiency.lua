@@ -35,6 +35,12 @@ function M.load_figures(m, ctx)
     f.cost_usd_steady = h * d / 3600
     f.usd_per_million_output_tokens = per_million(f.cost_usd_steady, out_tokens)
     f.usd_per_million_total_tokens = per_million(f.cost_usd_steady, total_tokens)
+    -- Cost at the goodput SLO (a load with `slo`): only the requests that met it count, their
+    -- share of the output taken as their share of the requests (equal-length replies, as with
+    -- ignore_eos). Nil without an SLO; infinite cost (no good request) is nil too.
+    if finite(m.request_goodput) and positive(m.request_throughput) and finite(out_tokens) then
+      f.usd_per_million_good_output_tokens = per_million(f.cost_usd_steady, out_tokens * m.request_goodput / m.request_throughput)
+    end
   end
   if finite(ctx.share) then
     f.cost_usd_all_in = ctx.share

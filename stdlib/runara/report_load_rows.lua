@@ -104,6 +104,13 @@ local function efficiency_table(v)
   local labels = {}
   for _, m in ipairs(v.machines or {}) do labels[m.key] = m.label end
   local any = false
+  -- The cost at a goodput SLO, as a last column only where a load had an SLO.
+  local slo = false
+  for _, l in ipairs(v.loads or {}) do
+    local x = eff.load[l]
+    slo = slo or (type(x) == "table" and finite(x.usd_per_million_good_output_tokens))
+  end
+  if slo then cols[#cols + 1] = "USD / M output tok at the SLO" end
   local function add(key, name, m, x)
     if type(x) ~= "table" or next(x) == nil then return end
     any = true
@@ -113,6 +120,7 @@ local function efficiency_table(v)
       finite(x.output_tokens_per_s_per_gpu) and f(x.output_tokens_per_s_per_gpu) or "—",
       finite(x.interactivity_tokens_per_s_per_user) and f(x.interactivity_tokens_per_s_per_user) or "—",
       finite(x.output_tokens_per_joule) and f(x.output_tokens_per_joule, 3) or "—", src }
+    if slo then row[#row + 1] = usd(x.usd_per_million_good_output_tokens) end
     if multi(v) then table.insert(row, 1, labels[key] or "—") end
     rows[#rows + 1] = row
   end

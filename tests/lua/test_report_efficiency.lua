@@ -46,6 +46,20 @@ t.test("each load's cost per million tokens, steady-state and all-in, against a 
   t.near(single({ gpu_count = 8 }):document().benchmarks.loads.concurrent_32.output_tokens_per_s_per_gpu, 102, 1e-9)
 end)
 
+t.test("cost at a goodput SLO: the steady cost over the output of the requests that met it", function()
+  -- 64 requests at 6.3366 req/s, 48 of them good (4.7525 good req/s): $0.0055830556 over
+  -- 8192 × 48/64 = 6144 good output tokens = $0.9087004 per million; no SLO, no figure.
+  local f = efficiency.load_figures({ duration = 10.1, total_output_tokens = 8192, total_input_tokens = 16384,
+    request_throughput = 64 / 10.1, request_goodput = 48 / 10.1, output_throughput = 8192 / 10.1 }, { hourly_usd = 1.99 })
+  t.near(f.usd_per_million_good_output_tokens, 0.0055830555555556 / 6144 * 1e6, 1e-9)
+  t.near(f.usd_per_million_good_output_tokens, 0.9087004485, 1e-9)
+  local none = efficiency.load_figures({ duration = 10.1, total_output_tokens = 8192, request_throughput = 6.3 }, { hourly_usd = 1.99 })
+  t.eq(none.usd_per_million_good_output_tokens, nil)
+  local no_good = efficiency.load_figures({ duration = 10.1, total_output_tokens = 8192, request_throughput = 6.3, request_goodput = 0 },
+    { hourly_usd = 1.99 })
+  t.eq(no_good.usd_per_million_good_output_tokens, nil)  -- nothing good: no finite cost
+end)
+
 t.test("the headline: the best load's figures and the whole run all-in", function()
   local doc = single():document()
   local e = doc.benchmarks.efficiency

@@ -89,6 +89,18 @@ TEST_CASE("training under --sim: every part, tables beside seed 001, charts, a c
   CHECK(contains(html, "data-series=\"seed 001 (MI350X)\""));
   CHECK(contains(html, "<h2>DDP scaling efficiency</h2>"));
   CHECK(std::filesystem::exists(out + "/train_bench.jsonl"));
+#ifdef RUNARA_CHROMIUM
+  // As a browser shows it: the scenario's own charts drawn, their series there, nothing scripted.
+  ChildProcess dump({RUNARA_CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + out + "/report.html"});
+  const ChildResult d = dump.wait(60);
+  INFO(d.err);
+  REQUIRE(d.exit_code == 0);
+  CHECK(contains(d.out, "<h2>DDP scaling efficiency</h2>"));
+  CHECK(contains(d.out, "data-series=\"seed 001 (MI350X)\""));
+  CHECK(contains(d.out, "<table"));
+  CHECK(contains(d.out, "class=\"mark\""));  // the phases on the GPU charts
+  CHECK_FALSE(contains(d.out, "<script"));
+#endif
   check_torn_down(r, out);
 }
 
