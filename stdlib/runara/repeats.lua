@@ -75,16 +75,21 @@ function M.combine(results)
 end
 
 -- Runs `load(i)` for i = 1 … count (each must return an http_load result) and combines them.
--- count 1 returns the one result as it is.
-function M.run(count, load)
+-- count 1 returns the one result as it is. `after_each(so_far, i)`, when given, gets the runs
+-- finished so far combined (the first one alone) after each run: a report kept up to date
+-- still has them when a later run is interrupted.
+function M.run(count, load, after_each)
   if type(count) ~= "number" or count < 1 or count ~= math.floor(count) then
     error("repeats.run: count must be a whole number >= 1, got " .. tostring(count), 2)
   end
   if type(load) ~= "function" then error("repeats.run: expected a function that runs one load, got " .. type(load), 2) end
-  if count == 1 then return load(1) end
-  local results = {}
-  for i = 1, count do results[i] = load(i) end
-  return M.combine(results)
+  local results, so_far = {}, nil
+  for i = 1, count do
+    results[i] = load(i)
+    so_far = i == 1 and results[1] or M.combine(results)
+    if after_each then after_each(so_far, i) end
+  end
+  return so_far
 end
 
 return M

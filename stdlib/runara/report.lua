@@ -146,6 +146,14 @@ function Report:add_load(name, res, opts)
                   machine = m and m.key,
                   config = { max_tokens = opts.max_tokens, batch_size = opts.batch_size, prompt_length = opts.prompt_length },
                   m = summarize(res), inputs = inputs(res) }
+  -- The same name on the same machine again replaces the load (runara.suite adds a repeated
+  -- load after each of its runs); http_load itself refuses a name twice in a run.
+  for i, e in ipairs(self.loads) do
+    if e.name == entry.name and e.machine == entry.machine then
+      self.loads[i] = entry
+      return entry
+    end
+  end
   self.loads[#self.loads + 1] = entry
   return entry
 end

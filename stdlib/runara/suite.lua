@@ -183,7 +183,9 @@ local function target(server, opts)
   return server.url, nil
 end
 
-local function load(server, l, opts)
+-- One planned load, run l.repeats times (runara.repeats); `keep(result)` after each run with
+-- the runs so far, so that a report has them if a later run is interrupted.
+local function load(server, l, opts, keep)
   local url, on = target(server, opts)
   local count = l.repeats or 1
   return repeats.run(count, function(i)
@@ -193,7 +195,7 @@ local function load(server, l, opts)
       prompts = { input_tokens = l.input_tokens, range_ratio = l.range_ratio },
       warmup = l.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
     }
-  end)
+  end, keep)
 end
 
 local function phase(opts, name)
@@ -216,19 +218,20 @@ function M.run(server, opts)
   local out = { profile = profile_name, concurrent = {} }
   for _, l in ipairs(loads) do
     phase(opts, l.phase)
-    local r = load(server, l, opts)
     local meta
     if l.test == "throughput" then
-      out.throughput = r
       meta = { kind = "throughput", max_tokens = l.max_tokens, batch_size = 1, prompt_length = l.input_tokens }
     elseif l.test == "latency" then
-      out.latency = r
       meta = { kind = "latency" }
     else
-      out.concurrent[#out.concurrent + 1] = r
       meta = { kind = "concurrent", concurrency = l.concurrency }
     end
-    if opts.report then opts.report:add_load(l.name, r, meta) end
+    -- The report gets the runs so far after each one (the same name: replaced), so a run
+    -- interrupted in a later repeat still reports the earlier ones.
+    local r = load(server, l, opts, opts.report and function(so_far) opts.report:add_load(l.name, so_far, meta) end)
+    if l.test == "throughput" then out.throughput = r
+    elseif l.test == "latency" then out.latency = r
+    else out.concurrent[#out.concurrent + 1] = r end
   end
   return out
 end

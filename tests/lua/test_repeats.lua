@@ -43,6 +43,11 @@ t.test("repeats.run calls the load K times; once returns it as it is; bad argume
   local calls = {}
   local r = repeats.run(3, function(i) calls[#calls + 1] = i; return { label = "x" .. i, output_throughput = i } end)
   t.eq(#calls, 3); t.eq(r.output_throughput, 2); t.eq(r.repeats.count, 3)
+  local seen = {}
+  repeats.run(3, function(i) return { label = "z" .. i, output_throughput = i } end, function(so_far, i) seen[i] = so_far end)
+  t.eq(seen[1].label, "z1"); t.eq(seen[1].repeats, nil)          -- the first run alone
+  t.eq(seen[2].repeats.count, 2); t.eq(seen[2].output_throughput, 1.5)
+  t.eq(seen[3].repeats.count, 3)
   local single = { label = "y", output_throughput = 5 }
   t.eq(repeats.run(1, function() return single end), single)
   t.raises(function() repeats.run(0, function() end) end, "count must be a whole number >= 1, got 0")

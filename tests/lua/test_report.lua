@@ -40,6 +40,19 @@ local function flagship()
   return rep
 end
 
+t.test("add_load: the same name again replaces the load (a repeated load's runs so far), others append", function()
+  local rep = report.new{ title = "x" }
+  rep:add_load("ttft", { output_throughput = 10, completed = 5 }, { kind = "latency" })
+  rep:add_load("ttft", { output_throughput = 12, completed = 5, intervals = { output_throughput = { low = 9, high = 15 } },
+                         repeats = { count = 2, method = "m" } }, { kind = "latency" })
+  rep:add_load("other", { output_throughput = 1 })
+  t.eq(#rep.loads, 2)
+  local doc = rep:document()
+  t.eq(doc.benchmarks.loads.ttft.output_throughput, 12)
+  t.eq(doc.benchmarks.loads.ttft.intervals.output_throughput.low, 9)
+  t.eq(doc.benchmarks.loads.ttft.repeats.count, 2)
+end)
+
 t.test("flagship: the reference comparison, named by its source, with this run's figures", function()
   local rep = flagship()
   local r = rep:render()

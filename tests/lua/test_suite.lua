@@ -32,7 +32,15 @@ local function fake_report()
   local rep = { phases = {}, loads = {}, sets = {}, sweeps = {} }
   function rep:phase(name) self.phases[#self.phases + 1] = name end
   function rep:set(key, value) self.sets[key] = value end
-  function rep:add_load(name, result, meta) self.loads[#self.loads + 1] = { name = name, result = result, meta = meta } end
+  -- As runara.report's: the same name again replaces the load; every call is kept in `added`.
+  rep.added = {}
+  function rep:add_load(name, result, meta)
+    self.added[#self.added + 1] = { name = name, result = result }
+    for i, l in ipairs(self.loads) do
+      if l.name == name then self.loads[i] = { name = name, result = result, meta = meta }; return end
+    end
+    self.loads[#self.loads + 1] = { name = name, result = result, meta = meta }
+  end
   function rep:add_sweep(name, results) self.sweeps[#self.sweeps + 1] = { name = name, results = results, count = #results } end
   return rep
 end
@@ -138,6 +146,11 @@ t.test("run: each planned load goes to http_load.run and the report", function()
   t.eq(rep.loads[4].meta.kind, "concurrent")
   t.eq(rep.loads[4].meta.concurrency, 32)
   t.eq(rep.loads[4].result, out.concurrent[2])
+  -- The repeated ttft load reached the report after each run: the first alone, then two and
+  -- three combined, so an interrupted third run leaves the first two in the report.
+  t.eq(rep.added[2].name, "ttft"); t.eq(rep.added[2].result.name, "x_ttft-r1"); t.eq(rep.added[2].result.repeats, nil)
+  t.eq(rep.added[3].result.repeats.count, 2); t.eq(rep.added[4].result.repeats.count, 3)
+  t.eq(rep.loads[2].result, out.latency)
 end)
 
 t.test("run: a server from vllm.start is loaded on its own machine", function()

@@ -490,7 +490,7 @@ TEST_CASE("llama70b_fp8 --on your machine with Ctrl-C while the loads run: PARTI
   argv.insert(argv.begin(), RUNARA_BINARY);
   ChildProcess child(argv, m.env());
   child.close_stdin();
-  const ChildResult r = interrupt_at(child, "http_load ttft: starting");
+  const ChildResult r = interrupt_at(child, "http_load ttft-r1: starting");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 130);
   CHECK(r.seconds < 60);
