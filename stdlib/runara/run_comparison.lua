@@ -67,13 +67,7 @@ end
 local BETTER = {}
 for _, list in ipairs({ M.LOAD_METRICS, M.RUN_METRICS }) do for _, m in ipairs(list) do BETTER[m.id] = m.better end end
 
-local function at(t, path)
-  for _, k in ipairs(path) do
-    if type(t) ~= "table" then return nil end
-    t = t[k]
-  end
-  return t
-end
+local at = manifest.at
 
 -- "METRIC=PCT" as { metric = id, pct = n, spec = text }, or nil and the usage error.
 function M.parse_threshold(spec)

@@ -4,6 +4,7 @@
 -- differences" of `runara compare` (run_comparison.lua). Pure: tables in, tables out.
 local M = {}
 
+-- The value at a path of keys ({ "report", "status" }) in nested tables; nil where it breaks off.
 local function at(t, path)
   for _, k in ipairs(path) do
     if type(t) ~= "table" then return nil end
@@ -11,6 +12,7 @@ local function at(t, path)
   end
   return t
 end
+M.at = at
 
 -- Text of a manifest value, with what always differs between two runs of the same thing (the
 -- run id in container names, the simulated cloud's temporary folder) made the same.
