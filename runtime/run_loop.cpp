@@ -31,7 +31,7 @@ Outcome Runtime::Impl::stopped_outcome() const {
 }
 
 void Runtime::Impl::halt() {
-  for (Task* task : scheduler_->unfinished()) scheduler_->cancel(task);
+  scheduler_->cancel_all();
 }
 
 // Turns the event loop until `main` has finished. Returns false on a deadlock.

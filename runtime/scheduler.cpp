@@ -283,6 +283,13 @@ void Scheduler::cancel(Task* task) {
   finish(task, Task::State::cancelled);
 }
 
+void Scheduler::cancel_all() {
+  // Every task in the ready queue is among those cancelled below (or already finished): the
+  // queue goes at once, so that cancel() finds nothing to scan.
+  ready_.clear();
+  for (Task* task : unfinished()) cancel(task);
+}
+
 std::vector<Task*> Scheduler::unfinished() const {
   std::vector<Task*> out;
   for (const auto& [id, task] : tasks_) {

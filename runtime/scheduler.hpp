@@ -70,6 +70,9 @@ class Scheduler {
   // `with_location`: prefix the caller's file:line (false when re-raising another error).
   void fail(WaitId wait, std::string message, bool with_location = true);
   void cancel(Task* task);  // stops it where it is; joiners get an error
+  // Cancels every unfinished task (the run is stopping). Linear in the tasks: a script may have
+  // queued tens of thousands, and one cancel() at a time would scan the ready queue for each.
+  void cancel_all();
   // Ends a task's current wait early with an error raised where it waits (deadlines).
   void interrupt_wait(Task* task, std::string message);
 
