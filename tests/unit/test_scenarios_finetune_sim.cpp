@@ -24,12 +24,7 @@ namespace {
 
 ChildResult rehearse(const std::string& script, const std::string& out, std::vector<std::string> params,
                      std::map<std::string, std::string> env = {}) {
-  std::vector<std::string> args{"--sim", "--out", out, std::string(RUNARA_SOURCE_DIR) + "/scripts/" + script};
-  args.insert(args.end(), params.begin(), params.end());
-  std::filesystem::create_directories(sim_tmp(out));
-  env["TMPDIR"] = sim_tmp(out);
-  env.emplace("RUNARA_SIM_TIME_SCALE", "0.25");
-  return run_runara(args, 240, env);
+  return run_sim(std::string(RUNARA_SOURCE_DIR) + "/scripts/" + script, out, params, std::move(env));
 }
 
 json results(const std::string& out) { return json::parse(read_all(out + "/results.json")); }

@@ -23,14 +23,7 @@ const std::string kScript = std::string(RUNARA_SOURCE_DIR) + "/scripts/training.
 
 ChildResult rehearse(const std::string& out, std::vector<std::string> params, std::map<std::string, std::string> env = {},
                      std::vector<std::string> options = {}) {
-  std::vector<std::string> args{"--sim", "--out", out};
-  args.insert(args.end(), options.begin(), options.end());
-  args.push_back(kScript);
-  args.insert(args.end(), params.begin(), params.end());
-  std::filesystem::create_directories(sim_tmp(out));
-  env["TMPDIR"] = sim_tmp(out);
-  env.emplace("RUNARA_SIM_TIME_SCALE", "0.25");
-  return run_runara(args, 240, env);
+  return run_sim(kScript, out, params, std::move(env), options);
 }
 
 json results(const std::string& out) { return json::parse(read_all(out + "/results.json")); }
