@@ -117,6 +117,7 @@ void RequestLog::run() {
   taken.reserve(pool_size_);
   std::string text;
   text.reserve(kTextBytes + kLineSlack);
+  std::uint64_t lines = 0;  // in `text`: counted as formatted, not by scanning the bytes again
   const std::size_t wake_at = std::max<std::size_t>(1, pool_size_ / 4);
   for (bool last = false; !last;) {
     {
@@ -125,18 +126,19 @@ void RequestLog::run() {
       taken.swap(queued_);
       last = stopping_;  // finish() comes after the last hand_over: nothing can follow it
     }
-    write_batches(taken, text);
-    write_text(text);
+    write_batches(taken, text, lines);
+    write_text(text, lines);
   }
 }
 
 // Formats the batches (writing each kTextBytes as it fills) and puts their buffers back.
-void RequestLog::write_batches(std::vector<Batch>& batches, std::string& text) {
+void RequestLog::write_batches(std::vector<Batch>& batches, std::string& text, std::uint64_t& lines) {
   for (const Batch& batch : batches) {
     for (const RequestRecord& r : batch) {
       if (output_.format) output_.format(text, r);
       else append_request_line(text, r);
-      if (text.size() >= kTextBytes) write_text(text);
+      ++lines;
+      if (text.size() >= kTextBytes) write_text(text, lines);
     }
   }
   std::lock_guard lock(mutex_);
@@ -147,10 +149,9 @@ void RequestLog::write_batches(std::vector<Batch>& batches, std::string& text) {
   batches.clear();
 }
 
-// Appends `text` (whole lines) to the file and empties it. After a failed write the rest is
-// dropped: finish() reports the first error.
-void RequestLog::write_text(std::string& text) {
-  const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+// Appends `text` (its `lines` whole lines) to the file and empties it. After a failed write the
+// rest is dropped: finish() reports the first error.
+void RequestLog::write_text(std::string& text, std::uint64_t& lines) {
   std::size_t done = 0;
   std::unique_lock<std::mutex> shared_fd;
   if (output_.fd_lock) shared_fd = std::unique_lock(*output_.fd_lock);
@@ -168,6 +169,7 @@ void RequestLog::write_text(std::string& text) {
     written_ += lines;
   }
   text.clear();
+  lines = 0;
 }
 
 }  // namespace runara

@@ -34,6 +34,7 @@ namespace runara {
 // by default; the remote load agent (agent/) writes its protocol's record lines to its stdout,
 // which its main thread shares (each write(2) of the writer then holds `fd_lock`).
 struct RequestLogOutput {
+  // Appends exactly one line (lines_written() counts records formatted, not the bytes' newlines).
   void (*format)(std::string& out, const RequestRecord& record) = nullptr;  // null: append_request_line
   std::mutex* fd_lock = nullptr;
 };
@@ -73,8 +74,8 @@ class RequestLog {
  private:
   void reserve(std::size_t queue_bytes, int workers, bool bounded);
   void run();
-  void write_batches(std::vector<Batch>& batches, std::string& text);
-  void write_text(std::string& text);
+  void write_batches(std::vector<Batch>& batches, std::string& text, std::uint64_t& lines);
+  void write_text(std::string& text, std::uint64_t& lines);
 
   const int fd_;
   const std::string name_;
