@@ -4,8 +4,8 @@
 //   make_load_transport: plain http:// over the native HTTP/1.1 transport only; runara refuses
 //     https and HTTP/2 for a remote load before it starts, so nothing else reaches here;
 //   resolve_host: literal addresses only (runara sends only those).
-#include "load/load_shared.hpp"
-#include "load/load_transport.hpp"
+#include "load/shared.hpp"
+#include "load/transport.hpp"
 #include "load/request_target.hpp"
 
 namespace runara {

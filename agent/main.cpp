@@ -21,7 +21,7 @@
 #include "base/cores.hpp"
 #include "load/agent_protocol.hpp"
 #include "load/request_target.hpp"
-#include "load/target_policy.hpp"
+#include "net/target_policy.hpp"
 
 namespace runara {
 namespace {

@@ -26,7 +26,7 @@
 #include <uv.h>
 
 #include "gpu/amd_smi_parser.hpp"
-#include "gpu/gpu_sampler.hpp"
+#include "gpu/sampler.hpp"
 #include "gpu/local_target.hpp"
 #include "gpu/nvidia_smi_parser.hpp"
 

@@ -11,8 +11,8 @@
 #include "child_process.hpp"
 #include "sshd_fixture.hpp"
 #include "ssh/sftp_transfer.hpp"
-#include "ssh/ssh_exec.hpp"
-#include "ssh/ssh_session.hpp"
+#include "ssh/exec.hpp"
+#include "ssh/session.hpp"
 #include "sim/fake_llm_server.hpp"
 
 #include <arpa/inet.h>

@@ -2,6 +2,8 @@
 // (sessions on the run's droplets) ends before droplet destroys them.
 #include "builtins.hpp"
 
+#include "runara/runtime.hpp"
+
 namespace runara {
 
 std::unique_ptr<Primitive> make_droplet_primitive();
@@ -18,6 +20,13 @@ std::vector<std::unique_ptr<Primitive>> builtin_primitives() {
   all.push_back(make_gpu_metrics_primitive());
   all.push_back(make_metrics_primitive());
   return all;
+}
+
+// The embedding API's plain constructor lives here, in the layer above the core that has the
+// built-in primitives: the core itself never names them (Runtime(options, events,
+// without_builtins) is its own).
+Runtime::Runtime(Options options, Events events) : Runtime(std::move(options), std::move(events), without_builtins) {
+  for (auto& primitive : builtin_primitives()) add_primitive(std::move(primitive));
 }
 
 }  // namespace runara

@@ -9,10 +9,10 @@
 #include <optional>
 
 #include "base/clock.hpp"
-#include "lua_args.hpp"
+#include "script/args.hpp"
 #include "cloud/droplet_fleet.hpp"
-#include "lua_pretty.hpp"
-#include "lua_values.hpp"
+#include "script/pretty.hpp"
+#include "script/values.hpp"
 #include "runara/primitive.hpp"
 
 namespace runara {

@@ -17,15 +17,15 @@
 #include <cstring>
 #include <map>
 
-#include "gpu/gpu_csv.hpp"
-#include "gpu/gpu_json.hpp"
-#include "gpu/gpu_reader.hpp"
+#include "gpu/csv.hpp"
+#include "gpu/json.hpp"
+#include "gpu/reader.hpp"
 #include "gpu/local_target.hpp"
 #include "gpu_metrics_binding.hpp"
-#include "lua_args.hpp"
+#include "script/args.hpp"
 #include "push_marks.hpp"
-#include "lua_values.hpp"
-#include "run_output.hpp"
+#include "script/values.hpp"
+#include "base/run_output.hpp"
 
 namespace runara {
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <runara/primitive.hpp>
 
-#include "gpu/gpu_sampler.hpp"
+#include "gpu/sampler.hpp"
 
 namespace runara {
 

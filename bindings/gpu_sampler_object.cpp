@@ -1,5 +1,5 @@
 // The object gpu_metrics.start returns: sampler:mark(label), sampler:stop(), sampler:results(),
-// sampler:write_csv(path). The sampling itself is runtime/gpu/gpu_sampler.*.
+// sampler:write_csv(path). The sampling itself is runtime/gpu/sampler.*.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,13 +8,13 @@
 #include <map>
 #include <uv.h>
 
-#include "gpu/gpu_csv.hpp"
-#include "gpu/gpu_json.hpp"
+#include "gpu/csv.hpp"
+#include "gpu/json.hpp"
 #include "gpu_metrics_binding.hpp"
-#include "lua_args.hpp"
-#include "lua_values.hpp"
-#include "permissions.hpp"
-#include "run_output.hpp"
+#include "script/args.hpp"
+#include "script/values.hpp"
+#include "guards/permissions.hpp"
+#include "base/run_output.hpp"
 
 namespace runara {
 

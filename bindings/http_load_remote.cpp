@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "load/remote_load.hpp"
+#include "load_job/remote_load.hpp"
 #include "load/request_target.hpp"
-#include "load/target_policy.hpp"
-#include "lua_args.hpp"
+#include "net/target_policy.hpp"
+#include "script/args.hpp"
 #include "runara/command_target.hpp"
 #include "runara/runtime.hpp"
 

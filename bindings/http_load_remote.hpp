@@ -1,5 +1,5 @@
 // `http_load.run{ on = session, ... }`: the load runs on the machine behind an ssh session, by
-// the remote load agent (agent/, runtime/load/remote_load.hpp), so its TTFT and ITL carry no
+// the remote load agent (agent/, runtime/load_job/remote_load.hpp), so its TTFT and ITL carry no
 // network between runara and the cloud. This file reads the option, refuses what the agent
 // cannot do, and installs the agent before the load starts.
 #pragma once
@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "load/load_job.hpp"
-#include "load/target_policy.hpp"
-#include "load/target_url.hpp"
+#include "load_job/job.hpp"
+#include "net/target_policy.hpp"
+#include "load_job/target_url.hpp"
 #include "runara/primitive.hpp"
 
 namespace runara {

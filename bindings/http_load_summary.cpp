@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "load/load_summary.hpp"
+#include "load_job/summary.hpp"
 #include "runara/runtime.hpp"
 
 namespace runara {

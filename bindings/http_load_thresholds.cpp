@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lua_args.hpp"
+#include "script/args.hpp"
 
 namespace runara {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "lua_args.hpp"
+#include "script/args.hpp"
 
 extern "C" {
 #include <lauxlib.h>

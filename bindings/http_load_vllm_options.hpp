@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "load/load_spec.hpp"
+#include "load/spec.hpp"
 
 struct lua_State;
 

@@ -15,12 +15,12 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "lua_args.hpp"
+#include "script/args.hpp"
 #include "push_marks.hpp"
-#include "lua_values.hpp"
-#include "load/target_policy.hpp"
-#include "load/target_url.hpp"
-#include "metrics/metrics_sampler.hpp"
+#include "script/values.hpp"
+#include "net/target_policy.hpp"
+#include "load_job/target_url.hpp"
+#include "metrics/sampler.hpp"
 #include "run_target_policy.hpp"
 #include "runara/primitive.hpp"
 #include "runara/runtime.hpp"

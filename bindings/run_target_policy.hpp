@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "load/target_policy.hpp"
+#include "net/target_policy.hpp"
 #include "runara/primitive.hpp"
 
 namespace runara {

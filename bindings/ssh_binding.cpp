@@ -12,8 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "lua_args.hpp"
-#include "run_output.hpp"
+#include "script/args.hpp"
+#include "base/run_output.hpp"
 #include "ssh_state.hpp"
 
 namespace runara {

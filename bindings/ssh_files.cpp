@@ -11,9 +11,9 @@
 
 #include <filesystem>
 
-#include "lua_args.hpp"
-#include "permissions.hpp"
-#include "run_output.hpp"
+#include "script/args.hpp"
+#include "guards/permissions.hpp"
+#include "base/run_output.hpp"
 #include "run_target_policy.hpp"
 #include "ssh_state.hpp"
 

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "base/text.hpp"
-#include "lua_args.hpp"
-#include "permissions.hpp"
+#include "script/args.hpp"
+#include "guards/permissions.hpp"
 #include "runara/runtime.hpp"
 #include "ssh/known_hosts.hpp"
 #include "ssh_state.hpp"

@@ -6,7 +6,7 @@
 // a command line, and a granted host gets one only with --secret NAME@HOST.
 #include <algorithm>
 
-#include "lua_args.hpp"
+#include "script/args.hpp"
 #include "runara/runtime.hpp"
 #include "base/text.hpp"
 #include "ssh_state.hpp"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "lua_args.hpp"
+#include "script/args.hpp"
 #include "ssh_state.hpp"
 
 namespace runara::sshb {

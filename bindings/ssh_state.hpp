@@ -27,9 +27,9 @@
 #include "runara/primitive.hpp"
 #include "ssh/port_forward.hpp"
 #include "ssh/sftp_transfer.hpp"
-#include "ssh/ssh_command_target.hpp"
-#include "ssh/ssh_exec.hpp"
-#include "ssh/ssh_session.hpp"
+#include "ssh/command_target.hpp"
+#include "ssh/exec.hpp"
+#include "ssh/session.hpp"
 
 namespace runara::sshb {
 

@@ -11,11 +11,12 @@
 
 #include "cloud/droplet_fleet.hpp"
 #include "cloud/reaper.hpp"
-#include "did_you_mean.hpp"
-#include "load/target_url.hpp"
+#include "base/did_you_mean.hpp"
+#include "load_job/target_url.hpp"
 #include "runara/runtime.hpp"
 #include "signals.hpp"
 #include "terminal_events.hpp"
+#include "sim/fake_server_primitive.hpp"
 
 namespace runara::cli {
 
@@ -320,6 +321,8 @@ int bench_command(int argc, char** argv) {
   options.history_name = "runara bench";
 
   Runtime runtime(options, terminal_events());
+
+  runtime.add_primitive(make_fake_server_primitive());  // http_load.fake_server (the simulator)
   install_signal_handlers(runtime);
   return report_outcome(runtime.run_string("require('runara_bench').run(runara.params)", "=(runara bench)"));
 }

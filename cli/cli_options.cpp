@@ -1,8 +1,8 @@
 #include "cli_options.hpp"
 
 #include "cloud/budget.hpp"
-#include "cloud/token_names.hpp"
-#include "did_you_mean.hpp"
+#include "base/token_names.hpp"
+#include "base/did_you_mean.hpp"
 #include "on_target.hpp"
 #include "secret_destinations.hpp"
 

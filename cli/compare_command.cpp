@@ -11,13 +11,14 @@
 #include "base/text.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "compare_gate.hpp"
-#include "did_you_mean.hpp"
-#include "permissions.hpp"
-#include "run_history.hpp"
+#include "base/did_you_mean.hpp"
+#include "guards/permissions.hpp"
+#include "run/history.hpp"
 #include "runara/runtime.hpp"
 #include "runs_command.hpp"
 #include "signals.hpp"
 #include "terminal_events.hpp"
+#include "sim/fake_server_primitive.hpp"
 
 namespace runara::cli {
 
@@ -205,6 +206,7 @@ int compare_command(int argc, char** argv) {
   for (std::size_t i = 0; i < thresholds.size(); ++i) options.args.push_back("threshold" + std::to_string(i + 1) + "=" + thresholds[i]);
   if (!noise.empty()) options.args.push_back("noise=" + noise);
   Runtime runtime(options, terminal_events());
+  runtime.add_primitive(make_fake_server_primitive());  // http_load.fake_server (the simulator)
   runtime.add_primitive(make_compare_gate());
   install_signal_handlers(runtime);
   const Outcome outcome = runtime.run_string("require('runara_compare').run(runara.params)", "=(runara compare)");

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "base/files.hpp"
-#include "json_limits.hpp"
-#include "lua_values.hpp"
+#include "base/json_limits.hpp"
+#include "script/values.hpp"
 
 namespace runara::cli {
 

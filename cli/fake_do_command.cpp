@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "did_you_mean.hpp"
+#include "base/did_you_mean.hpp"
 #include "port_probe.hpp"
 #include "sim/fake_digitalocean.hpp"
 

@@ -1,4 +1,4 @@
-// `runara serve-fake-do`: the fake DigitalOcean API (runtime/sim/) on loopback, for trying
+// `runara serve-fake-do`: the fake DigitalOcean API (sim/) on loopback, for trying
 // scenarios and teardown without an account.
 #pragma once
 

@@ -1,4 +1,4 @@
-// `runara serve-fake-llm`: the fake OpenAI-compatible streaming LLM server (runtime/sim/) as a
+// `runara serve-fake-llm`: the fake OpenAI-compatible streaming LLM server (sim/) as a
 // standalone process, for aiming load generators (runara's or another tool's) at a "model" with
 // a chosen time to first token, inter-token latency, lengths and injected failures, without a GPU.
 #pragma once

@@ -14,6 +14,7 @@
 #include "sim_mode.hpp"
 #include "subcommands.hpp"
 #include "terminal_events.hpp"
+#include "sim/fake_server_primitive.hpp"
 
 namespace {
 
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "runara: warning: %s\n", warning.c_str());
   }
   runara::Runtime runtime(command.options, runara::cli::terminal_events());
+  runtime.add_primitive(runara::make_fake_server_primitive());  // http_load.fake_server (the simulator)
   runara::cli::install_signal_handlers(runtime);
   switch (command.mode) {
     case CommandLine::Mode::script: {

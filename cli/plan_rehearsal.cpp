@@ -9,6 +9,7 @@
 #include "plan_record.hpp"
 #include "signals.hpp"
 #include "sim_mode.hpp"
+#include "sim/fake_server_primitive.hpp"
 
 namespace runara::cli {
 
@@ -36,6 +37,7 @@ int rehearse(CommandLine command, const std::string& out_dir) {
   Outcome outcome;
   {
     Runtime runtime(o, events);
+    runtime.add_primitive(make_fake_server_primitive());  // http_load.fake_server (the simulator)
     install_signal_handlers(runtime);
     outcome = runtime.run_file(command.script);
   }

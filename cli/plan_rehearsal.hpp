@@ -1,5 +1,5 @@
 // The rehearsal behind `runara plan`, run in a child process of its own: the script on the
-// simulated cloud, its machines boxed (runtime/sim/sim_isolation.hpp) and their commands run, its
+// simulated cloud, its machines boxed (sim/sim_isolation.hpp) and their commands run, its
 // delays compressed, its output into `out_dir` and nowhere else (run.log, ssh/*.log, plus the
 // files plan_record.hpp reads). Nothing is printed.
 //

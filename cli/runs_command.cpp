@@ -11,7 +11,7 @@
 
 #include "base/text.hpp"
 #include "cloud/droplet_fleet.hpp"
-#include "did_you_mean.hpp"
+#include "base/did_you_mean.hpp"
 
 namespace runara::cli {
 

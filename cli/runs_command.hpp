@@ -1,5 +1,5 @@
 // `runara runs [--script NAME] [--limit N] [--real | --sim] [--json]`: the run history
-// (runtime/run_history.hpp), newest first, with each run's headline figures and whether its
+// (runtime/run/history.hpp), newest first, with each run's headline figures and whether its
 // output folder is still there.
 //
 // Contract. The CLI's main thread; returns the process exit status (0, 1 when the history cannot
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "run_history.hpp"
+#include "run/history.hpp"
 
 namespace runara::cli {
 

@@ -1,5 +1,5 @@
 // `runara --sim`: stands the simulated cloud up for one run (a fake DigitalOcean API on loopback
-// whose Droplets are real sshds with shim commands; see runtime/sim/sim_cloud.hpp) and points
+// whose Droplets are real sshds with shim commands; see sim/sim_cloud.hpp) and points
 // the run's cloud options at it: its API, its token, a ledger of its own, so nothing of a
 // rehearsal ever mixes with the user's real account or real ledger.
 #pragma once

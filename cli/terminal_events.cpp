@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
-#include "progress_throttle.hpp"
-#include "watchdog.hpp"
+#include "base/progress_throttle.hpp"
+#include "guards/watchdog.hpp"
 
 namespace runara::cli {
 

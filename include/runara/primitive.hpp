@@ -189,6 +189,10 @@ class RUNARA_API Primitive {
   virtual ~Primitive() = default;
   virtual std::string name() const = 0;               // the global's name, e.g. "droplet"
   virtual void open(lua_State* L, Context& ctx) = 0;  // push exactly one value: the global
+  // true: open() pushes a table whose fields are added to the global table of the same name
+  // that a primitive opened earlier (e.g. a function added to http_load); where there is none,
+  // the table becomes that global.
+  virtual bool adds_to_existing() const { return false; }
   // Runs once when the run ends, whatever the reason, on the event loop, with no Lua running.
   // Call `done` when finished ("" or an error to report loudly). Must not depend on the script.
   virtual void teardown(Context& ctx, std::function<void(std::string error)> done) {

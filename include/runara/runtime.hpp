@@ -137,7 +137,12 @@ struct EvalResult {
 
 class RUNARA_API Runtime {
  public:
+  // With the built-in primitives: droplet, ssh, http_load, gpu_metrics, metrics.
   explicit Runtime(Options options, Events events = {});
+  // Without them: only the runara and watchdog tables, and the primitives the host adds.
+  struct WithoutBuiltins {};
+  static constexpr WithoutBuiltins without_builtins{};
+  Runtime(Options options, Events events, WithoutBuiltins);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

@@ -69,4 +69,9 @@ std::string write_file_atomic(const std::string& path, const std::string& data) 
   return {};
 }
 
+bool path_within(const std::string& path, const std::string& root) {
+  if (root.empty() || path.compare(0, root.size(), root) != 0) return false;
+  return path.size() == root.size() || path[root.size()] == '/' || root == "/";
+}
+
 }  // namespace runara

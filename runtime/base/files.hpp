@@ -19,4 +19,7 @@ bool read_file_text(const std::string& path, std::string& out);
 // mkdir -p; returns "" or an error message.
 std::string make_dirs(const std::string& path, unsigned mode = 0755);
 
+// True when canonical `path` is `root` or lies below it.
+bool path_within(const std::string& path, const std::string& root);
+
 }  // namespace runara

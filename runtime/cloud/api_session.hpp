@@ -14,7 +14,7 @@
 #include <uv.h>
 
 #include "cloud/do_client.hpp"
-#include "net/http_client.hpp"
+#include "curl/http_client.hpp"
 
 namespace runara {
 

@@ -1,4 +1,4 @@
-#include "budget.hpp"
+#include "cloud/budget.hpp"
 
 #include <cmath>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 #include "base/text.hpp"
 
 #include "cloud/doctl_config.hpp"
-#include "cloud/token_names.hpp"
+#include "base/token_names.hpp"
 
 #include <curl/curl.h>
 #include <uv.h>
@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara {
 

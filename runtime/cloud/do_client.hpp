@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.hpp"
+#include "curl/http_client.hpp"
 
 namespace runara {
 

@@ -1,4 +1,4 @@
-#include "droplet_fleet.hpp"
+#include "cloud/droplet_fleet.hpp"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 
 #include "cloud/cost_report.hpp"
 #include "cloud/droplet_names.hpp"
-#include "run_output.hpp"
-#include "watchdog.hpp"
+#include "base/run_output.hpp"
+#include "base/clock.hpp"
 
 namespace runara {
 

@@ -21,8 +21,8 @@
 #include "cloud/guardian.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
-#include "delayed_calls.hpp"
-#include "net/http_client.hpp"
+#include "base/delayed_calls.hpp"
+#include "curl/http_client.hpp"
 #include "runara/runtime.hpp"
 
 namespace runara {

@@ -1,4 +1,4 @@
-#include "guardian.hpp"
+#include "cloud/guardian.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -16,8 +16,8 @@
 #include "cloud/do_client.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
-#include "net/http_client.hpp"
-#include "watcher_process.hpp"
+#include "curl/http_client.hpp"
+#include "base/watcher_process.hpp"
 
 
 namespace runara {

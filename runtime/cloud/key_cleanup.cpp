@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "cloud/ownership.hpp"
-#include "watchdog.hpp"
+#include "base/clock.hpp"
 
 namespace runara {
 

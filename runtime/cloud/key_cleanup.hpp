@@ -22,7 +22,7 @@
 
 #include "cloud/do_client.hpp"
 #include "cloud/ledger.hpp"
-#include "delayed_calls.hpp"
+#include "base/delayed_calls.hpp"
 
 namespace runara {
 

@@ -1,4 +1,4 @@
-#include "reaper.hpp"
+#include "cloud/reaper.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "cloud/leftover_survey.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
-#include "net/http_client.hpp"
+#include "curl/http_client.hpp"
 
 namespace runara {
 

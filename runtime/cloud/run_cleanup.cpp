@@ -1,11 +1,11 @@
-#include "run_cleanup.hpp"
+#include "cloud/run_cleanup.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
 
 #include "cloud/ownership.hpp"
-#include "watchdog.hpp"
+#include "base/clock.hpp"
 
 namespace runara {
 

@@ -28,7 +28,7 @@
 #include "cloud/do_client.hpp"
 #include "cloud/key_cleanup.hpp"
 #include "cloud/ledger.hpp"
-#include "delayed_calls.hpp"
+#include "base/delayed_calls.hpp"
 
 namespace runara {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "gpu/tool_values.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara::gpu {
 

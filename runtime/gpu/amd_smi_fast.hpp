@@ -14,7 +14,7 @@
 #include <optional>
 #include <string_view>
 
-#include "gpu/gpu_sample.hpp"
+#include "gpu/sample.hpp"
 
 namespace runara::gpu {
 

@@ -2,7 +2,7 @@
 
 #include "gpu/amd_smi_fast.hpp"
 #include "gpu/tool_values.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara::gpu {
 

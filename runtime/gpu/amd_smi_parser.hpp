@@ -12,7 +12,7 @@
 
 #include <string_view>
 
-#include "gpu/gpu_sample.hpp"
+#include "gpu/sample.hpp"
 
 namespace runara::gpu {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpu/gpu_sample.hpp"
+#include "gpu/sample.hpp"
 
 namespace runara::gpu {
 

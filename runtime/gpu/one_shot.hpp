@@ -16,7 +16,7 @@
 
 #include <runara/command_target.hpp>
 
-#include "gpu/gpu_sample.hpp"
+#include "gpu/sample.hpp"
 
 typedef struct uv_loop_s uv_loop_t;
 typedef struct uv_timer_s uv_timer_t;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpu/tool_values.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara::gpu {
 

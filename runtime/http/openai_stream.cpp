@@ -5,7 +5,7 @@
 
 #include "http/json_scan.hpp"
 #include "http/sse_parser.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara {
 

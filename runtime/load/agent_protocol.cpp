@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 #include "load/arrival_schedule.hpp"
 
 namespace runara {

@@ -23,8 +23,8 @@
 #include <string>
 #include <string_view>
 
-#include "load/load_engine.hpp"
-#include "load/load_spec.hpp"
+#include "load/engine.hpp"
+#include "load/spec.hpp"
 
 namespace runara {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "load/http1_connection.hpp"
-#include "load/load_shared.hpp"
-#include "load/load_transport.hpp"
+#include "load/shared.hpp"
+#include "load/transport.hpp"
 #include "load/request_target.hpp"
 
 namespace runara {

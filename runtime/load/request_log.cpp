@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "load/load_report.hpp"
+#include "load/report.hpp"
 
 namespace runara {
 

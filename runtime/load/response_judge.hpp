@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "http/openai_stream.hpp"
-#include "load/load_spec.hpp"
+#include "load/spec.hpp"
 #include "load/request_record.hpp"
 #include "runara/memory_budget.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "did_you_mean.hpp"
+#include "base/did_you_mean.hpp"
 
 namespace runara {
 

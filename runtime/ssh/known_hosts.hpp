@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "ssh/ssh_session.hpp"
+#include "ssh/session.hpp"
 
 namespace runara::ssh {
 

@@ -18,8 +18,8 @@
 #include <memory>
 #include <string>
 
-#include "ssh/ssh_exec.hpp"
-#include "ssh/ssh_session.hpp"
+#include "ssh/exec.hpp"
+#include "ssh/session.hpp"
 
 typedef struct uv_tcp_s uv_tcp_t;
 

@@ -6,7 +6,7 @@
 #include <uv.h>
 
 #include "base/text.hpp"
-#include "run_output.hpp"
+#include "base/run_output.hpp"
 
 #include <algorithm>
 #include <cerrno>

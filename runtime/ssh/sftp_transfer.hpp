@@ -22,7 +22,7 @@
 #include <libssh2_sftp.h>
 
 #include "runara/secret_mask.hpp"
-#include "ssh/ssh_session.hpp"
+#include "ssh/session.hpp"
 
 namespace runara::ssh {
 

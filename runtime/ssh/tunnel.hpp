@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "ssh/ssh_session.hpp"
+#include "ssh/session.hpp"
 
 typedef struct uv_tcp_s uv_tcp_t;
 

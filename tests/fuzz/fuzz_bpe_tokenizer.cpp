@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load/bpe_tokenizer.hpp"
-#include "load/regex_splitter.hpp"
+#include "load_job/bpe_tokenizer.hpp"
+#include "load_job/regex_splitter.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target for the depth-limited JSON parser (runtime/json_limits.*).
+// libFuzzer target for the depth-limited JSON parser (runtime/base/json_limits.*).
 //
 // Built by CMake (tests/fuzz/CMakeLists.txt): a libFuzzer binary with clang, a replay of
 // seeds and mutations under GCC (ctest runs it); see tests/fuzz/README.md.
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace {
 

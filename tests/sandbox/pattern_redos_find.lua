@@ -2,7 +2,7 @@
 -- where no hook fires, so ("a"):rep(1e5):find(("a-"):rep(30) .. "b") keeps the process busy
 -- for a very long time, out of the watchdog's reach.
 -- Why it must fail: the sandbox's guarded string.find checks the stop flag while matching.
--- (Needs runtime/lua_patterns.cpp; without it this run outlives its time bound.)
+-- (Needs runtime/script/patterns.cpp; without it this run outlives its time bound.)
 -- expect: watchdog
 -- flags: --max-runtime 1
 local subject = ("a"):rep(1e5)

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara {
 

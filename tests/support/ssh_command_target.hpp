@@ -12,7 +12,7 @@
 
 #include <runara/command_target.hpp>
 
-#include "ssh/ssh_exec.hpp"
+#include "ssh/exec.hpp"
 
 namespace runara::test {
 

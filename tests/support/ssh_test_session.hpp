@@ -3,7 +3,7 @@
 #pragma once
 
 #include "sshd_fixture.hpp"
-#include "ssh/ssh_session.hpp"
+#include "ssh/session.hpp"
 
 #include <memory>
 #include <string>

@@ -17,11 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "http/latency_histogram.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 #include "load/agent_protocol.hpp"
 #include "load/arrival_schedule.hpp"
 #include "load/request_target.hpp"
-#include "load/target_url.hpp"
+#include "load_job/target_url.hpp"
 
 using nlohmann::json;
 using runara::ErrorKind;

@@ -1,5 +1,5 @@
-// The byte-level BPE tokenizer (runtime/load/bpe_tokenizer) and its pre-tokenizer regexes
-// (runtime/load/regex_splitter) against independent references: GPT-2's vocabulary encoding
+// The byte-level BPE tokenizer (runtime/load_job/bpe_tokenizer) and its pre-tokenizer regexes
+// (runtime/load_job/regex_splitter) against independent references: GPT-2's vocabulary encoding
 // llama.cpp's tokenizer test texts exactly as Hugging Face's tokenizers library did (the ids in
 // tests/fixtures/tokenizers/gpt2/hf-encode.out), and the Llama 3 / Qwen2 split patterns cutting
 // texts where Python's `regex` module cut them. Plus what a tokenizer.json may not do.
@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load/bpe_tokenizer.hpp"
-#include "load/prompt_pool.hpp"
-#include "load/regex_splitter.hpp"
+#include "load_job/bpe_tokenizer.hpp"
+#include "load_job/prompt_pool.hpp"
+#include "load_job/regex_splitter.hpp"
 
 using runara::BpeTokenizer;
 using runara::RegexSplitter;

@@ -1,5 +1,5 @@
 // `runara compare` (cli/compare_command.*, stdlib/runara_compare.lua, runara.run_comparison) and
-// `runara runs` (cli/runs_command.*, runtime/run_history.*) end to end: one pair of simulated
+// `runara runs` (cli/runs_command.*, runtime/run/history.*) end to end: one pair of simulated
 // flagship runs (MI300X, and an H100 through the script's size/image/region params) and one
 // failed run, their history, and every comparison the issue asks for on that one pair: the two
 // against each other, a run against itself, a threshold crossed and not, a damaged results.json,

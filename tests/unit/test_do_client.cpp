@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "cloud/do_client.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 #include "loopback_fixtures.hpp"
-#include "net/http_client.hpp"
+#include "curl/http_client.hpp"
 
 using nlohmann::json;
 using runara::DoClient;

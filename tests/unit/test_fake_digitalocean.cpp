@@ -1,4 +1,4 @@
-// The fake DigitalOcean API server (runtime/sim): the published API's shapes and lifecycle, and
+// The fake DigitalOcean API server (sim): the published API's shapes and lifecycle, and
 // each injected fault, seen through a plain HTTP client.
 #include <catch2/catch.hpp>
 

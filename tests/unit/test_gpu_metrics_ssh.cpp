@@ -9,8 +9,8 @@
 #include <iterator>
 
 #include "test_processes.hpp"
-#include "gpu/gpu_reader.hpp"
-#include "gpu/gpu_sampler.hpp"
+#include "gpu/reader.hpp"
+#include "gpu/sampler.hpp"
 #include "gpu_shims.hpp"
 #include "loopback_fixtures.hpp"
 #include "ssh_command_target.hpp"

@@ -8,7 +8,7 @@
 #include "gpu/rocm_smi_parser.hpp"
 #include "gpu/tool_values.hpp"
 #include "gpu_fixture.hpp"
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 using namespace runara::gpu;
 

@@ -1,9 +1,9 @@
-// Summaries and CSV of sampled GPU readings (runtime/gpu/gpu_summary.*, gpu_csv.*): energy by
+// Summaries and CSV of sampled GPU readings (runtime/gpu/summary.*, gpu_csv.*): energy by
 // the counter or by trapezoids, phases from marks, per-GPU peaks and means.
 #include <catch2/catch.hpp>
 
-#include "gpu/gpu_csv.hpp"
-#include "gpu/gpu_summary.hpp"
+#include "gpu/csv.hpp"
+#include "gpu/summary.hpp"
 
 #include <random>
 #include <set>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "loopback_fixtures.hpp"
-#include "net/http_client.hpp"
+#include "curl/http_client.hpp"
 
 using runara::HttpClient;
 using runara::HttpRequest;

@@ -1,11 +1,11 @@
-// Depth-limited JSON parsing (runtime/json_limits.*): every parse of script-, file-, client- or
+// Depth-limited JSON parsing (runtime/base/json_limits.*): every parse of script-, file-, client- or
 // server-controlled JSON refuses deep nesting with the byte where it happened, before any
 // recursive walk (dump, copy, push to Lua) could overflow the C stack.
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "json_limits.hpp"
+#include "base/json_limits.hpp"
 
 using runara::json_too_deep_at;
 using runara::kMaxJsonDepth;

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load/load_job.hpp"
-#include "load/target_policy.hpp"
+#include "load_job/job.hpp"
+#include "net/target_policy.hpp"
 #include "sim/fake_llm_server.hpp"
 
 namespace fs = std::filesystem;

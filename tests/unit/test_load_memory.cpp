@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
-#include "load/load_engine.hpp"
-#include "load/load_report.hpp"
+#include "load/engine.hpp"
+#include "load/report.hpp"
 #include "load/request_log.hpp"
-#include "load/target_policy.hpp"
+#include "net/target_policy.hpp"
 #include "sim/fake_llm_server.hpp"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-// What a load shows without the script writing code (runtime/load/load_summary.*,
+// What a load shows without the script writing code (runtime/load_job/summary.*,
 // sweep_files.*, thresholds.*; bindings/http_load_summary.*): the summary printed by default
 // and silenced by quiet / --quiet, a sweep's rows and files, thresholds and exit status 4, and
 // a concurrency the load could never reach said so. Against the built-in simulated server.
@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
-#include "did_you_mean.hpp"
-#include "load/load_summary.hpp"
-#include "load/sweep_files.hpp"
+#include "base/did_you_mean.hpp"
+#include "load_job/summary.hpp"
+#include "load_job/sweep_files.hpp"
 #include "load/thresholds.hpp"
 #include "test_text.hpp"
 

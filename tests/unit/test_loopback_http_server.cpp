@@ -1,4 +1,4 @@
-// The fake DigitalOcean API's HTTP server (runtime/sim/loopback_http_server.*) against raw sockets:
+// The fake DigitalOcean API's HTTP server (sim/loopback_http_server.*) against raw sockets:
 // what a real client sends (keep-alive, pipelining, curl's Expect: 100-continue, HEAD) and what a
 // hostile one does (huge headers, a huge body, garbage, a silent connection). The fake API on top
 // of it is tested through cpp-httplib's client in test_fake_digitalocean.cpp.

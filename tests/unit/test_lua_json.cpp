@@ -1,4 +1,4 @@
-// Lua <-> JSON conversion (runtime/lua_values.*) on hostile values, without a runtime: a DAG of
+// Lua <-> JSON conversion (runtime/script/values.*) on hostile values, without a runtime: a DAG of
 // shared tables is charged for every copy JSON spells out and ends at the budget or at a stop
 // request; JSON deeper than the limit is refused on its way into Lua. Errors are Lua errors.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <lua.hpp>
 #include <nlohmann/json.hpp>
 
-#include "lua_values.hpp"
+#include "script/values.hpp"
 
 namespace {
 

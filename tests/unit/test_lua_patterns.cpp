@@ -1,7 +1,7 @@
-// Tests for the guarded pattern functions (runtime/lua_patterns.cpp): they must
+// Tests for the guarded pattern functions (runtime/script/patterns.cpp): they must
 // behave exactly like LuaJIT's string.find/match/gmatch/gsub, and a runaway
 // match must stop when the interrupt check says so.
-#include "lua_patterns.hpp"
+#include "script/patterns.hpp"
 
 #include <catch2/catch.hpp>
 #include <lua.hpp>

@@ -1,5 +1,5 @@
-// The per-run memory budget (runtime/memory_budget.*) and reading a file only after its size
-// was checked (runtime/checked_read.*): real threads, real files, a real FIFO.
+// The per-run memory budget (runtime/base/memory_budget.*) and reading a file only after its size
+// was checked (runtime/base/checked_read.*): real threads, real files, a real FIFO.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "checked_read.hpp"
+#include "base/checked_read.hpp"
 #include "child_process.hpp"
 #include "runara/memory_budget.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "child_process.hpp"
 #include "loopback_fixtures.hpp"
-#include "metrics/metrics_sampler.hpp"
+#include "metrics/sampler.hpp"
 
 using runara::test::run_runara;
 

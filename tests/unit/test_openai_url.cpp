@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "load/openai_url.hpp"
-#include "load/target_url.hpp"
+#include "load_job/openai_url.hpp"
+#include "load_job/target_url.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The run's output folder (runtime/run_output.*): a fresh folder per run, never one a script
+// The run's output folder (runtime/base/run_output.*): a fresh folder per run, never one a script
 // package planted. A package that ships results/<UTC stamp>-<name> as a symlink must not get
 // the symlink's target as its output folder.
 #include <catch2/catch.hpp>

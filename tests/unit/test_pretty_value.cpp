@@ -1,4 +1,4 @@
-// The REPL's pretty-printer (runtime/lua_pretty.*, pretty_value) on hostile tables: a DAG of
+// The REPL's pretty-printer (runtime/script/pretty.*, pretty_value) on hostile tables: a DAG of
 // shared subtables (once 200^depth lines, then bad_alloc), cycles, deep nesting, wide tables and
 // huge strings all print in bounded time and output, shared subtables once; a stop request ends
 // the printing early.
@@ -9,7 +9,7 @@
 
 #include <lua.hpp>
 
-#include "lua_pretty.hpp"
+#include "script/pretty.hpp"
 
 namespace {
 

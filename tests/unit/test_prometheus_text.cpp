@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "metrics/metrics_sampler.hpp"
+#include "metrics/sampler.hpp"
 #include "metrics/prometheus_text.hpp"
 
 #include <map>

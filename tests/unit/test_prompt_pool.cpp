@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "load/prompt_pool.hpp"
+#include "load_job/prompt_pool.hpp"
 
 using runara::PromptPool;
 

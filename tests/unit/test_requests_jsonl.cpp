@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load/load_report.hpp"
+#include "load/report.hpp"
 
 using runara::ErrorKind;
 using runara::RequestRecord;

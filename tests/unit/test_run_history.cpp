@@ -1,4 +1,4 @@
-// The run history (runtime/run_history.*): rows recorded and listed newest first, filtered by
+// The run history (runtime/run/history.*): rows recorded and listed newest first, filtered by
 // script and kind, found by id or a unique start of it; the headline figures read from a
 // results.json of any shape (run_history_entry.*); the script's SHA-256 (base/sha256.*).
 #include <catch2/catch.hpp>
@@ -9,8 +9,8 @@
 
 #include "base/sha256.hpp"
 #include "child_process.hpp"
-#include "run_history.hpp"
-#include "run_history_entry.hpp"
+#include "run/history.hpp"
+#include "run/history_entry.hpp"
 
 using runara::HistoryEntry;
 using runara::HistoryQuery;

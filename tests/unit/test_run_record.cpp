@@ -1,4 +1,4 @@
-// The run record (runtime/run_record.*): results.json's `run` section and run.log's last lines,
+// The run record (runtime/run/record.*): results.json's `run` section and run.log's last lines,
 // written on every ending (ok, failed, watchdog, stopped); an unjoined failing task logged when
 // it fails; printed costs that add up (runtime/cloud/cost_report.*).
 #include <catch2/catch.hpp>
@@ -13,7 +13,7 @@
 
 #include "child_process.hpp"
 #include "cloud/cost_report.hpp"
-#include "run_record.hpp"
+#include "run/record.hpp"
 #include "test_text.hpp"
 
 using nlohmann::json;

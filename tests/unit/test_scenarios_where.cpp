@@ -101,7 +101,7 @@ std::vector<Proc> processes_with_env(const std::string& entry) {
   return found;
 }
 
-// The user's own machine: a simulated MI300X machine (runtime/sim/sim_machine.hpp: a real sshd
+// The user's own machine: a simulated MI300X machine (sim/sim_machine.hpp: a real sshd
 // whose sessions have sim/machine's shims first on PATH) at 127.0.0.1, where the scenario's
 // vLLM answers (the shim binds RUNARA_SIM_IP:8000, and the scenario reaches a machine of the
 // user's through a tunnel to 127.0.0.1:8000, as on a real one), logged into with a key of its

@@ -1,4 +1,4 @@
-// Redaction of secret values (runtime/secrets.*): what it masks, that the masked text keeps the
+// Redaction of secret values (runtime/guards/secrets.*): what it masks, that the masked text keeps the
 // value's length, and that its cost does not depend on the secret's bytes (a script can time
 // print(), and a cost that depends on the value is an oracle: see docs/permissions.md).
 #include <catch2/catch.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "secrets.hpp"
+#include "guards/secrets.hpp"
 
 namespace {
 

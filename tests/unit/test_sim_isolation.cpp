@@ -1,4 +1,4 @@
-// A simulated machine is a box (runtime/sim/sim_isolation.hpp): what a stranger's script tries
+// A simulated machine is a box (sim/sim_isolation.hpp): what a stranger's script tries
 // from it under `runara --sim` — this computer's files, its loopback-only and all-interface
 // services, its processes, runara's own state, your environment — and what it gets: none of it.
 // And from runara's side: the droplet's 127.x address is not a door to this computer's services.

@@ -4,7 +4,7 @@
 #include "loopback_fixtures.hpp"
 #include "ssh_test_session.hpp"
 #include "sshd_fixture.hpp"
-#include "ssh/ssh_command_target.hpp"
+#include "ssh/command_target.hpp"
 
 #include <catch2/catch.hpp>
 

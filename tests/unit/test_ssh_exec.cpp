@@ -5,7 +5,7 @@
 #include "loopback_fixtures.hpp"
 #include "ssh_test_session.hpp"
 #include "sshd_fixture.hpp"
-#include "ssh/ssh_exec.hpp"
+#include "ssh/exec.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 #include "ssh_test_session.hpp"
 #include "sshd_fixture.hpp"
 #include "ssh/port_forward.hpp"
-#include "ssh/ssh_exec.hpp"
+#include "ssh/exec.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // remote bootstrap's preamble and marker.
 #include "ssh/line_output.hpp"
 #include "ssh/remote_command.hpp"
-#include "ssh/ssh_host_key.hpp"
+#include "ssh/host_key.hpp"
 
 #include <catch2/catch.hpp>
 

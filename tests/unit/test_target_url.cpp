@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "load/target_policy.hpp"
-#include "load/target_url.hpp"
+#include "net/target_policy.hpp"
+#include "load_job/target_url.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 
 #include "base/text.hpp"
 #include "child_process.hpp"
-#include "lua_pretty.hpp"
+#include "script/pretty.hpp"
 #include "sshd_fixture.hpp"
 #include "test_text.hpp"
 

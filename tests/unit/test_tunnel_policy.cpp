@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "load/target_policy.hpp"
+#include "net/target_policy.hpp"
 
 using runara::TargetPolicy;
 

@@ -1,0 +1,27 @@
+// A finished load as results: the JSON summary (keys a superset of `vllm bench serve
+// --save-result`, so existing post-processing works) and one JSON line per request (the lines
+// of requests.jsonl, which request_log.hpp writes as the load runs).
+//
+// Conventions, each under its own name:
+//   ttft  first event carrying a token, from the intended send time (open loop) or send (closed)
+//   e2el  last byte of the response, from the same origin
+//   tpot  (e2el - ttft) / (output_tokens - 1), requests with at least 2 tokens (vLLM, MLPerf)
+//   itl   every gap between token events of successful requests
+//   queue intended to actual send time (open loop; 0 in a closed loop)
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "load/engine.hpp"
+
+namespace runara {
+
+// `date` is the local start time as vLLM writes it ("20261121-143005").
+nlohmann::json load_result_json(const LoadSpec& spec, const LoadOutcome& outcome, const std::string& date);
+
+// One request as a line of requests.jsonl (numbers in ms with 3 decimals, as "%.3f" would).
+void append_request_line(std::string& out, const RequestRecord& record);
+
+}  // namespace runara

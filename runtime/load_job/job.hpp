@@ -1,0 +1,84 @@
+// One http_load.run call from start to results, on the run's event loop: prepares the request
+// bodies (reading a prompt file off the loop), runs each point of the sweep in turn with a
+// LoadEngine, and writes each point's files: requests.jsonl as the point runs (a RequestLog
+// opened when it starts), results.json when it ends (off the loop). Both are opened below the
+// output folder's descriptor, one component at a time with O_NOFOLLOW (run_output.hpp).
+//
+// The Lua binding only parses options into a LoadPlan and turns the outcome into Lua values.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load/engine.hpp"
+#include "load/spec.hpp"
+#include "load_job/openai_request.hpp"
+
+typedef struct uv_loop_s uv_loop_t;
+
+namespace runara {
+
+// Where prompts come from (openai mode).
+struct PromptSource {
+  enum class Kind { kSynthetic, kFile, kFixed } kind = Kind::kSynthetic;
+  int input_tokens = 1024;  // vLLM's "random" dataset default, with or without a prompts table
+  double range_ratio = 0;
+  std::size_t count = 1000;  // synthetic prompts in the pool
+  std::string path;          // kFile: a readable, already checked path
+  std::string format;        // kFile: "", "lines", "jsonl", "sharegpt"
+  std::string text;          // kFixed: the one prompt
+  std::string tokenizer;     // a readable, already checked tokenizer.json; "" for none
+};
+
+struct LoadPlan {
+  std::vector<LoadSpec> points;  // one per sweep point; bodies are filled by the job
+  PromptSource prompts;
+  OpenAiParams openai;
+  std::string out_dir;           // the run's output folder; each point writes <out>/<name>/
+  // A descriptor of out_dir, closed with the plan's last copy (make_out_fd); null: the job
+  // makes out_dir and opens it itself (tests).
+  std::shared_ptr<const int> out_fd;
+  std::string sweep_dir;         // a sweep's folder for sweep.json / sweep.csv; "" when not a sweep
+  std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
+  // What runs each point: null for this process's LoadEngine; the remote agent's runner for
+  // `http_load.run{ on = session }` (load/remote_load.hpp).
+  std::function<std::unique_ptr<LoadRunner>(uv_loop_t*, std::shared_ptr<const LoadSpec>, LoadRunner::Progress)> runner;
+};
+
+// Owns `fd` (an open folder): closed when the last copy goes.
+std::shared_ptr<const int> make_out_fd(int fd);
+
+class LoadJob {
+ public:
+  struct Hooks {
+    std::function<void(const std::string&)> progress;
+    std::function<void(const std::string&)> log;
+    std::function<nlohmann::json(const nlohmann::json&)> redact;
+    // Something sampling beside the load (gpu_metrics): told when each point starts, and handed
+    // each point's result to add its own fields to before the result is written. Optional.
+    std::function<void(const std::string& point)> point_started;
+    std::function<void(const std::string& point, nlohmann::json& result)> point_ended;
+    // On the loop, as each point's files are written: its result (what the script gets).
+    std::function<void(const nlohmann::json& result)> point_finished;
+  };
+  // results: one JSON object per finished point; error: why the job stopped early ("" if not).
+  using Done = std::function<void(std::vector<nlohmann::json> results, std::string error)>;
+
+  LoadJob(uv_loop_t* loop, LoadPlan plan, Hooks hooks);
+  ~LoadJob();
+  void start(Done done);
+  // The run is stopping: stops the load in flight and writes what it measured, synchronously.
+  // `done` is not called.
+  void abort();
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace runara

@@ -1,0 +1,187 @@
+// SQLite-backed run history; see run_history.hpp for the contract.
+#include "run/history.hpp"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/files.hpp"
+
+namespace runara {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 15000;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  run_id        TEXT PRIMARY KEY,
+  script        TEXT NOT NULL,
+  script_sha256 TEXT NOT NULL DEFAULT '',
+  start_unix    REAL NOT NULL,
+  end_unix      REAL NOT NULL,
+  exit_code     INTEGER NOT NULL,
+  status        TEXT NOT NULL,
+  out_dir       TEXT NOT NULL,
+  simulated     INTEGER NOT NULL,
+  output_tokens_per_s REAL,
+  ttft_p50_ms   REAL,
+  cost_usd      REAL
+);
+CREATE INDEX IF NOT EXISTS runs_start ON runs (start_unix);
+)sql";
+
+constexpr const char* kColumns =
+    "run_id, script, script_sha256, start_unix, end_unix, exit_code, status, out_dir, simulated, "
+    "output_tokens_per_s, ttft_p50_ms, cost_usd";
+
+std::string base_name(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+bool script_matches(const std::string& script, const std::string& name) {
+  if (name.empty() || script == name) return true;
+  const std::string file = base_name(script);
+  if (file == name) return true;
+  const std::size_t dot = file.rfind(".lua");
+  return dot != std::string::npos && dot + 4 == file.size() && file.substr(0, dot) == name;
+}
+
+struct RunHistory::Impl {
+  sqlite3* db = nullptr;
+  std::string path;
+
+  void check(int rc, const char* what) const {
+    if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+      throw HistoryError("run history " + path + ": " + what + ": " + sqlite3_errmsg(db));
+  }
+};
+
+RunHistory::RunHistory(const std::string& state_dir) : impl_(std::make_unique<Impl>()) {
+  if (state_dir.empty()) throw HistoryError("run history: no state folder");
+  if (std::string error = make_dirs(state_dir, 0700); !error.empty()) throw HistoryError("run history: " + error);
+  impl_->path = state_dir + "/history.db";
+  const bool existed = ::access(impl_->path.c_str(), F_OK) == 0;
+  if (sqlite3_open_v2(impl_->path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    const std::string why = impl_->db ? sqlite3_errmsg(impl_->db) : "out of memory";
+    sqlite3_close(impl_->db);
+    impl_->db = nullptr;
+    throw HistoryError("run history: cannot open " + impl_->path + ": " + why);
+  }
+  if (!existed) ::chmod(impl_->path.c_str(), 0600);  // paths of the user's runs: theirs only, as the ledger
+  sqlite3_busy_timeout(impl_->db, kBusyTimeoutMs);
+  try {
+    impl_->check(sqlite3_exec(impl_->db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr), "journal mode");
+    impl_->check(sqlite3_exec(impl_->db, kSchema, nullptr, nullptr, nullptr), "schema");
+  } catch (...) {
+    sqlite3_close(impl_->db);
+    impl_->db = nullptr;
+    throw;
+  }
+}
+
+RunHistory::~RunHistory() {
+  if (impl_ && impl_->db) sqlite3_close(impl_->db);
+}
+
+const std::string& RunHistory::path() const { return impl_->path; }
+
+namespace {
+
+struct Statement {
+  sqlite3_stmt* s = nullptr;
+  ~Statement() { sqlite3_finalize(s); }
+};
+
+void bind_optional(sqlite3_stmt* s, int i, const std::optional<double>& v) {
+  if (v) sqlite3_bind_double(s, i, *v);
+  else sqlite3_bind_null(s, i);
+}
+
+std::optional<double> optional_column(sqlite3_stmt* s, int i) {
+  if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_double(s, i);
+}
+
+std::string text_column(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);
+  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s, i))) : std::string();
+}
+
+HistoryEntry read_row(sqlite3_stmt* s) {
+  HistoryEntry e;
+  e.run_id = text_column(s, 0);
+  e.script = text_column(s, 1);
+  e.script_sha256 = text_column(s, 2);
+  e.start_unix = sqlite3_column_double(s, 3);
+  e.end_unix = sqlite3_column_double(s, 4);
+  e.exit_code = sqlite3_column_int(s, 5);
+  e.status = text_column(s, 6);
+  e.out_dir = text_column(s, 7);
+  e.simulated = sqlite3_column_int(s, 8) != 0;
+  e.output_tokens_per_s = optional_column(s, 9);
+  e.ttft_p50_ms = optional_column(s, 10);
+  e.cost_usd = optional_column(s, 11);
+  return e;
+}
+
+}  // namespace
+
+void RunHistory::record(const HistoryEntry& e) {
+  Statement st;
+  const std::string sql = std::string("INSERT OR REPLACE INTO runs (") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+  impl_->check(sqlite3_prepare_v2(impl_->db, sql.c_str(), -1, &st.s, nullptr), "prepare");
+  sqlite3_bind_text(st.s, 1, e.run_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 2, e.script.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 3, e.script_sha256.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st.s, 4, e.start_unix);
+  sqlite3_bind_double(st.s, 5, e.end_unix);
+  sqlite3_bind_int(st.s, 6, e.exit_code);
+  sqlite3_bind_text(st.s, 7, e.status.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 8, e.out_dir.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st.s, 9, e.simulated ? 1 : 0);
+  bind_optional(st.s, 10, e.output_tokens_per_s);
+  bind_optional(st.s, 11, e.ttft_p50_ms);
+  bind_optional(st.s, 12, e.cost_usd);
+  impl_->check(sqlite3_step(st.s), "insert");
+}
+
+std::vector<HistoryEntry> RunHistory::list(const HistoryQuery& q) {
+  Statement st;
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM runs ORDER BY start_unix DESC, rowid DESC";
+  impl_->check(sqlite3_prepare_v2(impl_->db, sql.c_str(), -1, &st.s, nullptr), "prepare");
+  std::vector<HistoryEntry> out;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    HistoryEntry e = read_row(st.s);
+    if (!script_matches(e.script, q.script)) continue;
+    if (q.kind == HistoryQuery::Kind::real && e.simulated) continue;
+    if (q.kind == HistoryQuery::Kind::simulated && !e.simulated) continue;
+    out.push_back(std::move(e));
+    if (q.limit > 0 && static_cast<int>(out.size()) >= q.limit) break;
+  }
+  impl_->check(rc, "select");
+  return out;
+}
+
+std::optional<HistoryEntry> RunHistory::find(const std::string& id) {
+  if (id.empty()) return std::nullopt;
+  std::vector<HistoryEntry> found;
+  for (auto& e : list({})) {
+    if (e.run_id == id) return e;
+    if (e.run_id.rfind(id, 0) == 0) found.push_back(std::move(e));
+  }
+  if (found.size() > 1) {
+    std::string ids;
+    for (const auto& e : found) ids += (ids.empty() ? "" : ", ") + e.run_id;
+    throw HistoryError("run id '" + id + "' is ambiguous: it starts " + ids);
+  }
+  if (found.empty()) return std::nullopt;
+  return found.front();
+}
+
+}  // namespace runara
