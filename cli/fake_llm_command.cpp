@@ -29,12 +29,13 @@ const char* const kUsage =
     "         [--output-tokens N | --output-tokens-range MIN:MAX] [--tokens-per-chunk N]\n"
     "         [--usage request|always|never] [--error-500 FRACTION] [--stall FRACTION:MS]\n"
     "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY] [--threads N]\n"
-    "         [--report-sent yes|no]\n";
+    "         [--report-sent yes|no] [--tokenize yes|no] [--tokenize-skew PCT]\n";
 
 const char* const kHelp =
     "\n"
-    "Serves POST /v1/completions and /v1/chat/completions (streamed or not), GET /v1/models,\n"
-    "/health and /metrics like vLLM, until Ctrl-C or SIGTERM; then prints what it served.\n"
+    "Serves POST /v1/completions and /v1/chat/completions (streamed or not), POST /tokenize,\n"
+    "GET /v1/models, /health and /metrics like vLLM, until Ctrl-C or SIGTERM; then prints\n"
+    "what it served.\n"
     "  --port N                 port to listen on (default 8000; 0 picks a free one)\n"
     "  --host ADDR              IPv4 or IPv6 address to bind (default 127.0.0.1)\n"
     "  --model NAME             model name in responses and /v1/models (default fake-model)\n"
@@ -59,7 +60,11 @@ const char* const kHelp =
     "                           (SO_REUSEPORT: the kernel spreads connections; default 1)\n"
     "  --report-sent yes|no     keep the time of every chunk written and print, when stopped, the\n"
     "                           TTFT and token gaps as sent (p50, p99): what a client's figures are\n"
-    "                           checked against (default no; the lists grow with every token)\n";
+    "                           checked against (default no; the lists grow with every token)\n"
+    "  --tokenize yes|no        serve vLLM's POST /tokenize, counting a prompt as usage does (default\n"
+    "                           yes); no answers 404 like a server without it\n"
+    "  --tokenize-skew PCT      /tokenize counts PCT percent more (or, negative, fewer) tokens than\n"
+    "                           usage does: a client's token-count check then differs (default 0)\n";
 
 constexpr long long kMaxTokens = 1 << 24;  // the server's own cap on a response's length
 
@@ -200,6 +205,17 @@ const Flag kFlags[] = {
        s.config.record_timings = v == "yes";
        return true;
      }},
+    {"--tokenize", "yes or no",
+     [](const std::string& v, Settings& s) {
+       if (v != "yes" && v != "no") return false;
+       s.config.tokenize = v == "yes";
+       return true;
+     }},
+    {"--tokenize-skew", "a percentage from -100 to 1000",
+     [](const std::string& v, Settings& s) {
+       return to_double(v, s.config.tokenize_skew_pct) && s.config.tokenize_skew_pct >= -100 &&
+              s.config.tokenize_skew_pct <= 1000;
+     }},
     {"--static", "a response body",
      [](const std::string& v, Settings& s) {
        s.config.serve_static = true;
@@ -256,6 +272,8 @@ void print_banner(const FakeLlmConfig& c, int port) {
   if (c.disconnect_fraction > 0) std::printf(" disconnect=%g", c.disconnect_fraction);
   if (c.malformed_fraction > 0) std::printf(" malformed=%g", c.malformed_fraction);
   if (c.serve_static) std::printf(" static=%zu bytes", c.static_body.size());
+  if (!c.tokenize) std::printf(" tokenize=no");
+  else if (c.tokenize_skew_pct != 0) std::printf(" tokenize-skew=%g%%", c.tokenize_skew_pct);
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -271,6 +289,7 @@ FakeLlmStats sum(const std::vector<FakeLlmStats>& all) {
     t.injected_disconnects += st.injected_disconnects;
     t.injected_malformed += st.injected_malformed;
     t.client_aborts += st.client_aborts;
+    t.tokenize_requests += st.tokenize_requests;
   }
   return t;
 }
@@ -299,11 +318,12 @@ void print_sent(const std::vector<std::unique_ptr<FakeLlmServer>>& servers) {
 void print_summary(const FakeLlmStats& st) {
   std::printf(
       "fake LLM server stopped: %llu requests served, %llu tokens sent (%llu connections, %llu injected errors, "
-      "%llu stalls, %llu disconnects, %llu malformed, %llu client aborts)\n",
+      "%llu stalls, %llu disconnects, %llu malformed, %llu client aborts; %llu /tokenize requests besides)\n",
       static_cast<unsigned long long>(st.requests_served), static_cast<unsigned long long>(st.tokens_sent),
       static_cast<unsigned long long>(st.connections_accepted), static_cast<unsigned long long>(st.injected_errors),
       static_cast<unsigned long long>(st.injected_stalls), static_cast<unsigned long long>(st.injected_disconnects),
-      static_cast<unsigned long long>(st.injected_malformed), static_cast<unsigned long long>(st.client_aborts));
+      static_cast<unsigned long long>(st.injected_malformed), static_cast<unsigned long long>(st.client_aborts),
+      static_cast<unsigned long long>(st.tokenize_requests));
   std::fflush(stdout);
 }
 

@@ -125,7 +125,7 @@ struct FakeLlmServer::Impl {
 
   std::atomic<uint64_t> requests_served{0}, open_connections{0}, connections_accepted{0},
       active_streams{0}, tokens_sent{0}, injected_errors{0}, injected_stalls{0},
-      injected_disconnects{0}, injected_malformed{0}, client_aborts{0};
+      injected_disconnects{0}, injected_malformed{0}, client_aborts{0}, tokenize_requests{0};
 
   double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng); }
   int uniform_int(int lo, int hi) {
@@ -248,10 +248,11 @@ void drain_and_close(Conn* c) {
 
 // Sends the last bytes of the current response and moves on. The counters
 // change before the bytes leave, so a client that has its response sees them.
-void finish_response(Conn* c, bool keep_alive, std::string last_bytes) {
+// `tokenize`: a /tokenize answer, counted apart from the load's requests.
+void finish_response(Conn* c, bool keep_alive, std::string last_bytes, bool tokenize = false) {
   c->busy = false;
   end_generation(c);
-  c->srv->requests_served.fetch_add(1, std::memory_order_relaxed);
+  (tokenize ? c->srv->tokenize_requests : c->srv->requests_served).fetch_add(1, std::memory_order_relaxed);
   write_out(c, std::move(last_bytes));
   if (!keep_alive) {
     drain_and_close(c);
@@ -261,12 +262,12 @@ void finish_response(Conn* c, bool keep_alive, std::string last_bytes) {
 }
 
 void simple_response(Conn* c, const Request& r, int status, std::string_view content_type,
-                     const std::string& body) {
+                     const std::string& body, bool tokenize = false) {
   bool head_only = r.method == HTTP_HEAD;
   std::string out = fake_llm::response_head(status, content_type,
                                             static_cast<int64_t>(body.size()), r.keep_alive);
   if (!head_only) out += body;
-  finish_response(c, r.keep_alive, std::move(out));
+  finish_response(c, r.keep_alive, std::move(out), tokenize);
 }
 
 void error_response(Conn* c, const Request& r, int status, std::string_view message,
@@ -558,10 +559,44 @@ void start_generation(Conn* c, const Request& r, bool chat) {
   pump(c);
 }
 
+// A 400 (or 413) to /tokenize, with vLLM's error body.
+void tokenize_error(Conn* c, const Request& r, int status, std::string_view message) {
+  simple_response(c, r, status, "application/json", fake_llm::error_body(message, "BadRequestError", status), true);
+}
+
+// vLLM's POST /tokenize, at the server's root: a TokenizeCompletionRequest ("prompt") or a
+// TokenizeChatRequest ("messages"), counted as start_generation counts usage's prompt_tokens
+// (the messages with their template tokens), skewed by tokenize_skew_pct. Switched off, the
+// route is missing: 404 {"detail":"Not Found"}, as FastAPI answers a path it does not have.
+void handle_tokenize(Conn* c, const Request& r) {
+  const FakeLlmConfig& cfg = c->srv->cfg;
+  if (!cfg.tokenize) return simple_response(c, r, 404, "application/json", "{\"detail\":\"Not Found\"}", true);
+  if (r.too_large) {
+    Request closing = r;
+    closing.keep_alive = false;
+    return tokenize_error(c, closing, 413, "Request body too large.");
+  }
+  if (r.method != HTTP_POST) return simple_response(c, r, 405, "application/json", "{\"detail\":\"Method Not Allowed\"}", true);
+  std::string why;
+  const nlohmann::json j = parse_json_limited(r.body, why).value_or(nlohmann::json());
+  if (!j.is_object()) {
+    return tokenize_error(c, r, 400, is_json_too_deep(why) ? "The request body is " + why + "." : "The request body is not a valid JSON object.");
+  }
+  const bool chat = j.contains("messages");
+  if (chat ? !j["messages"].is_array() : !(j.contains("prompt") && j["prompt"].is_string())) {
+    return tokenize_error(c, r, 400, "Either a 'prompt' string or a 'messages' list is required.");
+  }
+  const int64_t counted = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : estimate_prompt_tokens(j, chat);
+  const double skewed = std::round(static_cast<double>(counted) * (1 + cfg.tokenize_skew_pct / 100));
+  const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(skewed), 0, int64_t{1} << 24);
+  simple_response(c, r, 200, "application/json", fake_llm::tokenize_body(count, cfg.max_model_len), true);
+}
+
 void handle_request(Conn* c, const Request& r) {
   Impl* s = c->srv;
   std::string_view url = r.url;
   std::string_view path = url.substr(0, url.find('?'));
+  if (path == "/tokenize") return handle_tokenize(c, r);
   if (r.too_large) {
     Request closing = r;
     closing.keep_alive = false;
@@ -909,6 +944,7 @@ FakeLlmStats FakeLlmServer::stats() const {
   st.injected_disconnects = ld(s->injected_disconnects);
   st.injected_malformed = ld(s->injected_malformed);
   st.client_aborts = ld(s->client_aborts);
+  st.tokenize_requests = ld(s->tokenize_requests);
   return st;
 }
 

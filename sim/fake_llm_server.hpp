@@ -10,6 +10,10 @@
 //        "stream" (default false), "stream_options": {"include_usage"},
 //        "max_tokens" (chat also "max_completion_tokens"), "ignore_eos";
 //        the prompt / messages only size the reported prompt_tokens.
+//   POST /tokenize (vLLM's, at the root): {"model", "prompt"} or {"model", "messages"} ->
+//        {"count", "max_model_len", "tokens", "token_strs": null}, counted as usage's
+//        prompt_tokens is (times 1 + tokenize_skew_pct / 100); with tokenize off, 404
+//        {"detail":"Not Found"} as a vLLM without the route.
 //   GET  /v1/models, GET /health, GET /metrics (Prometheus text, vLLM V1 names)
 //   GET/HEAD of any other path: config.static_body when serve_static is set
 //        (generic HTTP benchmarking), else 404.
@@ -62,7 +66,12 @@ struct FakeLlmConfig {
   // (vLLM); kAlways / kNever override the request.
   Usage usage = Usage::kRequest;
   int prompt_tokens = -1;          // reported prompt tokens; -1: ~4 bytes a token
-  int max_model_len = 4096;        // reported by /v1/models
+  int max_model_len = 4096;        // reported by /v1/models and /tokenize
+
+  // POST /tokenize: served (vLLM), or answered 404 as a server without it; its count is usage's
+  // prompt_tokens skewed by this many percent (rounded), to make a client's check differ.
+  bool tokenize = true;
+  double tokenize_skew_pct = 0;
 
   // Error injection: each LLM request independently draws, with these
   // probabilities, from a seeded generator:
@@ -103,7 +112,10 @@ struct FakeLlmTimings {
 };
 
 struct FakeLlmStats {
-  uint64_t requests_served = 0;       // responses completed, of any status
+  // Responses completed, of any status, but those to /tokenize: what a load sent, without the
+  // token-count check it makes first (tokenize_requests).
+  uint64_t requests_served = 0;
+  uint64_t tokenize_requests = 0;     // responses to /tokenize (404s included)
   uint64_t open_connections = 0;
   uint64_t connections_accepted = 0;
   uint64_t active_streams = 0;        // LLM responses in progress

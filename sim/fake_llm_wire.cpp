@@ -179,6 +179,18 @@ std::string models_body(std::string_view model, int64_t created, int max_model_l
   return out;
 }
 
+std::string tokenize_body(int64_t count, int max_model_len) {
+  std::string out = "{\"count\":" + std::to_string(count) + ",\"max_model_len\":" + std::to_string(max_model_len) +
+                    ",\"tokens\":[";
+  out.reserve(out.size() + 8 * static_cast<size_t>(count) + 32);
+  for (int64_t i = 0; i < count; ++i) {
+    if (i) out += ',';
+    out += std::to_string(1000 + i % 30000);  // ids of a 32k vocabulary, past its special tokens
+  }
+  out += "],\"token_strs\":null}";
+  return out;
+}
+
 std::string http_date() {
   static std::mutex mu;
   static time_t cached_at = 0;

@@ -38,6 +38,8 @@ std::string completion_body(const ResponseShape& r, std::string_view text,
                             int64_t completion_tokens);
 std::string error_body(std::string_view message, std::string_view type, int code);
 std::string models_body(std::string_view model, int64_t created, int max_model_len);
+// vLLM's TokenizeResponse: `count` made-up token ids.
+std::string tokenize_body(int64_t count, int max_model_len);
 
 // HTTP framing.
 std::string http_date();  // RFC 7231 IMF-fixdate for now (cached per second)

@@ -40,7 +40,8 @@ class FakeServerPrimitive final : public Primitive {
     if (!lua_isnoneornil(L, 1)) {
       args::table(L, 1, kFake, "options");
       args::only_fields(L, 1, kFake, {"model", "ttft_ms", "itl_ms", "output_tokens", "tokens_per_chunk", "usage",
-                                      "error_500", "stall", "stall_ms", "disconnect", "malformed", "seed", "static_body"});
+                                      "error_500", "stall", "stall_ms", "disconnect", "malformed", "seed", "static_body",
+                                      "tokenize", "tokenize_skew_pct"});
       config.model = args::opt_string(L, 1, kFake, "model").value_or(config.model);
       config.ttft_ms = bounded(L, "ttft_ms", 0, 3.6e6);
       config.itl_ms = bounded(L, "itl_ms", 0, 3.6e6);
@@ -56,6 +57,11 @@ class FakeServerPrimitive final : public Primitive {
       config.disconnect_fraction = bounded(L, "disconnect", 0, 1);
       config.malformed_fraction = bounded(L, "malformed", 0, 1);
       config.seed = static_cast<std::uint64_t>(bounded(L, "seed", 42, 1e18));
+      config.tokenize = args::opt_bool(L, 1, kFake, "tokenize").value_or(true);
+      config.tokenize_skew_pct = args::opt_number(L, 1, kFake, "tokenize_skew_pct").value_or(0);
+      if (!(config.tokenize_skew_pct >= -100 && config.tokenize_skew_pct <= 1000)) {
+        args::raise(L, "%s: option 'tokenize_skew_pct' must be between -100 and 1000, got %g", kFake, config.tokenize_skew_pct);
+      }
       if (auto body = args::opt_string(L, 1, kFake, "static_body")) {
         config.serve_static = true;
         config.static_body = *body;

@@ -192,6 +192,7 @@ struct HttpClient::Impl {
       set(CURLOPT_TIMEOUT_MS, ms);
       set(CURLOPT_CONNECTTIMEOUT_MS, std::min(ms, 15000L));
     }
+    if (!req.ca_file.empty()) set(CURLOPT_CAINFO, req.ca_file.c_str());
     if (req.allow_connect) {
       set(CURLOPT_PROXY, "");
       set(CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);

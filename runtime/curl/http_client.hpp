@@ -34,6 +34,7 @@ struct HttpRequest {
   double timeout_s = 30;             // whole transfer; connecting is bounded by min(this, 15 s)
   long max_redirects = 0;            // 0: redirects are not followed (the 3xx is the response)
   std::size_t max_body_bytes = std::size_t{64} << 20;  // larger responses fail the transfer
+  std::string ca_file;               // https://: trust these PEM certificates instead of the system's
   // Judges each connection libcurl is about to open, on the address and port it will connect
   // to (a script's target policy); false refuses it and `why` becomes the response's error.
   // When set, no proxy is used (the policy judges the server), and the connection is the

@@ -20,29 +20,14 @@
 #include "load_job/bpe_tokenizer.hpp"
 #include "load_job/prompt_pool.hpp"
 #include "load_job/sweep_files.hpp"
+#include "load_job/off_loop.hpp"
+#include "load_job/tokenize_check.hpp"
 #include "base/checked_read.hpp"
 #include "base/run_output.hpp"
 
 namespace runara {
 
 namespace {
-
-// Runs `work` on libuv's thread pool, then `after` on the loop.
-void off_loop(uv_loop_t* loop, std::function<void()> work, std::function<void()> after) {
-  struct Job {
-    uv_work_t req{};
-    std::function<void()> work, after;
-  };
-  auto* job = new Job{{}, std::move(work), std::move(after)};
-  job->req.data = job;
-  uv_queue_work(
-      loop, &job->req, [](uv_work_t* r) { static_cast<Job*>(r->data)->work(); },
-      [](uv_work_t* r, int) {
-        auto* j = static_cast<Job*>(r->data);
-        j->after();
-        delete j;
-      });
-}
 
 std::string vllm_date() {
   const std::time_t now = std::time(nullptr);
@@ -114,6 +99,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   bool writing = false;  // between point_done and point_written: the thread pool owns the files
   std::atomic<bool> stop_preparing{false};  // abort(): the thread pool's work ends early
   MemoryReservation held;  // the prompt pool and its request bodies
+  std::unique_ptr<TokenizeCheck> tokenize;  // vLLM's /tokenize, asked before the first point
+  nlohmann::json tokenized;  // its token_count_check.tokenize, in every point's results (redacted where server text)
 
   void prepare() {  // off the loop
     held = MemoryReservation(plan.points.front().memory, 0);
@@ -243,6 +230,36 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     return true;
   }
 
+  // After the prompts are made, before the first point (on the loop): the server's own count of a
+  // few prompts (load/tokenize_check.hpp). Whatever it finds, the load runs.
+  void check_tokens() noexcept {
+    if (aborted) return;
+    if (!error.empty()) return start_point();
+    try {
+      const LoadSpec& first = plan.points.front();
+      if (std::string why = tokenize_unavailable(first, pool.get(), plan.runner != nullptr); !why.empty()) {
+        tokenized = tokenize_not_run(why);
+        return start_point();
+      }
+      // The check is this job's and calls back only while it exists; the job is held through
+      // each call (starting the first point may end the job, whose owner may then drop it).
+      std::weak_ptr<Impl> weak = weak_from_this();
+      tokenize = std::make_unique<TokenizeCheck>(loop, first, pool, [weak](const std::string& text) {
+        const auto self = weak.lock();
+        return self ? self->redacted(text) : std::string();
+      });
+      tokenize->start([weak](nlohmann::json result) {
+        const auto self = weak.lock();
+        if (!self) return;
+        self->tokenized = std::move(result);
+        self->start_point();
+      });
+    } catch (const std::exception& e) {
+      tokenized = tokenize_not_run(std::string("could not ask /tokenize: ") + e.what());
+      start_point();
+    }
+  }
+
   // Runs on the loop, called from libuv: an exception (std::bad_alloc, std::system_error when no
   // thread can be made) ends the job with an error instead of unwinding through C frames.
   void start_point() noexcept {
@@ -305,9 +322,11 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   // What the script gets back. Fields it chose itself (url, options, names) are not redacted:
   // a masked copy of its own text would tell it which text was a secret. Error samples come
-  // from the server, which may echo a secret: those are.
+  // from the server, which may echo a secret: those are (and the /tokenize check's `why`, masked
+  // when it was made).
   nlohmann::json summary(const LoadOutcome& outcome) const {
     nlohmann::json r = load_result_json(*spec, outcome, vllm_date());
+    if (!tokenized.is_null()) r["token_count_check"]["tokenize"] = tokenized;
     r["files"] = {{"results", point_dir() + "/results.json"}, {"requests", point_dir() + "/requests.jsonl"}};
     if (spec->thresholds) apply_thresholds(*spec->thresholds, r);
     if (hooks.redact) r["error_samples"] = hooks.redact(r["error_samples"]);
@@ -397,6 +416,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (aborted) return;
     aborted = true;
     stop_preparing = true;
+    tokenize.reset();  // a check in flight is cancelled; no point has started
     // The engine has finished and its results are being written: that write is the only one (two
     // writers would share the .tmp files; LoadEngine::abort() after its collect() returns an empty
     // outcome today, which alone kept this from writing). point_written gives back the threads.
@@ -423,7 +443,7 @@ LoadJob::~LoadJob() {
 void LoadJob::start(Done done) {
   impl_->done = std::move(done);
   auto self = impl_;
-  off_loop(impl_->loop, [self] { self->prepare(); }, [self] { self->start_point(); });
+  off_loop(impl_->loop, [self] { self->prepare(); }, [self] { self->check_tokens(); });
 }
 
 void LoadJob::abort() {

@@ -1,5 +1,7 @@
 // One http_load.run call from start to results, on the run's event loop: prepares the request
-// bodies (reading a prompt file off the loop), runs each point of the sweep in turn with a
+// bodies (reading a prompt file off the loop), asks the server's /tokenize how it counts a few
+// of the prompts (an OpenAI-API load sent from here: load/tokenize_check.hpp; the answer goes in
+// every point's token_count_check.tokenize), runs each point of the sweep in turn with a
 // LoadEngine, and writes each point's files: requests.jsonl as the point runs (a RequestLog
 // opened when it starts), results.json when it ends (off the loop). Both are opened below the
 // output folder's descriptor, one component at a time with O_NOFOLLOW (run_output.hpp).

@@ -81,6 +81,19 @@ std::string errors_text(const json& r) {
   return out;
 }
 
+// The server's /tokenize counted the prompts asked about otherwise (load/tokenize_check.hpp):
+// what the summary says, "" when it agreed or did not run (results.json says why).
+std::string tokenize_differs(const json& r) {
+  const auto check = r.find("token_count_check");
+  if (check == r.end() || !check->is_object() || !check->contains("tokenize")) return "";
+  const json& t = (*check)["tokenize"];
+  if (!t.is_object() || t.value("status", "") != "differ") return "";
+  char text[200];
+  std::snprintf(text, sizeof text, "client and server differ by %+.1f %% on %d prompts (over 1 %%): give the model's tokenizer",
+                t.value("difference_pct", 0.0), t.value("prompts", 0));
+  return text;
+}
+
 }  // namespace
 
 std::string unreached_concurrency_note(const json& r) {
@@ -120,6 +133,7 @@ std::string load_summary_text(const json& r) {
                     check->value("difference_pct", 0.0));
       line(out, "Token count check", text);
     }
+    if (const std::string text = tokenize_differs(r); !text.empty()) line(out, "Token count check (/tokenize)", text);
     line(out, "Total generated tokens", whole(number(r, "total_output_tokens")));
   }
   line(out, "Request throughput (req/s)", fixed(number(r, "request_throughput")));

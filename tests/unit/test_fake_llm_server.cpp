@@ -536,6 +536,53 @@ TEST_CASE("Fake LLM: side endpoints and the generic static mode", "[fake_llm]") 
   CHECK(c2.request("/health").body.empty());
 }
 
+// vLLM's POST /tokenize (at the root, beside /v1): its answer's shape, the count usage reports
+// for the same prompt (so a client's check agrees with the fake), the chat form with the
+// template's tokens, a skewed count, and a server without it.
+TEST_CASE("Fake LLM: /tokenize answers as vLLM's, counts as usage does, skewed or switched off", "[fake_llm]") {
+  FakeLlmConfig cfg;
+  cfg.max_model_len = 8192;
+  FakeLlmServer server(cfg);
+  Client client(server.start());
+  Result t = client.request("/tokenize", R"({"model":"fake-model","prompt":"12345678","add_special_tokens":false})");
+  CHECK(t.status == 200);
+  CHECK(t.content_type == "application/json");
+  CHECK(key_paths(t.body) == std::vector<std::string>{"count", "max_model_len", "tokens", "token_strs"});
+  auto j = nlohmann::json::parse(t.body);
+  CHECK(j["count"] == 2);
+  CHECK(j["max_model_len"] == 8192);
+  CHECK(j["tokens"].size() == 2);
+  CHECK(j["token_strs"].is_null());
+  // The same prompt's usage.prompt_tokens, and the chat form's (4 template tokens a message).
+  OpenAiStreamEvent ev;
+  interpret_openai_json(client.request("/v1/completions", R"({"prompt":"12345678","max_tokens":2})").body, ev);
+  CHECK(ev.prompt_tokens == 2);
+  j = nlohmann::json::parse(client.request("/tokenize", R"({"messages":[{"role":"user","content":"12345678"}]})").body);
+  CHECK(j["count"] == 6);
+  CHECK(client.request("/tokenize").status == 405);  // a GET: only POST is routed there
+  Result bad = client.request("/tokenize", R"({"model":"fake-model"})");
+  CHECK(bad.status == 400);
+  CHECK(bad.body.find("Either a 'prompt' string or a 'messages' list is required.") != std::string::npos);
+  CHECK(client.request("/tokenize", "{not json").status == 400);
+  // /tokenize is not a load's request: counted apart.
+  CHECK(server.stats().tokenize_requests == 5);
+  CHECK(server.stats().requests_served == 1);
+
+  server.stop();
+  cfg.tokenize_skew_pct = 50;
+  REQUIRE(server.set_config(cfg));
+  Client skewed(server.start());
+  CHECK(nlohmann::json::parse(skewed.request("/tokenize", R"({"prompt":"12345678"})").body)["count"] == 3);
+
+  server.stop();
+  cfg.tokenize = false;
+  REQUIRE(server.set_config(cfg));
+  Client without(server.start());
+  Result absent = without.request("/tokenize", R"({"prompt":"12345678"})");
+  CHECK(absent.status == 404);
+  CHECK(absent.body == R"({"detail":"Not Found"})");
+}
+
 TEST_CASE("Fake LLM: hundreds of concurrent streams on one loop", "[fake_llm]") {
   FakeLlmConfig cfg;
   cfg.ttft_ms = 10;

@@ -33,3 +33,13 @@ TEST_CASE("openai endpoint URL: a query or fragment stays after the path", "[htt
   CHECK(completed("http://127.0.0.1:8000/#frag", "completions") == "http://127.0.0.1:8000/v1/completions#frag");
   CHECK(completed("http://127.0.0.1:8000/v1/?x=1#frag", "completions") == "http://127.0.0.1:8000/v1/completions?x=1#frag");
 }
+
+TEST_CASE("tokenize URL: vLLM's /tokenize at the server's root, beside /v1", "[http_load_url]") {
+  CHECK(runara::tokenize_url("http://127.0.0.1:8000/v1/completions") == "http://127.0.0.1:8000/tokenize");
+  CHECK(runara::tokenize_url("http://127.0.0.1:8000/v1/chat/completions") == "http://127.0.0.1:8000/tokenize");
+  CHECK(runara::tokenize_url("https://gw.example/llama/v1/completions?key=1") == "https://gw.example/llama/tokenize?key=1");
+  CHECK(runara::tokenize_url(completed("http://[::1]:8000/v1", "chat")) == "http://[::1]:8000/tokenize");
+  // A path that does not say where the root is: no guess.
+  CHECK(runara::tokenize_url("http://127.0.0.1:8000/custom/path").empty());
+  CHECK(runara::tokenize_url("http://127.0.0.1:8000/v1/completions/x").empty());
+}

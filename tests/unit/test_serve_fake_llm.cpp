@@ -166,6 +166,24 @@ TEST_CASE("serve-fake-llm --model names the model, --static answers other paths"
   CHECK(chat.token_ms.size() <= 3);
 }
 
+TEST_CASE("serve-fake-llm --tokenize-skew skews /tokenize's count; --tokenize no answers 404 like vLLM without it", "[serve_fake_llm]") {
+  Server skewed({"--tokenize-skew", "-25"});
+  CHECK(contains(skewed.child.out_so_far(), " tokenize-skew=-25%"));
+  Response t = request(skewed.url("/tokenize"), R"({"model":"fake-model","prompt":"1234567890123456"})");
+  CHECK(t.status == 200);
+  CHECK(contains(t.body, "\"count\":3,"));  // 4 tokens, 25 % fewer
+  skewed.child.signal(SIGTERM);
+  const ChildResult done = skewed.child.wait(10);
+  CHECK(contains(done.out, "fake LLM server stopped: 0 requests served"));
+  CHECK(contains(done.out, "; 1 /tokenize requests besides)"));
+
+  Server without({"--tokenize", "no"});
+  CHECK(contains(without.child.out_so_far(), " tokenize=no"));
+  Response absent = request(without.url("/tokenize"), R"({"model":"fake-model","prompt":"x"})");
+  CHECK(absent.status == 404);
+  CHECK(absent.body == R"({"detail":"Not Found"})");
+}
+
 TEST_CASE("serve-fake-llm reports a port already in use with exit 1", "[serve_fake_llm]") {
   Server first({});
   ChildResult r = run_runara({"serve-fake-llm", "--port", std::to_string(first.port)}, 10);
@@ -206,6 +224,9 @@ TEST_CASE("serve-fake-llm rejects bad flags with exit 2, naming flag, value and 
        "--stall expects FRACTION:MS, a fraction from 0 to 1 and a number of milliseconds >= 0, got '0.5:x'"},
       {{"--seed", "-3"}, "--seed expects a whole number >= 0, got '-3'"},
       {{"--report-sent", "true"}, "--report-sent expects yes or no, got 'true'"},
+      {{"--tokenize", "off"}, "--tokenize expects yes or no, got 'off'"},
+      {{"--tokenize-skew", "2000"}, "--tokenize-skew expects a percentage from -100 to 1000, got '2000'"},
+      {{"--tokenize-skew", "5%"}, "--tokenize-skew expects a percentage from -100 to 1000, got '5%'"},
       {{"--static"}, "--static expects a response body, got nothing"},
       {{"--bogus"}, "unknown argument '--bogus'"},
   };
