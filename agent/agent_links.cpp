@@ -1,5 +1,5 @@
 // What the agent links in place of runara's own definitions, so that its static binary needs
-// no libcurl and no NSS (runtime/load/request_target.hpp and load_transport.hpp say where each
+// no libcurl and no NSS (runtime/load/request_target.hpp and load/transport.hpp say where each
 // has its other definition):
 //   make_load_transport: plain http:// over the native HTTP/1.1 transport only; runara refuses
 //     https and HTTP/2 for a remote load before it starts, so nothing else reaches here;

@@ -14,6 +14,7 @@
 #include "base/did_you_mean.hpp"
 #include "guards/permissions.hpp"
 #include "run/history.hpp"
+#include "run/history_entry.hpp"
 #include "runara/runtime.hpp"
 #include "runs_command.hpp"
 #include "signals.hpp"
@@ -68,6 +69,13 @@ struct NamedRun {
   std::string label;  // the run id where the history knows it, else the folder as given
 };
 
+// Why a run of the history has no results to compare yet, or ever; "" when it may have.
+std::string not_comparable(const HistoryEntry& run) {
+  if (run.status == kRunning) return "is still running: compare it once it has ended";
+  if (run.status == kKilled) return "ended without a record (killed: SIGKILL or a crash): it wrote no results.json";
+  return {};
+}
+
 // A folder, or a run id (or its unique start) from the history; "" with `error` set otherwise.
 std::string resolve(const std::string& name, std::string& label, std::string& error) {
   if (is_folder(name)) {
@@ -78,17 +86,22 @@ std::string resolve(const std::string& name, std::string& label, std::string& er
   const bool looks_like_id = name.find('/') == std::string::npos;
   if (looks_like_id && ::access((state + "/history.db").c_str(), F_OK) == 0) {
     try {
-      if (const auto run = RunHistory(state).find(name)) {
-        label = run->run_id;
-        if (run->out_dir.empty()) {
-          error = "run " + run->run_id + " left no output folder (" + run->status + ")";
+      if (auto found = RunHistory(state).find(name)) {
+        const HistoryEntry run = as_seen_now(std::move(*found));
+        label = run.run_id;
+        if (const std::string why = not_comparable(run); !why.empty()) {
+          error = "run " + run.run_id + " " + why;
           return {};
         }
-        if (!is_folder(run->out_dir)) {
-          error = "run " + run->run_id + "'s folder " + run->out_dir + " is gone (moved or deleted); name the folder where it is now";
+        if (run.out_dir.empty()) {
+          error = "run " + run.run_id + " left no output folder (" + run.status + ")";
           return {};
         }
-        return canonical_path(run->out_dir, "");
+        if (!is_folder(run.out_dir)) {
+          error = "run " + run.run_id + "'s folder " + run.out_dir + " is gone (moved or deleted); name the folder where it is now";
+          return {};
+        }
+        return canonical_path(run.out_dir, "");
       }
     } catch (const std::exception& e) {
       error = e.what();
@@ -179,7 +192,9 @@ int compare_command(int argc, char** argv) {
     std::vector<HistoryEntry> found;
     for (auto& r : history_runs(query, error)) {
       if (static_cast<int>(found.size()) == last) break;
-      if (!r.out_dir.empty() && is_folder(r.out_dir)) found.push_back(std::move(r));
+      if (const std::string why = not_comparable(r); !why.empty()) {
+        std::fprintf(stderr, "runara compare: skipping run %s: it %s\n", r.run_id.c_str(), why.c_str());
+      } else if (!r.out_dir.empty() && is_folder(r.out_dir)) found.push_back(std::move(r));
       else std::fprintf(stderr, "runara compare: skipping run %s: its folder %s is gone\n", r.run_id.c_str(), visible(r.out_dir).c_str());
     }
     if (static_cast<int>(found.size()) < last) {

@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "base/did_you_mean.hpp"
+#include "run/history_entry.hpp"
 
 namespace runara::cli {
 
@@ -21,7 +22,8 @@ const char* const kUsage =
     "usage: runara runs [--script NAME] [--limit N] [--real | --sim] [--json]\n"
     "  Lists past runs, newest first, from the run history ($RUNARA_STATE_DIR/history.db, default\n"
     "  ~/.local/state/runara): id, start, status, simulated or not, script, output tok/s, TTFT p50,\n"
-    "  cost, output folder ((missing) when it was moved or deleted).\n"
+    "  cost, output folder ((missing) when it was moved or deleted). Status: running, ok, failed,\n"
+    "  stopped, watchdog, thresholds, or killed: it ended without a record (SIGKILL, a crash).\n"
     "  --script NAME: runs of one script (its path, file name, or name without .lua)\n"
     "  --limit N: at most N runs (default 20; 0: all)   --real / --sim: only real / simulated runs\n"
     "  --json: one JSON array. Compare two of them: runara compare ID ID, or --last 2 --script NAME\n";
@@ -54,17 +56,30 @@ std::string figure(const std::optional<double>& v, const char* spec) {
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
+nlohmann::json row_json(const HistoryEntry& r) {
+  return {{"run_id", r.run_id}, {"script", r.script}, {"script_sha256", r.script_sha256},
+          {"start_utc", when(r.start_unix)}, {"start_unix", r.start_unix},
+          {"end_unix", r.end_unix > 0 ? nlohmann::json(r.end_unix) : nlohmann::json(nullptr)},  // running, killed: none
+          {"exit_code", r.exit_code}, {"status", r.status}, {"simulated", r.simulated},
+          {"out_dir", r.out_dir}, {"out_dir_exists", folder_exists(r.out_dir)},
+          {"pid", r.process.pid > 0 ? nlohmann::json(r.process.pid) : nlohmann::json(nullptr)},
+          {"output_tokens_per_s", optional_json(r.output_tokens_per_s)},
+          {"ttft_p50_ms", optional_json(r.ttft_p50_ms)}, {"cost_usd", optional_json(r.cost_usd)}};
+}
+
 }  // namespace
 
 std::vector<HistoryEntry> history_runs(const HistoryQuery& query, std::string& error) {
   const std::string dir = default_state_dir();
   if (::access((dir + "/history.db").c_str(), F_OK) != 0) {
     error = "no run recorded yet: the run history " + dir + "/history.db does not exist (runs of the runara command are "
-            "recorded there as they end; RUNARA_STATE_DIR moves it)";
+            "recorded there from their start; RUNARA_STATE_DIR moves it)";
     return {};
   }
   try {
-    return RunHistory(dir).list(query);
+    std::vector<HistoryEntry> runs = RunHistory(dir).list(query);
+    for (auto& r : runs) r = as_seen_now(std::move(r));  // "running" rows whose process is gone: killed
+    return runs;
   } catch (const std::exception& e) {
     error = e.what();
     return {};
@@ -120,14 +135,7 @@ int runs_command(int argc, char** argv) {
   }
   if (json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : runs) {
-      out.push_back({{"run_id", r.run_id}, {"script", r.script}, {"script_sha256", r.script_sha256},
-                     {"start_utc", when(r.start_unix)}, {"start_unix", r.start_unix}, {"end_unix", r.end_unix},
-                     {"exit_code", r.exit_code}, {"status", r.status}, {"simulated", r.simulated},
-                     {"out_dir", r.out_dir}, {"out_dir_exists", folder_exists(r.out_dir)},
-                     {"output_tokens_per_s", optional_json(r.output_tokens_per_s)},
-                     {"ttft_p50_ms", optional_json(r.ttft_p50_ms)}, {"cost_usd", optional_json(r.cost_usd)}});
-    }
+    for (const auto& r : runs) out.push_back(row_json(r));
     std::printf("%s\n", out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
@@ -137,14 +145,22 @@ int runs_command(int argc, char** argv) {
   }
   std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", "RUN", "STARTED (UTC)", "STATUS", "SIM", "SCRIPT",
               "OUT TOK/S", "TTFT P50", "COST", "FOLDER");
+  bool killed = false;
   for (const auto& r : runs) {
+    killed = killed || r.status == kKilled;
     std::string folder = r.out_dir.empty() ? "(none)" : visible(r.out_dir, LineFeeds::show);
     if (!r.out_dir.empty() && !folder_exists(r.out_dir)) folder = "(missing) " + folder;
     std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", visible(r.run_id, LineFeeds::show).c_str(),
-                when(r.start_unix).c_str(), (r.status + (r.exit_code ? " " + std::to_string(r.exit_code) : "")).c_str(),
+                when(r.start_unix).c_str(),
+                visible(r.status + (r.exit_code ? " " + std::to_string(r.exit_code) : ""), LineFeeds::show).c_str(),
                 r.simulated ? "sim" : "", visible(r.script, LineFeeds::show).c_str(), figure(r.output_tokens_per_s, "%.1f").c_str(),
                 r.ttft_p50_ms ? (figure(r.ttft_p50_ms, "%.1f") + "ms").c_str() : "-",
                 r.cost_usd ? ("$" + figure(r.cost_usd, "%.4f")).c_str() : "-", folder.c_str());
+  }
+  // Said once under the table: "killed" is a reading of a row, not an ending runara recorded.
+  if (killed) {
+    std::printf("killed: the run ended without a record (SIGKILL, a crash, the machine lost); shown is what was "
+                "known as it ran; its run.log may say more\n");
   }
   return 0;
 }

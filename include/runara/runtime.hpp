@@ -100,8 +100,9 @@ struct Options {
   // `runara SCRIPT --help`: scripts see runara.help = true (runara.scenario prints the params
   // it declares and stops); a run that wrote nothing then leaves no output folder behind.
   bool script_help = false;
-  // The run history (run_history.hpp): when not empty, the folder of history.db where the run is
-  // recorded as it ends, however it ends. "" (the default, and an embedding host's): not recorded.
+  // The run history (run/history.hpp): when not empty, the folder of history.db where the run is
+  // recorded from its start ("running", with this process's pid) and completed as it ends, however
+  // it ends. "" (the default, and an embedding host's): not recorded.
   std::string history_dir;
   // The name the history records for a run of no script file (`runara bench`); "": the script's path.
   std::string history_name;

@@ -116,6 +116,7 @@ const std::string& RunOutput::dir() {
     tried_ = true;
     error_ = create();
     if (!error_.empty()) error_ = "cannot create the output folder '" + dir_ + "': " + error_;
+    if (made_ && on_created) on_created();
   }
   return dir_;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "base/files.hpp"  // most users of the folder want these too
@@ -27,6 +28,10 @@ class RunOutput {
   // `requested` empty: results/<UTC yyyymmdd-HHMMSS>-<name>/ under the current folder.
   void configure(const std::string& requested, const std::string& script_name);
   const std::string& dir();             // creates the folder on first call
+  // Called once, inside that first call, when the folder exists (real_path() says where): the
+  // run history records it as the run goes. It must not write to the folder's log (append_log
+  // may be the call that is making the folder).
+  std::function<void()> on_created;
   const std::string& error() const { return error_; }  // why it could not be created
   bool created() const { return made_; }
   // The folder's resolved absolute path ("" until created): reads of it are refused.

@@ -1,5 +1,5 @@
 // Asynchronous HTTP(S) on an existing libuv loop: requests and responses on top of the one
-// libcurl-on-libuv pump (curl_multi_uv.hpp), which owns the sockets, the timer and the shutdown
+// libcurl-on-libuv pump (curl/multi_uv.hpp), which owns the sockets, the timer and the shutdown
 // order; this class adds transfers by id, deferred dispatch of their callbacks, and the guard
 // that lets a callback destroy the client.
 //

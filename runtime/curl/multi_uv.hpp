@@ -11,7 +11,7 @@
 // before curl closes the sockets, cleans up the multi (remove() every easy handle first), then
 // closes the timer; `closed` runs once every handle is released. Handles may finish closing after
 // the pump is gone: the loop must run once more before uv_loop_close(). libcurl's global init is
-// done here (curl_global.hpp), before any easy handle of the thread.
+// done here (curl/global.hpp), before any easy handle of the thread.
 #pragma once
 
 #include <curl/curl.h>

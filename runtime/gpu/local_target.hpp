@@ -1,5 +1,5 @@
 // gpu_metrics.local(): the host runara itself runs on as a CommandTarget, for when the GPUs are
-// local. It runs the runtime's own fixed tool command lines (gpu_backend.hpp) with uv_spawn: the
+// local. It runs the runtime's own fixed tool command lines (gpu/backend.hpp) with uv_spawn: the
 // line is split at spaces into an argv and executed directly, never through a shell, with an
 // environment of PATH and LC_ALL=C only (the tools need nothing else; the run's tokens stay out).
 //

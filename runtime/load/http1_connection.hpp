@@ -1,7 +1,7 @@
 // A plain-HTTP/1.1 keep-alive connection for the load generator's hot path, in the style of wrk:
 // the request is bytes prepared once, the response goes through http-parser, and the read buffer
 // is the worker's (one per thread, not one per connection), so an idle stream costs a few hundred
-// bytes. https:// and HTTP/2 go through libcurl instead (load_transport.hpp picks).
+// bytes. https:// and HTTP/2 go through libcurl instead (load/transport.hpp picks).
 //
 // One request at a time per connection (no pipelining). The connection is opened on the first
 // send, kept for the next ones, and reopened when the server closes it.

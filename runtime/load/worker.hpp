@@ -1,10 +1,10 @@
 // One worker thread of a load: its own libuv loop, the scheduling of its requests (closed loop:
 // each slot sends again when its request ends; open loop: sends when the shared schedule says),
 // and the statistics of the requests it ran (bounded: histograms, counters). How requests travel
-// is its transport's business (load_transport.hpp), whether a response succeeded its judge's
+// is its transport's business (load/transport.hpp), whether a response succeeded its judge's
 // (response_judge.hpp). Each finished request's record goes to requests.jsonl's writer in
 // batches (LoadShared::request_log) as the load runs. Nothing here touches Lua; the engine
-// (load_engine.hpp) starts, stops and collects the workers.
+// (load/engine.hpp) starts, stops and collects the workers.
 #pragma once
 
 #include <cstdint>

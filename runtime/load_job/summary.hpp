@@ -1,7 +1,7 @@
 // What a finished load prints without the script writing any code: a summary laid out like
 // `vllm bench serve`'s, and for a sweep one row per point as it finishes.
 //
-// Contract. Pure formatting of a load's result JSON (load_report.hpp's keys), any thread; no
+// Contract. Pure formatting of a load's result JSON (load/report.hpp's keys), any thread; no
 // I/O. The caller prints the text (redacted) and decides whether to (`quiet`).
 #pragma once
 

@@ -12,7 +12,7 @@
 
 namespace runara {
 
-// The row of one point, from its result JSON (load_report.hpp's keys).
+// The row of one point, from its result JSON (load/report.hpp's keys).
 nlohmann::json sweep_row(const nlohmann::json& result);
 
 // The rows as CSV: a header line with the row's keys, then one line per row.

@@ -1,5 +1,5 @@
 // vLLM's /tokenize, asked before an OpenAI-API load's first request: does the server count a
-// prompt's tokens as the client does? The results' other token check (load_report.cpp) compares
+// prompt's tokens as the client does? The results' other token check (load/report.cpp) compares
 // each request's usage.prompt_tokens after the fact, which includes what the server adds (BOS, the
 // chat template); this one asks the server's tokenizer about the prompt's text alone, which is
 // exactly what the client counts (bpe_tokenizer.hpp: no post-processor, no BOS).

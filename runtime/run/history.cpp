@@ -1,9 +1,11 @@
-// SQLite-backed run history; see run_history.hpp for the contract.
+// SQLite-backed run history; see run/history.hpp for the contract.
 #include "run/history.hpp"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <set>
 
 #include "base/files.hpp"
 
@@ -26,14 +28,34 @@ CREATE TABLE IF NOT EXISTS runs (
   simulated     INTEGER NOT NULL,
   output_tokens_per_s REAL,
   ttft_p50_ms   REAL,
-  cost_usd      REAL
+  cost_usd      REAL,
+  pid           INTEGER NOT NULL DEFAULT 0,
+  pid_start     INTEGER NOT NULL DEFAULT 0,
+  boot_id       TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS runs_start ON runs (start_unix);
 )sql";
 
+// Columns that came after the first history.db: an older file gains them when opened. Their
+// defaults describe its rows truthfully: no process recorded (they ended with a record).
+struct AddedColumn {
+  const char* name;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"pid", "INTEGER NOT NULL DEFAULT 0"},
+    {"pid_start", "INTEGER NOT NULL DEFAULT 0"},
+    {"boot_id", "TEXT NOT NULL DEFAULT ''"},
+};
+
 constexpr const char* kColumns =
     "run_id, script, script_sha256, start_unix, end_unix, exit_code, status, out_dir, simulated, "
-    "output_tokens_per_s, ttft_p50_ms, cost_usd";
+    "output_tokens_per_s, ttft_p50_ms, cost_usd, pid, pid_start, boot_id";
+
+struct Statement {
+  sqlite3_stmt* s = nullptr;
+  ~Statement() { sqlite3_finalize(s); }
+};
 
 std::string base_name(const std::string& path) {
   const std::size_t slash = path.rfind('/');
@@ -58,7 +80,48 @@ struct RunHistory::Impl {
     if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
       throw HistoryError("run history " + path + ": " + what + ": " + sqlite3_errmsg(db));
   }
+  std::set<std::string> columns() const;
+  void migrate();
 };
+
+std::set<std::string> RunHistory::Impl::columns() const {
+  Statement st;
+  check(sqlite3_prepare_v2(db, "PRAGMA table_info(runs)", -1, &st.s, nullptr), "prepare");
+  std::set<std::string> names;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    const auto* name = sqlite3_column_text(st.s, 1);
+    if (name) names.insert(reinterpret_cast<const char*>(name));
+  }
+  check(rc, "table info");
+  return names;
+}
+
+// Read first, outside any transaction, so that opening a current file takes no write lock. An
+// older file is altered in one IMMEDIATE transaction: a second runara opening it at the same
+// moment waits (the busy timeout), then finds the columns there and adds none twice.
+void RunHistory::Impl::migrate() {
+  auto missing = [this] {
+    const std::set<std::string> have = columns();
+    std::vector<const AddedColumn*> out;
+    for (const auto& c : kAddedColumns) {
+      if (!have.count(c.name)) out.push_back(&c);
+    }
+    return out;
+  };
+  if (missing().empty()) return;
+  check(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), "migrate: begin");
+  try {
+    for (const AddedColumn* c : missing()) {
+      const std::string sql = std::string("ALTER TABLE runs ADD COLUMN ") + c->name + " " + c->definition;
+      check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), "migrate: add column");
+    }
+    check(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), "migrate: commit");
+  } catch (...) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
 
 RunHistory::RunHistory(const std::string& state_dir) : impl_(std::make_unique<Impl>()) {
   if (state_dir.empty()) throw HistoryError("run history: no state folder");
@@ -77,6 +140,7 @@ RunHistory::RunHistory(const std::string& state_dir) : impl_(std::make_unique<Im
   try {
     impl_->check(sqlite3_exec(impl_->db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr), "journal mode");
     impl_->check(sqlite3_exec(impl_->db, kSchema, nullptr, nullptr, nullptr), "schema");
+    impl_->migrate();
   } catch (...) {
     sqlite3_close(impl_->db);
     impl_->db = nullptr;
@@ -91,11 +155,6 @@ RunHistory::~RunHistory() {
 const std::string& RunHistory::path() const { return impl_->path; }
 
 namespace {
-
-struct Statement {
-  sqlite3_stmt* s = nullptr;
-  ~Statement() { sqlite3_finalize(s); }
-};
 
 void bind_optional(sqlite3_stmt* s, int i, const std::optional<double>& v) {
   if (v) sqlite3_bind_double(s, i, *v);
@@ -126,6 +185,9 @@ HistoryEntry read_row(sqlite3_stmt* s) {
   e.output_tokens_per_s = optional_column(s, 9);
   e.ttft_p50_ms = optional_column(s, 10);
   e.cost_usd = optional_column(s, 11);
+  e.process.pid = sqlite3_column_int(s, 12);
+  e.process.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(s, 13));
+  e.process.boot_id = text_column(s, 14);
   return e;
 }
 
@@ -133,7 +195,7 @@ HistoryEntry read_row(sqlite3_stmt* s) {
 
 void RunHistory::record(const HistoryEntry& e) {
   Statement st;
-  const std::string sql = std::string("INSERT OR REPLACE INTO runs (") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+  const std::string sql = std::string("INSERT OR REPLACE INTO runs (") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   impl_->check(sqlite3_prepare_v2(impl_->db, sql.c_str(), -1, &st.s, nullptr), "prepare");
   sqlite3_bind_text(st.s, 1, e.run_id.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 2, e.script.c_str(), -1, SQLITE_TRANSIENT);
@@ -147,7 +209,17 @@ void RunHistory::record(const HistoryEntry& e) {
   bind_optional(st.s, 10, e.output_tokens_per_s);
   bind_optional(st.s, 11, e.ttft_p50_ms);
   bind_optional(st.s, 12, e.cost_usd);
+  sqlite3_bind_int(st.s, 13, e.process.pid);
+  sqlite3_bind_int64(st.s, 14, static_cast<sqlite3_int64>(e.process.start_ticks));
+  sqlite3_bind_text(st.s, 15, e.process.boot_id.c_str(), -1, SQLITE_TRANSIENT);
   impl_->check(sqlite3_step(st.s), "insert");
+}
+
+void RunHistory::forget(const std::string& run_id) {
+  Statement st;
+  impl_->check(sqlite3_prepare_v2(impl_->db, "DELETE FROM runs WHERE run_id = ?", -1, &st.s, nullptr), "prepare");
+  sqlite3_bind_text(st.s, 1, run_id.c_str(), -1, SQLITE_TRANSIENT);
+  impl_->check(sqlite3_step(st.s), "delete");
 }
 
 std::vector<HistoryEntry> RunHistory::list(const HistoryQuery& q) {

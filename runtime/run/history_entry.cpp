@@ -1,7 +1,12 @@
 #include "run/history_entry.hpp"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <string>
+
+#include "base/files.hpp"
+#include "base/json_limits.hpp"
 
 namespace runara {
 
@@ -32,6 +37,23 @@ const nlohmann::json* best_load(const nlohmann::json& loads) {
   return best;
 }
 
+// A results.json larger than this is not read for a listing: the row shows without figures.
+constexpr off_t kMaxResultsBytes = 64 << 20;
+
+// The results.json in the row's folder when it is this run's (its record's start is the row's).
+std::optional<nlohmann::json> own_results(const HistoryEntry& row) {
+  if (row.out_dir.empty()) return std::nullopt;
+  const std::string path = row.out_dir + "/results.json";
+  struct stat st{};
+  std::string text, error;
+  if (::stat(path.c_str(), &st) != 0 || st.st_size > kMaxResultsBytes || !read_file_text(path, text)) return std::nullopt;
+  auto results = parse_json_limited(text, error);
+  if (!results) return std::nullopt;
+  const auto start = number_at(*results, {"run", "start_unix"});
+  if (!start || std::fabs(*start - row.start_unix) > 1e-3) return std::nullopt;
+  return results;
+}
+
 }  // namespace
 
 Headline headline_of(const nlohmann::json& results) {
@@ -49,6 +71,22 @@ Headline headline_of(const nlohmann::json& results) {
   if (!h.output_tokens_per_s) h.output_tokens_per_s = number_at(*load, {"output_throughput"});
   if (!h.ttft_p50_ms) h.ttft_p50_ms = number_at(*load, {"median_ttft_ms"});
   return h;
+}
+
+HistoryEntry as_seen_now(HistoryEntry row) {
+  if (row.status != kRunning || still_running(row.process)) return row;
+  row.status = kKilled;
+  const auto results = own_results(row);
+  if (!results) return row;
+  const nlohmann::json& run = results->at("run");  // an object: own_results found its start there
+  if (const auto it = run.find("status"); it != run.end() && it->is_string()) row.status = it->get<std::string>();
+  if (const auto code = number_at(run, {"exit_code"}); code && std::fabs(*code) < 1e6) row.exit_code = static_cast<int>(*code);
+  if (const auto end = number_at(run, {"end_unix"})) row.end_unix = *end;
+  const Headline h = headline_of(*results);
+  row.output_tokens_per_s = h.output_tokens_per_s;
+  row.ttft_p50_ms = h.ttft_p50_ms;
+  row.cost_usd = h.cost_usd;
+  return row;
 }
 
 }  // namespace runara

@@ -25,6 +25,7 @@ namespace runara {
 class RunRecorder {
  public:
   void begin(const std::string& script, const Options& options);
+  double start_unix() const { return start_unix_; }  // the record's start: the history row's too
   // The run's machines, asked for when the record is built.
   std::function<std::vector<RecordedMachine>()> machine_source;
   nlohmann::json finish(const Outcome& outcome);

@@ -125,10 +125,12 @@ void Runtime::Impl::start(const std::string& script_path) {
   script_dir_ = canonical_path(dir, "");
   if (script_dir_.empty()) script_dir_ = dir;
   output_.configure(options_.out_dir, script_path.empty() ? "repl" : stem_of(script_path));
+  output_.on_created = [this] { record_history_folder(); };
   record_.begin(script_path, options_);
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g s (--max-runtime)", options_.max_runtime_s);
   set_run_deadline(started_at_ + options_.max_runtime_s, seconds);
+  record_history_start();  // before any script code: a run killed from here on is still listed
 
   L_ = lua_newstate(LuaHeap::alloc, &heap_);
   lua_atpanic(L_, LuaHeap::panic);  // errors outside protected calls: see LuaHeap::unprotected

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   }
   void progress(std::string_view line) override;
   std::string redact(std::string_view text) const override { return secrets_.redact(text); }
-  // Redacted and made visible for the terminal and run.log (run_context.cpp).
+  // Redacted and made visible for the terminal and run.log (run/context.cpp).
   std::string shown(std::string_view text, LineFeeds line_feeds, std::size_t indent = 0) const;
   SecretMask secret_mask() const override { return secrets_.mask(); }
   std::string secret_value(lua_State* L, int index) override;
@@ -93,7 +94,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   EvalResult eval(std::string_view code);
   std::vector<std::string> complete(std::string_view text);
 
-  // --- running (run_loop.cpp) ---
+  // --- running (run/loop.cpp) ---
   bool drive(std::uint64_t main_id);
   Task* spawn_main(const std::string& chunk_name);
   Outcome run_main(std::uint64_t main_id);
@@ -111,7 +112,16 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   void teardown(Outcome& out);
   void write_results();
   void record_ending(const Outcome& end);  // the `run` section and run.log's last lines
-  void record_history(const nlohmann::json& run);  // the run history's row (run_history.hpp)
+
+  // --- the run's row in the run history (history_row.cpp, history.hpp) ---
+  void record_history_start();                     // as the run starts: "running", with this process
+  void record_history_folder();                    // RunOutput::on_created: where its folder is
+  void record_history(const nlohmann::json& run);  // as it ends: the run record's ending and figures
+  void forget_history();                           // it ended leaving nothing to list
+  void write_running_row();                        // throws HistoryError
+  const std::string& history_script_sha256();      // read once, as the run starts
+  enum class HistoryRow { none, running, ended } history_row_ = HistoryRow::none;
+  std::optional<std::string> history_sha256_;
   // runara.at_exit functions (script/runara_at_exit.cpp): run once, before teardown.
   void run_at_exit(const Outcome& ending);
   bool at_exit_over() const;  // their budget is spent, or another signal came

@@ -4,10 +4,7 @@
 #include <cstring>
 
 #include "base/files.hpp"
-#include "base/sha256.hpp"
 #include "script/values.hpp"
-#include "run/history.hpp"
-#include "run/history_entry.hpp"
 #include "run/state.hpp"
 
 namespace runara {
@@ -138,11 +135,16 @@ void Runtime::Impl::report_threshold_crossed(std::string_view what) {
 void Runtime::Impl::record_ending(const Outcome& end) {
   const Outcome whole = merge_outcomes(script_outcome_, end);
   const bool ran_script = !script_path_.empty() && script_outcome_.exit != Exit::usage;
-  if ((!ran_script || options_.script_help) && !output_.created() && results_.empty()) return;
+  if ((!ran_script || options_.script_help) && !output_.created() && results_.empty()) {
+    forget_history();  // the row its start wrote, if any
+    return;
+  }
   results_["run"] = redact_json(record_.finish(whole));
   if (events_.result) events_.result("run", results_["run"].dump());  // hosts get the record too
   write_results();
-  record_history(results_["run"]);  // before run.log's last line: a warning about it stays above that
+  // The history's row completed (run/history_row.cpp), before run.log's last line: a warning
+  // about it stays above that.
+  record_history(results_["run"]);
   char stamp[32];
   std::snprintf(stamp, sizeof stamp, "[%8.3f] ", monotonic_seconds() - started_at_);
   if (whole.exit != Exit::ok) {  // one entry, as log() writes them: the script's message cannot forge a line
@@ -151,32 +153,6 @@ void Runtime::Impl::record_ending(const Outcome& end) {
   }
   output_.append_log(std::string(stamp) + "exit status " + std::to_string(static_cast<int>(whole.exit)) + " (" +
                      run_status(whole.exit) + ")");
-}
-
-// Here, in C++ and after the run record, so that every ending the record sees (an error, the
-// watchdog, a signal, a panic) is in the history too; a run killed outright (SIGKILL) is not.
-void Runtime::Impl::record_history(const nlohmann::json& run) {
-  if (options_.history_dir.empty()) return;
-  try {
-    HistoryEntry e;
-    e.run_id = run_id_;
-    e.script = !options_.history_name.empty() ? options_.history_name : !script_path_.empty() ? script_path_ : "(command line)";
-    std::string code;
-    if (!script_path_.empty() && script_path_ != "-" && read_file_text(script_path_, code)) e.script_sha256 = sha256_hex(code);
-    e.start_unix = run.value("start_unix", 0.0);
-    e.end_unix = run.value("end_unix", 0.0);
-    e.exit_code = run.value("exit_code", 0);
-    e.status = run.value("status", std::string());
-    e.out_dir = output_.created() ? output_.real_path() : "";
-    e.simulated = options_.cloud.simulated != nullptr;
-    const Headline h = headline_of(results_);
-    e.output_tokens_per_s = h.output_tokens_per_s;
-    e.ttft_p50_ms = h.ttft_p50_ms;
-    e.cost_usd = h.cost_usd;
-    RunHistory(options_.history_dir).record(e);
-  } catch (const std::exception& ex) {
-    log(std::string("warning: the run history was not written (runara runs will not list this run): ") + ex.what());
-  }
 }
 
 std::string Runtime::Impl::cleanup_command() const { return "runara reap --run " + run_id_; }

@@ -1,4 +1,4 @@
-// The sampling engine (runtime/gpu/sampler.*, gpu_reader.*, local_target.*) against shim
+// The sampling engine (runtime/gpu/sampler.*, gpu/reader.*, local_target.*) against shim
 // tools on PATH: streaming and polled backends, detection, and tools that hang, die or print
 // garbage. No Lua here; the Lua face is tested in test_gpu_metrics_e2e.cpp.
 #include <catch2/catch.hpp>

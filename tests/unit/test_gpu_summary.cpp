@@ -1,4 +1,4 @@
-// Summaries and CSV of sampled GPU readings (runtime/gpu/summary.*, gpu_csv.*): energy by
+// Summaries and CSV of sampled GPU readings (runtime/gpu/summary.*, gpu/csv.*): energy by
 // the counter or by trapezoids, phases from marks, per-GPU peaks and means.
 #include <catch2/catch.hpp>
 

@@ -57,7 +57,7 @@ TEST_CASE("requests.jsonl: a line is what \"%.3f\" printf wrote, for every kind 
 }
 
 TEST_CASE("requests.jsonl: times exactly half a microsecond round as printf rounds their double", "[load_report]") {
-  // The integer path hands these to the double's own rounding (load_report.cpp: append_ns_as_ms).
+  // The integer path hands these to the double's own rounding (load/report.cpp: append_ns_as_ms).
   for (std::int64_t ns : {500LL, 1'500LL, 2'500LL, 1'234'567'500LL, 3'599'999'999'500LL, 999'999'500LL}) {
     RequestRecord r;
     r.intended_ns = ns;
