@@ -6,15 +6,24 @@
 
 local stats = {}
 
-local function check_list(values, fn)
+-- What is wrong with a list argument (a message), or nil. The public function raises it itself
+-- with level 2, so the error carries the caller's line (runara.errors' convention).
+local function list_problem(values, fn)
   if type(values) ~= "table" then
-    error(("stats.%s: expected a list of numbers, got %s"):format(fn, type(values)), 3)
+    return ("stats.%s: expected a list of numbers, got %s"):format(fn, type(values))
   end
   for i = 1, #values do
     if type(values[i]) ~= "number" then
-      error(("stats.%s: item %d is %s, expected a number"):format(fn, i, type(values[i])), 3)
+      return ("stats.%s: item %d is %s, expected a number"):format(fn, i, type(values[i]))
     end
   end
+end
+
+local function mean(values)
+  if #values == 0 then return nil end
+  local sum = 0
+  for i = 1, #values do sum = sum + values[i] end
+  return sum / #values
 end
 
 local function sorted_copy(values)
@@ -25,11 +34,9 @@ local function sorted_copy(values)
 end
 
 function stats.mean(values)
-  check_list(values, "mean")
-  if #values == 0 then return nil end
-  local sum = 0
-  for i = 1, #values do sum = sum + values[i] end
-  return sum / #values
+  local bad = list_problem(values, "mean")
+  if bad then error(bad, 2) end
+  return mean(values)
 end
 
 -- Percentile q in [0, 100] with linear interpolation between closest ranks (numpy's default).
@@ -43,7 +50,8 @@ local function percentile_of_sorted(sorted, q)
 end
 
 function stats.percentile(values, q)
-  check_list(values, "percentile")
+  local bad = list_problem(values, "percentile")
+  if bad then error(bad, 2) end
   if type(q) ~= "number" or q < 0 or q > 100 then
     error("stats.percentile: q must be a number from 0 to 100, got " .. tostring(q), 2)
   end
@@ -51,15 +59,16 @@ function stats.percentile(values, q)
 end
 
 function stats.summary(values)
-  check_list(values, "summary")
+  local bad = list_problem(values, "summary")
+  if bad then error(bad, 2) end
   local n = #values
   if n == 0 then return { n = 0 } end
   local sorted = sorted_copy(values)
-  local mean = stats.mean(values)
+  local m = mean(values)
   local squares = 0
-  for i = 1, n do squares = squares + (values[i] - mean) ^ 2 end
+  for i = 1, n do squares = squares + (values[i] - m) ^ 2 end
   return {
-    n = n, mean = mean, std = math.sqrt(squares / n), min = sorted[1], max = sorted[n],
+    n = n, mean = m, std = math.sqrt(squares / n), min = sorted[1], max = sorted[n],
     p50 = percentile_of_sorted(sorted, 50), p90 = percentile_of_sorted(sorted, 90),
     p95 = percentile_of_sorted(sorted, 95), p99 = percentile_of_sorted(sorted, 99),
   }

@@ -63,9 +63,16 @@ function M.size_vendor(size)
   return size:match("^gpu%-mi%d") and "amd" or "nvidia"
 end
 
+-- What is wrong with a session argument (a message naming `fn`), or nil.
+local function session_problem(fn, s)
+  if type(s) ~= "userdata" and not (type(s) == "table" and type(s.exec) == "function") then
+    return fn .. ": argument 'session' must be an ssh session (ssh.connect)"
+  end
+end
+
 -- The vendor of the machine behind session `s`, by the GPU tool it has: amd-smi or rocm-smi
 -- (AMD), nvidia-smi (NVIDIA). Returns vendor, or nil and a message naming the machine.
-function M.detect(s)
+local function detect(s)
   local r = s:exec("a=none; n=none; { command -v amd-smi || command -v rocm-smi; } >/dev/null 2>&1 && a=amd; " ..
                    "command -v nvidia-smi >/dev/null 2>&1 && n=nvidia; echo \"$a $n\"", { quiet = true, check = false })
   local amd, nvidia = (r.stdout or ""):match("(%a+) (%a+)")
@@ -79,12 +86,17 @@ function M.detect(s)
       ": it has no GPU, or its driver is not installed; pass gpu = \"amd\" or \"nvidia\" to choose anyway"
 end
 
+function M.detect(s)
+  local bad = session_problem("container.detect", s)
+  if bad then error(bad, 2) end
+  return detect(s)
+end
+
 -- Like detect, but raises the message at the caller's line.
 function M.vendor(s)
-  if type(s) ~= "table" and type(s) ~= "userdata" then
-    error("container.vendor: argument 'session' must be an ssh session (ssh.connect)", 2)
-  end
-  local vendor, message = M.detect(s)
+  local bad = session_problem("container.vendor", s)
+  if bad then error(bad, 2) end
+  local vendor, message = detect(s)
   if not vendor then error("container.vendor: " .. message, 2) end
   return vendor
 end

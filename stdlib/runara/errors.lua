@@ -7,6 +7,10 @@
 -- The helpers only build messages; the public function raises them itself with level 2, so
 -- the error carries the user's file:line (the sandbox has no `debug` library to count frames
 -- with, and a level passed through helpers breaks as soon as one more helper is added).
+-- A public function that another one calls on the user's behalf offers its checks without
+-- raising, and the caller raises them at its own caller's line: vllm.check_options and
+-- vllm.try_start (for runara.scenario's sc:serve), report_checks.lua (for a report's machine
+-- view, and for scenario.run's report.new). tests/lua/test_error_levels.lua checks every one.
 local M = {}
 
 -- Edit distance between two strings: insertions, deletions, substitutions and swaps of two

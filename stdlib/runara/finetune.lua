@@ -151,6 +151,10 @@ end
 -- tokens_per_second_per_gpu and the largest peak_memory_alloc over the last half of the steps
 -- (from step floor(n/2)+1: the first steps compile and warm up). Total tokens/s = per GPU × GPUs.
 function M.summary(log, gpus)
+  if type(log) ~= "table" then error("finetune.summary: argument 'log' must be what finetune.parse returns, got " .. type(log), 2) end
+  if gpus ~= nil and not (type(gpus) == "number" and gpus >= 1 and gpus % 1 == 0) then
+    error("finetune.summary: argument 'gpus' must be a whole number >= 1, got " .. tostring(gpus), 2)
+  end
   local steps = log.steps or {}
   local n = #steps
   local s = { steps = n, gpus = gpus }

@@ -32,6 +32,12 @@ end
 
 -- The best TFLOPS per dtype.
 function M.peaks(results)
+  if type(results) ~= "table" then error("gemm.peaks: argument 'results' must be what gemm.parse returns, got " .. type(results), 2) end
+  for i, x in ipairs(results) do
+    if type(x) ~= "table" or type(x.dtype) ~= "string" or type(x.tflops) ~= "number" then
+      error(string.format("gemm.peaks: item %d of 'results' is not a gemm.parse result (dtype, tflops)", i), 2)
+    end
+  end
   local best = {}
   for _, x in ipairs(results) do best[x.dtype] = math.max(best[x.dtype] or 0, x.tflops) end
   return best

@@ -55,16 +55,24 @@ function M.interval(values)
   return out
 end
 
--- The K results of one load as one: M.METRICS by their medians, `intervals` per figure, `repeats`.
-function M.combine(results)
-  if type(results) ~= "table" or #results == 0 then error("repeats.combine: expected a list of http_load results", 2) end
+-- What is wrong with a list of results (a message naming `fn`), or nil.
+local function results_problem(fn, results)
+  if type(results) ~= "table" or #results == 0 then return fn .. ": expected a list of http_load results" end
+  for i, r in ipairs(results) do
+    if type(r) ~= "table" then return string.format("%s: item %d is %s, expected an http_load result", fn, i, type(r)) end
+  end
+end
+
+-- The K results (checked) as one; a figure that is not a number in every run (missing, or NaN)
+-- is the last run's.
+local function combine(results)
   local out = {}
   for k, v in pairs(results[#results]) do out[k] = v end
   out.intervals, out.repeats = {}, { count = #results, method = M.METHOD, runs = {} }
   for i, r in ipairs(results) do out.repeats.runs[i] = r.label end
   for _, key in ipairs(M.METRICS) do
     local values = {}
-    for _, r in ipairs(results) do if type(r[key]) == "number" then values[#values + 1] = r[key] end end
+    for _, r in ipairs(results) do if type(r[key]) == "number" and r[key] == r[key] then values[#values + 1] = r[key] end end
     if #values == #results then
       local ci = M.interval(values)
       out[key] = ci.median
@@ -74,19 +82,32 @@ function M.combine(results)
   return out
 end
 
+-- The K results of one load as one: M.METRICS by their medians, `intervals` per figure, `repeats`.
+function M.combine(results)
+  local bad = results_problem("repeats.combine", results)
+  if bad then error(bad, 2) end
+  return combine(results)
+end
+
 -- Runs `load(i)` for i = 1 … count (each must return an http_load result) and combines them.
 -- count 1 returns the one result as it is. `after_each(so_far, i)`, when given, gets the runs
 -- finished so far combined (the first one alone) after each run: a report kept up to date
 -- still has them when a later run is interrupted.
 function M.run(count, load, after_each)
-  if type(count) ~= "number" or count < 1 or count ~= math.floor(count) then
+  if type(count) ~= "number" or count < 1 or count ~= math.floor(count) or count == math.huge then
     error("repeats.run: count must be a whole number >= 1, got " .. tostring(count), 2)
   end
   if type(load) ~= "function" then error("repeats.run: expected a function that runs one load, got " .. type(load), 2) end
+  if after_each ~= nil and type(after_each) ~= "function" then
+    error("repeats.run: after_each must be a function(so_far, i) or nil, got " .. type(after_each), 2)
+  end
   local results, so_far = {}, nil
   for i = 1, count do
     results[i] = load(i)
-    so_far = i == 1 and results[1] or M.combine(results)
+    if type(results[i]) ~= "table" then
+      error(string.format("repeats.run: load(%d) returned %s, expected an http_load result", i, type(results[i])), 2)
+    end
+    so_far = i == 1 and results[1] or combine(results)
     if after_each then after_each(so_far, i) end
   end
   return so_far

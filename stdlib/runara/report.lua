@@ -19,7 +19,8 @@
 -- files of their own, whose functions are the report's methods: report_machine.lua (a machine's
 -- view), report_figures.lua and report_machine_comparison.lua (the figures), report_summary.lua
 -- (the terminal lines), report_document.lua (results.json's sections and the renderers' view),
--- report_render.lua (report.md, report.html), report_sweep_table.lua (a sweep's CSV and JSON).
+-- report_render.lua (report.md, report.html), report_sweep_table.lua (a sweep's CSV and JSON),
+-- report_checks.lua (the methods' argument errors).
 local svg = require("runara.report_svg")
 local render = require("runara.report_render")
 local references = require("runara.reference_numbers")
@@ -29,24 +30,21 @@ local summary = require("runara.report_summary")
 local document = require("runara.report_document")
 local sweep_table = require("runara.report_sweep_table")
 local dotted_path = require("runara.report_dotted_path")
+local checks = require("runara.report_checks")
 
 local M = {}
 local Report = {}
 Report.__index = Report
 
-local KINDS = { throughput = true, latency = true, concurrent = true, load = true }
-
-local function fail(fn, fmt, ...) error("report" .. fn .. ": " .. string.format(fmt, ...), 3) end
-
+-- Argument errors: report_checks.lua builds the message, the method raises it with level 2, so
+-- it carries the line that called the method (runara.errors' convention).
 local report_format = require("runara.report_format")
 local finite, num = report_format.finite, report_format.num
 
 function M.new(opts)
+  local bad = checks.new(opts)
+  if bad then error(bad, 2) end
   opts = opts or {}
-  if type(opts) ~= "table" then fail(".new", "options must be a table, got %s", type(opts)) end
-  if opts.reference ~= nil and not references[opts.reference] then
-    fail(".new", "unknown reference '%s' (see stdlib/runara/reference_numbers.lua)", tostring(opts.reference))
-  end
   return setmetatable({
     title = tostring(opts.title or "Runara report"), simulated = opts.simulated and true or false,
     reference = opts.reference and references[opts.reference], meta = {}, loads = {}, sweeps = {},
@@ -56,29 +54,21 @@ function M.new(opts)
 end
 
 function Report:metadata(fields)
-  if type(fields) ~= "table" then fail(":metadata", "argument must be a table of fields") end
+  local bad = checks.fields(":metadata", fields)
+  if bad then error(bad, 2) end
   for k, v in pairs(fields) do self.meta[tostring(k)] = v end
 end
 
--- Option tables may name the machine (rep:machine's key) the data belongs to; its record, or
--- nil. Errors point at the line that called the report's method (level 3 from here).
-local function machine_opt(self, fn, opts)
-  if opts ~= nil and type(opts) ~= "table" then error("report" .. fn .. ": options must be a table, got " .. type(opts), 3) end
-  local key = opts and opts.machine
-  if key == nil then return nil end
-  local m = self.machines[self.machine_index and self.machine_index[key] or 0]
-  if not m then
-    error(string.format("report%s: option 'machine': no machine '%s' (declare it first with rep:machine(\"%s\", { label = ... }))",
-      fn, tostring(key), tostring(key)), 3)
-  end
-  return m
-end
+-- Option tables may name the machine (rep:machine's key) the data belongs to: its record, or nil
+-- (report_checks.options has checked that it exists).
+local machine_opt = checks.machine_of
 
 -- A droplet whose cost so far the report states (metadata.cost_usd, summed over every billed
 -- droplet, each counted once), read when the report is written: a report of a failed run states it too.
 function Report:bill(d, opts)
-  if type(d) ~= "userdata" and type(d) ~= "table" then fail(":bill", "argument must be a droplet") end
-  local m = machine_opt(self, ":bill", opts)
+  local bad = checks.bill(self, d, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   local list = m and m.billed or self.billed
   list[#list + 1] = d
 end
@@ -137,11 +127,11 @@ local function inputs(res)
 end
 
 function Report:add_load(name, res, opts)
-  if type(res) ~= "table" then fail(":add_load", "argument 'result' must be an http_load.run result, got %s", type(res)) end
-  local m = machine_opt(self, ":add_load", opts)
+  local bad = checks.add_load(self, res, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   opts = opts or {}
   local kind = opts.kind or "load"
-  if not KINDS[kind] then fail(":add_load", "option 'kind' must be throughput, latency, concurrent or load, got %s", tostring(kind)) end
   local entry = { name = tostring(name), kind = kind, concurrency = opts.concurrency or res.max_concurrency,
                   machine = m and m.key,
                   config = { max_tokens = opts.max_tokens, batch_size = opts.batch_size, prompt_length = opts.prompt_length },
@@ -163,8 +153,9 @@ M.sweep_table = sweep_table.rows
 
 -- Options: machine, files (false: no NAME.json / NAME.csv).
 function Report:add_sweep(name, list, opts)
-  if type(list) ~= "table" then fail(":add_sweep", "argument 'results' must be a list of http_load results") end
-  local m = machine_opt(self, ":add_sweep", opts)
+  local bad = checks.add_sweep(self, list, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   local rows, ins = {}, {}
   for _, res in ipairs(list) do
     if type(res) == "table" then
@@ -193,24 +184,25 @@ function Report:add_sweep(name, list, opts)
 end
 
 function Report:add_gpu(res, opts)
-  if type(res) ~= "table" then fail(":add_gpu", "argument must be what a gpu_metrics sampler's stop() returns") end
-  local m = machine_opt(self, ":add_gpu", opts)
+  local bad = checks.add_gpu(self, res, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   if m then m.gpu = res else self.gpu = res end
 end
 
 -- What a metrics.start sampler's stop() returned (vLLM's /metrics over the run): charted
 -- (requests running and waiting, KV-cache use) and summarised; results.json's benchmarks.vllm_metrics.
 function Report:add_server_metrics(res, opts)
-  if type(res) ~= "table" then fail(":add_server_metrics", "argument must be what a metrics sampler's stop() returns") end
-  local m = machine_opt(self, ":add_server_metrics", opts)
+  local bad = checks.add_server_metrics(self, res, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   if m then m.server_metrics = res else self.server_metrics = res end
 end
 
 function Report:add_table(name, t, opts)
-  if type(t) ~= "table" or type(t.columns) ~= "table" or type(t.rows) ~= "table" then
-    fail(":add_table", "argument must be { columns = {...}, rows = { {...}, ... } }")
-  end
-  local m = machine_opt(self, ":add_table", opts)
+  local bad = checks.add_table(self, t, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   self.tables[#self.tables + 1] = { name = tostring(name), columns = t.columns, rows = t.rows, caption = t.caption,
                                     machine = m and m.key }
 end
@@ -218,27 +210,26 @@ end
 -- A line chart of the scenario's own figures (report.html; report.md lists its points in a
 -- table): series = { { name =, points = { {x, y}, ... } }, ... }, x_label, y_label, xlog.
 function Report:add_chart(name, c, opts)
-  if type(c) ~= "table" or type(c.series) ~= "table" then
-    fail(":add_chart", "argument must be { series = { { name =, points = { {x, y}, ... } }, ... }, x_label =, y_label = }")
-  end
-  for i, sr in ipairs(c.series) do
-    if type(sr) ~= "table" or type(sr.points) ~= "table" then fail(":add_chart", "series %d has no points list", i) end
-  end
-  local m = machine_opt(self, ":add_chart", opts)
+  local bad = checks.add_chart(self, c, opts)
+  if bad then error(bad, 2) end
+  local m = machine_opt(self, opts)
   self.charts[#self.charts + 1] = { name = tostring(name), series = c.series, x_label = c.x_label, y_label = c.y_label,
                                     xlog = c.xlog and true or false, caption = c.caption, machine = m and m.key }
 end
 
 -- A file the scenario wrote into the output folder, listed (with what it holds) in the reports' footer.
 function Report:add_file(path, what)
-  if type(path) ~= "string" or path == "" then fail(":add_file", "argument 'path' must be a path in the output folder") end
+  local bad = checks.add_file(path)
+  if bad then error(bad, 2) end
   for _, f in ipairs(self.files) do if f.path == path then f.what = what and tostring(what) or f.what return end end
   self.files[#self.files + 1] = { path = path, what = what and tostring(what) }
 end
 
 -- Free-form data at a dotted path of results.json ("benchmarks.mlperf").
 function Report:set(path, value)
-  if not dotted_path.set(self.extra, path, value) then fail(":set", "argument 'path' must be a dotted name such as benchmarks.mlperf") end
+  local bad = checks.path(path)
+  if bad then error(bad, 2) end
+  dotted_path.set(self.extra, path, value)
 end
 
 function Report:fail(message)
@@ -249,7 +240,8 @@ end
 -- merged into results.json's `manifest`; the loads' seeds, prompt sets and tokenizer are added
 -- when the report is written. runara.scenario fills it; a script of its own may too.
 function Report:manifest(fields)
-  if type(fields) ~= "table" then fail(":manifest", "argument must be a table of fields") end
+  local bad = checks.fields(":manifest", fields)
+  if bad then error(bad, 2) end
   self.manifest_fields = self.manifest_fields or {}
   for k, v in pairs(fields) do self.manifest_fields[tostring(k)] = v end
 end
@@ -310,6 +302,8 @@ end
 -- run) go in and the report says PARTIAL and why. `after(paths)` runs once the files are written
 -- (to print a summary); then the error goes on, so the run still ends as failed.
 function Report:run(body, after)
+  local bad = checks.run(body, after)
+  if bad then error(bad, 2) end
   local ok, err = pcall(body)
   if not ok then
     if self.gpu_sampler then pcall(function() self:add_gpu(self.gpu_sampler:stop()) end) end

@@ -2,6 +2,7 @@
 -- column per machine in a comparison) and where the reports are. rep:summary(paths).
 local figures = require("runara.report_figures")
 local compare = require("runara.report_machine_comparison")
+local checks = require("runara.report_checks")
 
 local M = {}
 
@@ -10,6 +11,8 @@ local finite, fixed = report_format.finite, report_format.fixed
 
 -- The report's method rep:summary (self: the report; paths: what write() returned, or nil).
 function M.summary(self, paths)
+  local bad = checks.summary(paths)
+  if bad then error(bad, 2) end
   local b = self:benchmarks()
   local ref = self:applicable_reference() or {}
   local lines = { self.title .. (self.simulated and " (SIMULATED)" or "") .. (self:errors() and " (PARTIAL)" or "") }

@@ -23,7 +23,7 @@ local function csv_cell(v)
 end
 
 -- A sweep's rows as written to NAME.json, and its CSV text (pure).
-function M.rows(list)
+local function rows_of(list)
   local rows, lines = {}, { table.concat(SWEEP_COLUMNS, ",") .. ",thresholds_crossed" }
   for _, res in ipairs(list) do
     if type(res) == "table" then
@@ -44,9 +44,15 @@ function M.rows(list)
   return rows, table.concat(lines, "\n") .. "\n"
 end
 
+-- report.sweep_table(results): the same, the argument checked at the caller's line.
+function M.rows(list)
+  if type(list) ~= "table" then error("report.sweep_table: argument 'results' must be a list of http_load results, got " .. type(list), 2) end
+  return rows_of(list)
+end
+
 -- Writes BASE.json and BASE.csv into the output folder.
 function M.write(base, list)
-  local rows, csv = M.rows(list)
+  local rows, csv = rows_of(list)
   runara.write_file(base .. ".json", rows)
   runara.write_file(base .. ".csv", csv)
 end

@@ -20,6 +20,7 @@ local report = require("runara.report")
 local machine_info = require("runara.machine")
 local manifest = require("runara.manifest")
 local errors = require("runara.errors")
+local report_checks = require("runara.report_checks")
 
 local M = {}
 
@@ -30,23 +31,24 @@ local function suggestion(name, candidates)
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end
 
--- Checks a declaration itself (the script author's mistakes), at the author's line.
-local function check_declaration(decl, level)
-  if type(decl) ~= "table" then error("scenario.run: argument 'declaration' must be a table", level) end
+-- What is wrong with a declaration itself (the script author's mistakes): a message, or nil.
+-- scenario.run raises it with level 2, at the author's line.
+local function declaration_problem(decl)
+  if type(decl) ~= "table" then return "scenario.run: argument 'declaration' must be a table" end
   local params = decl.params or {}
-  if type(params) ~= "table" then error("scenario.run: option 'params' must be a list of { name =, default =, help = }", level) end
+  if type(params) ~= "table" then return "scenario.run: option 'params' must be a list of { name =, default =, help = }" end
   local seen = {}
   for i, p in ipairs(params) do
     if type(p) ~= "table" or type(p.name) ~= "string" or not p.name:match("^[%a_][%w_]*$") then
-      error(string.format("scenario.run: params[%d] must be a table with a name made of letters, digits and _", i), level)
+      return string.format("scenario.run: params[%d] must be a table with a name made of letters, digits and _", i)
     end
-    if seen[p.name] then error("scenario.run: param '" .. p.name .. "' is declared twice", level) end
+    if seen[p.name] then return "scenario.run: param '" .. p.name .. "' is declared twice" end
     seen[p.name] = true
     if p.type ~= nil and not TYPES[p.type] then
-      error(string.format("scenario.run: param '%s': type must be string, number, integer, integers or boolean, got %s", p.name, tostring(p.type)), level)
+      return string.format("scenario.run: param '%s': type must be string, number, integer, integers or boolean, got %s", p.name, tostring(p.type))
     end
     if p.choices ~= nil and type(p.choices) ~= "table" then
-      error("scenario.run: param '" .. p.name .. "': choices must be a list of strings", level)
+      return "scenario.run: param '" .. p.name .. "': choices must be a list of strings"
     end
   end
 end
@@ -164,6 +166,15 @@ end
 function Scenario:machine(spec)
   if type(spec) ~= "table" then error("sc:machine: argument must be a table { name =, size =, image =, region = }", 2) end
   local rep = spec.report or self.report  -- a machine's view of the report (rep:machine) in a comparison
+  if type(rep) ~= "table" or type(rep.bill) ~= "function" or type(rep.metadata) ~= "function" then
+    error("sc:machine: option 'report' must be the scenario's report or a machine's view of it (rep:machine), got " ..
+          errors.show(spec.report), 2)
+  end
+  for _, k in ipairs({ "gpu_interval", "timeout" }) do
+    if spec[k] ~= nil and not (type(spec[k]) == "number" and spec[k] > 0) then
+      error(string.format("sc:machine: option '%s' must be a number of seconds above 0, got %s", k, errors.show(spec[k])), 2)
+    end
+  end
   local on = runara.on or {}
   local m = { label = spec.label or spec.name }
   if on.machine then
@@ -229,9 +240,13 @@ end
 -- The server to measure: vLLM started on `m` (runara.vllm options), or the running server --on
 -- URL names (its model: opts.model when it serves that, else the first it lists).
 function Scenario:serve(m, opts)
-  local bad = require("runara.vllm").check_options(opts)
+  local vllm = require("runara.vllm")
+  local bad = vllm.check_options(opts)
   if bad then error(bad, 2) end  -- at the scenario's own line, before anything starts
   local on = runara.on or {}
+  if not on.endpoint and (type(m) ~= "table" or m.session == nil) then
+    error("sc:serve: argument 'machine' must be what sc:machine returned, got " .. errors.show(m), 2)
+  end
   if on.endpoint then
     local ids = served_models(on.endpoint)
     local model = ids[1]
@@ -243,7 +258,9 @@ function Scenario:serve(m, opts)
     self.manifest.serving[#self.manifest.serving + 1] = manifest.endpoint(on.endpoint, model)
     return { url = on.endpoint, model = model, version = "unknown", endpoint = true }
   end
-  local server = require("runara.vllm").start(m.session, opts)
+  -- vllm.start's own errors (no GPU tool, a server that never answered) at the scenario's line too.
+  local server, failed = vllm.try_start(m.session, opts)
+  if not server then error(failed, 2) end
   server.remove_log = m.kind == "machine"
   self.servers[#self.servers + 1] = server
   -- The serving stack for the manifest: one remote command (image digest, model revision).
@@ -290,7 +307,8 @@ end
 -- measured so far). `decl.summary(sc, paths)` may print the closing lines (default: the
 -- report's summary). Under `runara SCRIPT --help` it prints the help and runs nothing.
 function M.run(decl, body)
-  check_declaration(decl, 3)
+  local bad = declaration_problem(decl)
+  if bad then error(bad, 2) end
   if type(body) ~= "function" then error("scenario.run: argument 'body' must be a function(sc)", 2) end
   if runara.help then
     print(M.help(decl, arg and arg[0]))
@@ -303,7 +321,11 @@ function M.run(decl, body)
   end
   local title = decl.title
   if type(title) == "function" then title = title(params, M.target_words(params.size)) end
-  local rep = report.new{ title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
+  local report_options = { title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
+  -- An unknown reference is the declaration's mistake: report.new's error, at the line that called scenario.run.
+  bad = report_checks.new(report_options)
+  if bad then error(bad, 2) end
+  local rep = report.new(report_options)
   local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {} }, Scenario)
   rep:set("params", params)
   -- The run manifest (runara.manifest): filled as machines and servers come; the loads' seeds

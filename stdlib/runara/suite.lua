@@ -65,7 +65,7 @@ local function common_problem(opts, known)
   if opts.name_prefix ~= nil and type(opts.name_prefix) ~= "string" then
     return "option 'name_prefix' must be a string, got " .. errors.show(opts.name_prefix)
   end
-  if opts.report ~= nil and type(opts.report) ~= "table" then
+  if opts.report ~= nil and (type(opts.report) ~= "table" or type(opts.report.add_load) ~= "function") then
     return "option 'report' must be a report from runara.report's new, got " .. errors.show(opts.report)
   end
   for _, k in ipairs({ "quiet", "remote" }) do

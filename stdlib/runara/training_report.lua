@@ -3,6 +3,7 @@
 --
 --   require("runara.training_report").add(rep, parsed, { energy = { transformer = {j =, tokens =} } })
 local training = require("runara.training")
+local errors = require("runara.errors")
 local seed = require("runara.reference_numbers").training_seed001
 
 local M = {}
@@ -45,6 +46,21 @@ local TRANSFORMER_COLUMNS = { "size", "GPUs", "params", "batch", "seq", "tokens/
 
 -- Adds the tables and charts; returns what goes into results.json's benchmarks.training.
 function M.add(rep, r, opts)
+  if type(rep) ~= "table" or type(rep.add_table) ~= "function" or type(rep.add_chart) ~= "function" then
+    error("training_report.add: argument 'report' must be a report (runara.report's new), got " .. errors.show(rep), 2)
+  end
+  local parts = { "matmul", "linear", "fp8", "mlp", "transformer", "ddp" }
+  if type(r) ~= "table" then
+    error("training_report.add: argument 'results' must be what training.parse returns, got " .. type(r), 2)
+  end
+  for _, k in ipairs(parts) do
+    if type(r[k]) ~= "table" then
+      error("training_report.add: argument 'results' must be what training.parse returns (its '" .. k .. "' list is missing)", 2)
+    end
+  end
+  if opts ~= nil and (type(opts) ~= "table" or (opts.energy ~= nil and type(opts.energy) ~= "table")) then
+    error("training_report.add: options must be a table (energy = a list of { phase =, j =, tokens = })", 2)
+  end
   opts = opts or {}
   local gpu = r.env and r.env.gpu
   local out = { env = r.env, seed_source = seed.source }

@@ -74,11 +74,10 @@ local function problem(opts)
   end
 end
 
--- Raises vllm.start's option errors at the caller of vllm.start: check must be called directly
--- by M.start (level 1 = check, 2 = M.start, 3 = the user's line), never through another helper.
-local function check(opts)
-  local msg = problem(opts)
-  if msg then error("vllm.start: " .. msg, 3) end
+-- What is wrong with vllm.start's session argument (a message), or nil.
+local function session_problem(s)
+  if type(s) == "userdata" or (type(s) == "table" and type(s.exec) == "function") then return nil end
+  return "argument 'session' must be an ssh session (ssh.connect), got " .. show(s)
 end
 
 -- For a wrapper of vllm.start (e.g. runara.scenario's serve): the message vllm.start would raise
@@ -86,13 +85,6 @@ end
 function M.check_options(opts)
   local msg = problem(opts)
   return msg and "vllm.start: " .. msg or nil
-end
-
--- What kind of GPU the machine has, by the tool it carries (runara.container's detection).
-local function detect_gpu(s)
-  local kind, message = container.detect(s)
-  if not kind then error("vllm.start: " .. message, 3) end
-  return kind
 end
 
 local function serve_args(opts, port)
@@ -146,6 +138,7 @@ function Server:stop()
   if self.remove_log then self.session:exec("rm -f " .. quote(self.log), { quiet = true, check = false }) end
 end
 
+-- Seconds until the server answered; or nil and why it never did (the message vllm.start raises).
 local function wait_ready(server, timeout, poll)
   local started = runara.now()
   local last_note = started
@@ -153,15 +146,15 @@ local function wait_ready(server, timeout, poll)
     local ok, r = pcall(metrics.get, server.url .. "/v1/models", { timeout = 5 })
     if ok and r.status == 200 then return runara.now() - started end
     if not server.process:running() then
-      error(string.format("vllm.start: the server on %s exited before it was ready; its last lines:\n%s",
-        server.session.name, server:log_tail(20)), 3)
+      return nil, string.format("vllm.start: the server on %s exited before it was ready; its last lines:\n%s",
+        server.session.name, server:log_tail(20))
     end
     local waited = runara.now() - started
     if waited > timeout then
       server.process:kill("TERM")
-      error(string.format("vllm.start: the server on %s was not ready after %d s (GET /v1/models: %s); its last lines:\n%s",
+      return nil, string.format("vllm.start: the server on %s was not ready after %d s (GET /v1/models: %s); its last lines:\n%s",
         server.session.name, math.floor(waited), ok and ("HTTP " .. r.status) or tostring(r):match("[^\n]*"),
-        server:log_tail(20)), 3)
+        server:log_tail(20))
     end
     if runara.now() - last_note >= 15 then
       last_note = runara.now()
@@ -173,10 +166,18 @@ local function wait_ready(server, timeout, poll)
   end
 end
 
--- Starts the server and waits until it answers. Returns a server: url, model, version, ready_s.
-function M.start(s, opts)
-  check(opts)
-  local gpu = opts.gpu or detect_gpu(s)
+-- vllm.start's work: the server, or nil and the message vllm.start raises (a bad argument or
+-- option, a machine without a GPU tool, a server that never answered). Errors of the machine's
+-- own (ssh) are raised as they come.
+local function launch(s, opts)
+  local bad = session_problem(s) or problem(opts)
+  if bad then return nil, "vllm.start: " .. bad end
+  local gpu = opts.gpu
+  if not gpu then
+    local message
+    gpu, message = container.detect(s)  -- by the GPU tool the machine carries
+    if not gpu then return nil, "vllm.start: " .. message end
+  end
   local mode = opts.mode or "docker"
   local port = opts.port or 8000
   local log = opts.log or "vllm.log"
@@ -193,10 +194,26 @@ function M.start(s, opts)
   local server = setmetatable({ session = s, process = process, model = opts.model, mode = mode, gpu = gpu,
     port = port, log = log, url = s:forward(port), command = server_command,
     image = mode == "docker" and (opts.image or IMAGES[gpu]) or nil }, Server)
-  server.ready_s = wait_ready(server, opts.ready_timeout or 1800, opts.poll or (runara.simulated and 0.5 or 2))
+  local ready_s, not_ready = wait_ready(server, opts.ready_timeout or 1800, opts.poll or (runara.simulated and 0.5 or 2))
+  if not ready_s then return nil, not_ready end
+  server.ready_s = ready_s
   server.version = server:log_tail(400):match("[Vv][Ll][Ll][Mm] API server version ([%w%.%+%-]+)") or "unknown"
   runara.log(string.format("vllm: %s ready on %s after %.1f s (vLLM %s)", opts.model, s.name, server.ready_s, server.version))
   return server
+end
+
+-- Starts the server and waits until it answers. Returns a server: url, model, version, ready_s.
+-- Its errors carry the line that called it.
+function M.start(s, opts)
+  local server, message = launch(s, opts)
+  if not server then error(message, 2) end
+  return server
+end
+
+-- For a wrapper of vllm.start (e.g. runara.scenario's serve): the server, or nil and the message
+-- vllm.start would raise; the wrapper raises it at its own caller's line.
+function M.try_start(s, opts)
+  return launch(s, opts)
 end
 
 return M
