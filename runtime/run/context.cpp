@@ -215,6 +215,12 @@ bool Runtime::Impl::called_by_async_shim(lua_State* L) {
 }
 
 std::string caller_location(lua_State* L, int level) {
+  // A primitive the stdlib calls for the script (droplet.create from sc:machine) reports its
+  // argument errors at the script's line, as the stdlib's own errors do
+  // (stdlib/runara/errors.lua): frames of the stdlib's modules are passed over, unless the stdlib
+  // is all there is (a task it spawned).
+  const std::string stdlib_chunk = "@" + impl_of(L).options().stdlib_dir + "/";
+  std::string first;
   lua_Debug ar;
   for (int l = level; lua_getstack(L, l, &ar); ++l) {
     lua_getinfo(L, "Sl", &ar);
@@ -222,9 +228,13 @@ std::string caller_location(lua_State* L, int level) {
     // script made the call.
     const bool wrapper = ar.source && ar.source[0] == '=' && std::strncmp(ar.source, "=(", 2) != 0 &&
                          std::strcmp(ar.source, "=stdin") != 0;
-    if (ar.currentline > 0 && !wrapper) return std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
+    if (ar.currentline <= 0 || wrapper) continue;
+    std::string here = std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
+    const bool stdlib = ar.source && std::strncmp(ar.source, stdlib_chunk.c_str(), stdlib_chunk.size()) == 0;
+    if (!stdlib) return here;
+    if (first.empty()) first = std::move(here);
   }
-  return "?";
+  return first.empty() ? "?" : first;
 }
 
 }  // namespace runara

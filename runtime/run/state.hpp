@@ -215,7 +215,8 @@ void open_at_exit_api(lua_State* L, Runtime::Impl& rt);  // into the `runara` ta
 void open_sandbox(lua_State* L, Runtime::Impl& rt);
 void open_require(lua_State* L, Runtime::Impl& rt);
 
-// "file:line" of the Lua code that called the running C function (level 1).
+// "file:line" of the Lua code that called the running C function (level 1): the script's, when
+// the stdlib made the call on its behalf.
 std::string caller_location(lua_State* L, int level = 1);
 
 }  // namespace runara

@@ -34,7 +34,8 @@ end
 -- position followed by `start`.
 local function at(fn, start)
   local where = caller_position()
-  if not where:match("^" .. FILE:gsub("%.", "%%.") .. ":%d+: $") then error("no position for the calling line: " .. where, 2) end
+  -- (the file as ctest names it, by its full path, or as run from its folder)
+  if not ("/" .. where):match("/" .. FILE:gsub("%.", "%%.") .. ":%d+: $") then error("no position for the calling line: " .. where, 2) end
   local ok, err = pcall(fn)
   if ok then error("expected an error starting " .. string.format("%q", start) .. ", got none", 2) end
   err = tostring(err)

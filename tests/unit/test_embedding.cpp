@@ -3,8 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include "runara/primitive.hpp"
 #include "runara/runtime.hpp"
 
 using runara::Exit;
@@ -120,4 +123,72 @@ TEST_CASE("a Runtime runs once: a second run is refused, not crashed", "[embed]"
   auto again = rt.run_string("print(2)");
   CHECK(again.exit == Exit::usage);
   CHECK(again.message.find("create a new Runtime") != std::string::npos);
+}
+
+namespace {
+// A host's primitive that adds `hello` to the http_load table (Primitive::adds_to_existing).
+struct HttpLoadHello : runara::Primitive {
+  std::string name() const override { return "http_load"; }
+  bool adds_to_existing() const override { return true; }
+  void open(lua_State* L, runara::Context&) override {
+    lua_newtable(L);
+    lua_pushcfunction(L, [](lua_State* L) -> int {
+      lua_pushliteral(L, "hello");
+      return 1;
+    });
+    lua_setfield(L, -2, "hello");
+  }
+};
+}  // namespace
+
+TEST_CASE("a runtime without the built-in primitives has only runara, watchdog and the host's own", "[embed]") {
+  Captured c;
+  runara::Runtime rt(quiet_options(), c.events(), runara::Runtime::without_builtins);
+  auto out = rt.run_string(
+      "print(type(runara), type(watchdog), type(droplet), type(ssh), type(http_load), type(gpu_metrics), type(metrics))");
+  CHECK(out.exit == Exit::ok);
+  CHECK(c.printed == "table\ttable\tnil\tnil\tnil\tnil\tnil\n");
+}
+
+TEST_CASE("a primitive that adds to an existing table keeps the table's own functions", "[embed]") {
+  {
+    Captured c;
+    runara::Runtime rt(quiet_options(), c.events());
+    rt.add_primitive(std::make_unique<HttpLoadHello>());
+    auto out = rt.run_string("print(type(http_load.run), http_load.hello())");
+    CHECK(out.exit == Exit::ok);
+    CHECK(c.printed == "function\thello\n");
+  }
+  {  // where no primitive opened the table, it becomes the global
+    Captured c;
+    runara::Runtime rt(quiet_options(), c.events(), runara::Runtime::without_builtins);
+    rt.add_primitive(std::make_unique<HttpLoadHello>());
+    auto out = rt.run_string("print(type(http_load.run), http_load.hello())");
+    CHECK(out.exit == Exit::ok);
+    CHECK(c.printed == "nil\thello\n");
+  }
+}
+
+TEST_CASE("an argument error of a primitive the stdlib calls carries the script's line", "[embed]") {
+  // A module of the stdlib's calls runara.sleep with the script's bad value: the error names the
+  // script's line 2, not the module's (as the stdlib's own errors do: stdlib/runara/errors.lua).
+  const std::string lib = "/tmp/runara-test-embedding-stdlib";
+  std::filesystem::create_directories(lib);
+  std::ofstream(lib + "/napper.lua") << "local M = {}\nfunction M.nap(s)\n  runara.sleep(s)\n  return true\nend\nreturn M\n";
+  runara::Options o = quiet_options();
+  o.stdlib_dir = lib;
+  Captured c;
+  runara::Runtime rt(o, c.events());
+  auto out = rt.run_string("local napper = require('napper')\nnapper.nap(-1)\n");
+  CHECK(out.exit == Exit::script_error);
+  CHECK(out.message.find("(command line):2: runara.sleep: argument #1") != std::string::npos);
+  // A task the stdlib spawns for the script is the script's too: a C function spawned directly
+  // fails with the spawn's file:line, and that is the script's.
+  std::ofstream(lib + "/napper.lua") << "local M = {}\nfunction M.nap(s)\n  return runara.spawn(runara.sleep, s)\nend\nreturn M\n";
+  Captured c2;
+  runara::Runtime rt2(o, c2.events());
+  auto out2 = rt2.run_string("local napper = require('napper')\nlocal t = napper.nap(-1)\nprint(select(2, pcall(t.join, t)))\n");
+  INFO(c2.printed << out2.message);
+  CHECK(c2.printed.find("(command line):2: runara.sleep: argument #1") != std::string::npos);
+  std::filesystem::remove_all(lib);
 }
