@@ -44,7 +44,7 @@ constexpr std::size_t kMaxSweepPoints = 1000;
 constexpr int kMaxRunThreads = 256;                 // worker threads of all loads running at once
 
 // The URL, parsed as libcurl parses it; raises a clear error for anything the target policy
-// could not judge (see load/target_url.hpp).
+// could not judge (see load_job/target_url.hpp).
 TargetUrl parse_url(lua_State* L, const std::string& text) {
   std::string error;
   auto parsed = parse_target_url(text, error);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "load_job/off_loop.hpp"
 #include "load_job/remote_load.hpp"
 #include "load/request_target.hpp"
 #include "net/target_policy.hpp"
@@ -44,12 +45,6 @@ std::string agent_hash(const std::string& path, std::string& error) {
 }
 
 // One hash on libuv's thread pool, its answer back on the loop.
-struct HashWork {
-  uv_work_t req{};
-  std::string path, hash, error;
-  std::function<void(HashWork&)> then;
-};
-
 void check_target_url(lua_State* L, const TargetUrl& url, const CommandTarget& target) {
   if (url.scheme != "http") {
     args::raise(L, "%s: option 'on': the load agent speaks plain http:// to the machine's own server; give url = \"http://127.0.0.1:PORT\", not %s://", kRun, url.scheme.c_str());
@@ -133,25 +128,18 @@ void run_points_remotely(LoadPlan& plan, Context& ctx, const RemoteLoadChoice& r
 }
 
 void install_agent(Context& ctx, const RemoteLoadChoice& remote, std::function<void(const std::string& error)> done) {
-  auto* work = new HashWork;
-  work->req.data = work;
-  work->path = remote.agent_local;
-  work->then = [remote, done = std::move(done)](HashWork& w) {
-    if (w.hash.empty()) return done(w.error);
-    *remote.agent_remote = ".cache/runara/runara-agent-" + w.hash;
-    auto target = remote.target.lock();
-    if (!target) return done("the ssh session was closed");
-    target->install(remote.agent_local, *remote.agent_remote, done);
+  struct Hashed {
+    std::string hash, error;
   };
-  uv_queue_work(
-      ctx.loop(), &work->req, [](uv_work_t* req) {
-        auto* w = static_cast<HashWork*>(req->data);
-        w->hash = agent_hash(w->path, w->error);
-      },
-      [](uv_work_t* req, int status) {
-        std::unique_ptr<HashWork> w(static_cast<HashWork*>(req->data));
-        if (status != 0) w->hash.clear(), w->error = "reading the load agent was cancelled";
-        w->then(*w);
+  auto hashed = std::make_shared<Hashed>();
+  off_loop(
+      ctx.loop(), [hashed, path = remote.agent_local] { hashed->hash = agent_hash(path, hashed->error); },
+      [hashed, remote, done = std::move(done)] {
+        if (hashed->hash.empty()) return done(hashed->error.empty() ? "reading the load agent was cancelled" : hashed->error);
+        *remote.agent_remote = ".cache/runara/runara-agent-" + hashed->hash;
+        auto target = remote.target.lock();
+        if (!target) return done("the ssh session was closed");
+        target->install(remote.agent_local, *remote.agent_remote, done);
       });
 }
 

@@ -30,7 +30,7 @@ function(runara_component name)
   # The component's whole include path, one folder a line, for tests/layers.sh.
   file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/include-views/${name}.include-path
     CONTENT "$<JOIN:$<TARGET_PROPERTY:${name},INCLUDE_DIRECTORIES>,\n>\n")
-  target_compile_definitions(${name} PRIVATE ${RUNARA_PATH_DEFINITIONS})
+  target_compile_definitions(${name} PRIVATE ${RUNARA_COMPONENT_DEFINITIONS})
   if(RUNARA_FUZZ)  # coverage for libFuzzer (clang only; tests/fuzz/README.md)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer-no-link)
   endif()

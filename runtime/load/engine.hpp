@@ -42,7 +42,7 @@ struct LoadOutcome {
 };
 
 // What runs one point of a load: this process's LoadEngine, or the remote load agent
-// (load/remote_load.hpp) doing the same on another machine. LoadJob sees only this.
+// (load_job/remote_load.hpp) doing the same on another machine. LoadJob sees only this.
 class LoadRunner {
  public:
   using Progress = std::function<void(const std::string& line)>;

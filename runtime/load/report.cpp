@@ -74,7 +74,7 @@ void add_input_counts(json& out, const LoadStats& s) {
 // tokenizer mismatch inflated them 5×.) Every measured request the server reported
 // usage.prompt_tokens for is compared with the client's own count of its prompt: a difference
 // over 1 % means the prompts were not the length asked (give the model's tokenizer.json).
-// The job adds `tokenize` to it: the server's /tokenize asked first (load/tokenize_check.hpp).
+// The job adds `tokenize` to it: the server's /tokenize asked first (load_job/tokenize_check.hpp).
 void add_token_check(json& out, const LoadSpec& spec, const LoadStats& s) {
   constexpr double kTolerancePct = 1;
   json check = {{"source", "usage.prompt_tokens"}, {"tolerance_pct", kTolerancePct}};

@@ -231,7 +231,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   }
 
   // After the prompts are made, before the first point (on the loop): the server's own count of a
-  // few prompts (load/tokenize_check.hpp). Whatever it finds, the load runs.
+  // few prompts (load_job/tokenize_check.hpp). Whatever it finds, the load runs.
   void check_tokens() noexcept {
     if (aborted) return;
     if (!error.empty()) return start_point();

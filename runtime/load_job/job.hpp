@@ -1,6 +1,6 @@
 // One http_load.run call from start to results, on the run's event loop: prepares the request
 // bodies (reading a prompt file off the loop), asks the server's /tokenize how it counts a few
-// of the prompts (an OpenAI-API load sent from here: load/tokenize_check.hpp; the answer goes in
+// of the prompts (an OpenAI-API load sent from here: load_job/tokenize_check.hpp; the answer goes in
 // every point's token_count_check.tokenize), runs each point of the sweep in turn with a
 // LoadEngine, and writes each point's files: requests.jsonl as the point runs (a RequestLog
 // opened when it starts), results.json when it ends (off the loop). Both are opened below the
@@ -47,7 +47,7 @@ struct LoadPlan {
   std::string sweep_dir;         // a sweep's folder for sweep.json / sweep.csv; "" when not a sweep
   std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
   // What runs each point: null for this process's LoadEngine; the remote agent's runner for
-  // `http_load.run{ on = session }` (load/remote_load.hpp).
+  // `http_load.run{ on = session }` (load_job/remote_load.hpp).
   std::function<std::unique_ptr<LoadRunner>(uv_loop_t*, std::shared_ptr<const LoadSpec>, LoadRunner::Progress)> runner;
 };
 

@@ -81,7 +81,7 @@ std::string errors_text(const json& r) {
   return out;
 }
 
-// The server's /tokenize counted the prompts asked about otherwise (load/tokenize_check.hpp):
+// The server's /tokenize counted the prompts asked about otherwise (load_job/tokenize_check.hpp):
 // what the summary says, "" when it agreed or did not run (results.json says why).
 std::string tokenize_differs(const json& r) {
   const auto check = r.find("token_count_check");

@@ -219,7 +219,7 @@ std::string caller_location(lua_State* L, int level) {
   // argument errors at the script's line, as the stdlib's own errors do
   // (stdlib/runara/errors.lua): frames of the stdlib's modules are passed over, unless the stdlib
   // is all there is (a task it spawned).
-  const std::string stdlib_chunk = "@" + impl_of(L).options().stdlib_dir + "/";
+  const std::string& stdlib_chunk = impl_of(L).stdlib_chunk_prefix_;
   std::string first;
   lua_Debug ar;
   for (int l = level; lua_getstack(L, l, &ar); ++l) {

@@ -44,10 +44,15 @@ const std::string& Runtime::Impl::history_script_sha256() {
   return *history_sha256_;
 }
 
+RunHistory& Runtime::Impl::history_db() {
+  if (!history_db_) history_db_ = std::make_unique<RunHistory>(options_.history_dir);
+  return *history_db_;
+}
+
 void Runtime::Impl::write_running_row() {
   HistoryEntry e = row_of(*this);
   e.status = kRunning;
-  RunHistory(options_.history_dir).record(e);
+  history_db().record(e);
   history_row_ = HistoryRow::running;
 }
 
@@ -90,7 +95,7 @@ void Runtime::Impl::record_history(const nlohmann::json& run) {
     e.output_tokens_per_s = h.output_tokens_per_s;
     e.ttft_p50_ms = h.ttft_p50_ms;
     e.cost_usd = h.cost_usd;
-    RunHistory(options_.history_dir).record(e);
+    history_db().record(e);
   } catch (const std::exception& ex) {
     log(std::string("warning: the run history was not written (runara runs will not list this run): ") + ex.what());
   }
@@ -104,7 +109,7 @@ void Runtime::Impl::forget_history() {
   history_row_ = HistoryRow::ended;
   if (!written) return;
   try {
-    RunHistory(options_.history_dir).forget(run_id_);
+    history_db().forget(run_id_);
   } catch (const std::exception& ex) {
     const std::string line = shown(std::string("warning: the run history keeps a row for this run, which left "
                                                "nothing (runara runs will list it as killed): ") + ex.what(),

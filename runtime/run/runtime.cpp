@@ -72,6 +72,7 @@ Runtime::Impl::Impl(Options options, Events events)
   if (options_.stdlib_dir.empty()) {
     options_.stdlib_dir = access(RUNARA_DEFAULT_STDLIB, R_OK) == 0 ? RUNARA_DEFAULT_STDLIB : RUNARA_INSTALLED_STDLIB;
   }
+  stdlib_chunk_prefix_ = "@" + options_.stdlib_dir + "/";
 }
 
 Runtime::Impl::~Impl() {

@@ -22,6 +22,7 @@
 #include "guards/permissions.hpp"
 #include "base/progress_throttle.hpp"
 #include "base/run_output.hpp"
+#include "run/history.hpp"
 #include "run/record.hpp"
 #include "runara/primitive.hpp"
 #include "runara/runtime.hpp"
@@ -122,6 +123,12 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   const std::string& history_script_sha256();      // read once, as the run starts
   enum class HistoryRow { none, running, ended } history_row_ = HistoryRow::none;
   std::optional<std::string> history_sha256_;
+  // One connection for the run's writes (its start, its folder, its end), opened at the first.
+  RunHistory& history_db();
+  // How the stdlib's modules are named as chunks ("@<stdlib_dir>/"): caller_location passes
+  // over their frames.
+  std::string stdlib_chunk_prefix_;
+  std::unique_ptr<RunHistory> history_db_;
   // runara.at_exit functions (script/runara_at_exit.cpp): run once, before teardown.
   void run_at_exit(const Outcome& ending);
   bool at_exit_over() const;  // their budget is spent, or another signal came

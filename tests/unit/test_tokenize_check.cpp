@@ -1,4 +1,4 @@
-// The /tokenize pre-flight of an OpenAI-API load (runtime/load/tokenize_check.*): its rules alone
+// The /tokenize pre-flight of an OpenAI-API load (runtime/load_job/tokenize_check.*): its rules alone
 // (which prompts, the request, what an answer must be, the verdict), the check against the
 // simulated vLLM (counts that agree, a skewed count, no /tokenize), against a hostile or slow
 // server (bounded, "not run" with why), the target policy and the secrets' rules it shares with
