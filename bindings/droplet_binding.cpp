@@ -105,12 +105,13 @@ void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
   if (m.destroyed_at != 0 || m.destroy_asked) return forget(ctx, m);
   if (m.ip.empty()) return;
   const auto& cloud = ctx.options().cloud;
-  const bool simulated = cloud.simulated && cloud.api_base == cloud.simulated->api_base();
-  const auto host = simulated ? cloud.simulated->host(m.ip) : std::nullopt;
-  // An isolated simulated machine's address is not this computer's from here: from here it is
-  // this computer's own loopback, where it would reach your services. Its sshd (and through it,
-  // its tunnels) is reached by sockets made inside it (RunMachine::open_socket).
-  if (!(host && host->open_socket)) ctx.add_reachable(m.ip, 0);
+  // Routes are the host's word about machines of the API they are for, never another's.
+  const bool routed = cloud.routes && cloud.api_base == cloud.routes->api_base();
+  auto route = routed ? cloud.routes->route(m.ip) : std::nullopt;
+  // A machine reached through sockets of its own (one in a network namespace) is not at its
+  // address from here: from here that address is this computer's loopback, where it would reach
+  // your services. Its sshd (and through it, its tunnels) is reached by those sockets.
+  if (!(route && route->open_socket)) ctx.add_reachable(m.ip, 0);
   RunMachine machine;
   machine.name = m.name;
   machine.address = m.ip;
@@ -120,14 +121,7 @@ void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
     ctx.add_secret("SSH_PRIVATE_KEY", machine.ssh_private_key);
   }
   machine.pin_host_key = [&fleet, name = m.name](const std::string& fingerprint) { fleet.pin_host_key(name, fingerprint); };
-  // The simulated cloud's machines are sshds of their own: only while the run talks to that very
-  // simulated API (never the real one) does it say which port and user reach them.
-  if (host) {
-    machine.ssh_port = host->ssh_port;
-    machine.ssh_user = host->ssh_user;
-    machine.forward_host = host->forward_host;
-    machine.open_socket = host->open_socket;
-  }
+  if (route) machine.route = std::move(*route);
   ctx.add_machine(std::move(machine));
 }
 

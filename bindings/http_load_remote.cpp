@@ -73,14 +73,11 @@ void check_secrets(lua_State* L, const TargetPolicy* secrets_policy, const Comma
   }
 }
 
-// A simulated droplet shares this computer's loopback with the others: its "own loopback" is the
-// address it was given (RunMachine::forward_host).
-void point_at_simulated_machine(Context& ctx, const CommandTarget& target, TargetUrl& url) {
+// A machine whose loopback has an address of its own (MachineRoute::loopback): the agent there
+// reaches "127.0.0.1" at that address.
+void point_at_machine_loopback(Context& ctx, const CommandTarget& target, TargetUrl& url) {
   const RunMachine* machine = ctx.machine(target.address());
-  if (!machine || machine->forward_host.empty() || (url.host != "127.0.0.1" && url.host != "localhost")) return;
-  const auto at = url.url.find("://" + url.host);
-  if (at != std::string::npos) url.url.replace(at + 3, url.host.size(), machine->forward_host);
-  url.host = machine->forward_host;
+  if (machine) point_loopback_at(url, machine->route.loopback);
 }
 
 }  // namespace
@@ -105,7 +102,7 @@ std::optional<RemoteLoadChoice> parse_remote_load(lua_State* L, Context& ctx, Ta
   lua_pop(L, 2);
   if (http2) args::raise(L, "%s: option 'on': the load agent speaks HTTP/1.1 only; leave out http2 (or measure from here without 'on')", kRun);
   if (ca_file) args::raise(L, "%s: option 'on': the load agent speaks plain http:// only; 'ca_file' has no use there", kRun);
-  point_at_simulated_machine(ctx, *target, url);
+  point_at_machine_loopback(ctx, *target, url);
   check_target_url(L, url, *target);
   check_secrets(L, secrets_policy, *target);
   RemoteLoadChoice choice;

@@ -16,7 +16,7 @@ std::function<void(const nlohmann::json& result)> point_reporter(Context& ctx, b
     }
     if (quiet) return;
     // On the simulated cloud every figure printed says so: a rehearsal must never pass for a run.
-    const bool simulated = ctx.options().cloud.simulated != nullptr;
+    const bool simulated = ctx.options().simulated;
     if (!sweep) {
       const std::string text = load_summary_text(r);
       return ctx.print(simulated ? "SIMULATED (runara --sim: no GPU ran; a latency model's numbers)\n" + text : text);

@@ -172,10 +172,11 @@ int session_forward(lua_State* L) {
   const auto target = run_target_policy(ctx, fn)->tunnel_target(host, remote_port, own, box->where(), why);
   if (!target) args::raise(L, "%s", why.c_str());
   host = target->connect_host;
-  // An unboxed simulated droplet (--sim-unisolated) shares this computer's loopback with the
-  // others: its "own loopback" is the address it was given, and so is every other spelling of itself (its private address
-  // does not exist here: on this computer it is the LAN's).
-  if (machine && !machine->forward_host.empty() && target->to.empty()) host = machine->forward_host;
+  // A machine whose loopback has an address of its own (its route's: one sharing this
+  // computer's loopback with others, as --sim-unisolated's do): that is its "own loopback", and
+  // so is every other spelling of itself (its private address does not exist here: on this
+  // computer it is the LAN's).
+  if (machine && !machine->route.loopback.empty() && target->to.empty()) host = machine->route.loopback;
   try {
     auto forward = std::make_unique<ssh::PortForward>(ctx.loop(), *box->session, host, remote_port);
     const int local = forward->port();

@@ -203,12 +203,14 @@ LoginPlan plan_login(lua_State* L, Context& ctx) {
     args::raise(L, "%s: host %s is not granted: a script may log only into the run's own droplets and hosts named "
                 "with --allow-host (run with --allow-host %s)", kFn, hp.c_str(), hp.c_str());
   }
-  if (plan.machine && plan.machine->ssh_port > 0) {
-    // A simulated droplet (runara --sim): its sshd listens elsewhere and logs in the local user.
-    plan.port = plan.machine->ssh_port;
-    plan.user = plan.machine->ssh_user;
+  if (plan.machine) {
+    // The machine's route (a stand-in cloud's machine: its sshd listens elsewhere and logs in
+    // another user) says how it is reached, whatever the script asked.
+    const MachineRoute& route = plan.machine->route;
+    if (route.ssh_port > 0) plan.port = route.ssh_port;
+    if (!route.ssh_user.empty()) plan.user = route.ssh_user;
+    plan.options.open_socket = route.open_socket;
   }
-  if (plan.machine) plan.options.open_socket = plan.machine->open_socket;
   plan.options.address = plan.host;
   plan.options.port = plan.port;
   plan.options.user = plan.user;

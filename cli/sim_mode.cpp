@@ -62,7 +62,8 @@ std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std
     options.cloud.context.clear();
     options.cloud.state_dir = cloud->state_dir();
     options.cloud.poll_s = 0.5;
-    options.cloud.simulated = cloud;
+    options.cloud.routes = cloud;
+    options.simulated = true;
     if (time_scale == 1)
       say("simulated cloud (--sim): no account, no money; machines are boxed local sshds and every number is simulated");
     return cloud;

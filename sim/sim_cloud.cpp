@@ -66,13 +66,13 @@ SimCloud::~SimCloud() {
 
 std::string SimCloud::api_base() const { return api_->base_url(); }
 
-std::optional<SimulatedHost> SimCloud::host(std::string_view address) const {
+std::optional<MachineRoute> SimCloud::route(std::string_view address) const {
   std::lock_guard lock(mu_);
   const auto it = ports_.find(std::string(address));
   if (it == ports_.end()) return std::nullopt;
-  if (!config_.isolated) return SimulatedHost{it->second, user_, it->first, nullptr};
+  if (!config_.isolated) return MachineRoute{it->second, user_, it->first, nullptr};
   // Boxed, the machine's loopback is its own: "127.0.0.1" in a tunnel already means the machine.
-  return SimulatedHost{it->second, kIsolatedUser, "",
+  return MachineRoute{it->second, kIsolatedUser, "",
                        [this, a = it->first](std::string& error) { return open_socket(a, error); }};
 }
 

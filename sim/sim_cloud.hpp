@@ -18,7 +18,7 @@
 
 #include "sim/simulated_droplet.hpp"
 
-#include "runara/simulated_cloud.hpp"
+#include "runara/machine_routes.hpp"
 
 namespace runara::sim {
 
@@ -38,13 +38,13 @@ struct SimCloudConfig {
 // The shim folder (sim/machine) this build was made with, else the installed copy.
 std::string default_shims_dir();
 
-class SimCloud : public SimulatedCloud {
+class SimCloud : public MachineRoutes {
  public:
   explicit SimCloud(SimCloudConfig config);  // throws std::runtime_error
   ~SimCloud() override;
 
   std::string api_base() const override;
-  std::optional<SimulatedHost> host(std::string_view public_address) const override;
+  std::optional<MachineRoute> route(std::string_view public_address) const override;
 
   const std::string& token() const { return token_; }
   std::string state_dir() const { return config_.root_dir + "/state"; }  // the simulated run's ledger
@@ -52,7 +52,7 @@ class SimCloud : public SimulatedCloud {
   // Every Droplet the API created, in order, and the most that were alive at once (runara plan).
   std::vector<SimulatedDroplet> created() const;
   int peak_machines() const;
-  // Unconnected TCP socket that reaches the machine at `address` (see RunMachine::open_socket).
+  // Unconnected TCP socket that reaches the machine at `address` (see MachineRoute::open_socket).
   int open_socket(const std::string& address, std::string& error) const;
   static std::string cloud_entry(const std::string& root_dir) { return "RUNARA_SIM_DIR=" + root_dir; }
 

@@ -27,6 +27,7 @@
 #include <lua.hpp>
 
 #include "runara/memory_budget.hpp"
+#include "runara/machine_routes.hpp"
 #include "runara/secret_mask.hpp"
 
 typedef struct uv_loop_s uv_loop_t;
@@ -49,16 +50,9 @@ struct RunMachine {
   // Records the machine's SSH host key fingerprint for trust on first use (e.g. in the ledger).
   // May be empty.
   std::function<void(const std::string& fingerprint)> pin_host_key;
-  // Simulated cloud only (runara --sim; see simulated_cloud.hpp): the sshd's port, the local user
-  // it logs in, and the address that stands for the machine's own loopback. 0 / "" otherwise.
-  int ssh_port = 0;
-  std::string ssh_user;
-  std::string forward_host;
-  // How to reach the machine when a plain socket from here would not: returns an unconnected
-  // TCP socket (IPv4) that, once connected to `address`, reaches the machine (an isolated
-  // simulated machine lives in a network namespace of its own), or -1 with `error` set. Empty:
-  // a plain socket.
-  std::function<int(std::string& error)> open_socket;
+  // How to reach it where the plain way does not (a stand-in cloud's machine; see
+  // machine_routes.hpp). Default: ssh to `address`:22, its own 127.0.0.1 for its services.
+  MachineRoute route;
 };
 
 // A tunnel the run opened (s:forward): connections to 127.0.0.1:local_port go through an SSH

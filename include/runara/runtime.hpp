@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runara/simulated_cloud.hpp"
+#include "runara/machine_routes.hpp"
 
 namespace runara {
 
@@ -58,8 +58,9 @@ struct CloudOptions {
   // means the one this library was built with. Without a guardian no machine is created.
   std::string guardian_executable;
   double poll_s = 3;  // how often to look at a machine while waiting for it
-  // `runara --sim`: the simulated cloud behind api_base (see simulated_cloud.hpp); null otherwise.
-  std::shared_ptr<const SimulatedCloud> simulated;
+  // How to reach the machines of a stand-in cloud behind api_base (machine_routes.hpp); null:
+  // the plain way (a real cloud).
+  std::shared_ptr<const MachineRoutes> routes;
 };
 
 // How the `ssh` primitive logs in (issue 10). The run's own droplets use the run's key; these
@@ -91,6 +92,9 @@ struct Options {
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
   double teardown_budget_s = 300;              // how long teardown may take before giving up
   bool quiet = false;                          // no http_load summaries unless a load asks (--quiet)
+  // The run's figures come from a simulator (`runara --sim`): scripts see runara.simulated, and
+  // the summaries, the record and the history say so.
+  bool simulated = false;
   // The runara-agent executable `http_load.run{ on = session }` uploads and runs on the machine;
   // "": the one built with this library (its build tree, else the installed one).
   std::string load_agent;

@@ -114,4 +114,11 @@ std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& er
   return out;
 }
 
+void point_loopback_at(TargetUrl& url, const std::string& address) {
+  if (address.empty() || (url.host != "127.0.0.1" && url.host != "localhost")) return;
+  const auto at = url.url.find("://" + url.host);
+  if (at != std::string::npos) url.url.replace(at + 3, url.host.size(), address);
+  url.host = address;
+}
+
 }  // namespace runara

@@ -30,4 +30,8 @@ struct TargetUrl {
 // expected, worded to follow the option's name ("must start with http:// or https:// ...").
 std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& error);
 
+// A URL aimed at the loopback (127.0.0.1 or localhost) aimed at `address` instead, for a machine
+// whose loopback has an address of its own (MachineRoute::loopback). "" changes nothing.
+void point_loopback_at(TargetUrl& url, const std::string& address);
+
 }  // namespace runara

@@ -26,7 +26,7 @@ HistoryEntry row_of(Runtime::Impl& rt) {
   e.script_sha256 = rt.history_script_sha256();
   e.start_unix = rt.record_.start_unix();
   e.out_dir = rt.output_.created() ? rt.output_.real_path() : "";
-  e.simulated = rt.options_.cloud.simulated != nullptr;
+  e.simulated = rt.options_.simulated;
   e.process = this_process();
   return e;
 }

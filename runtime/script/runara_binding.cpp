@@ -131,7 +131,7 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
   lua_pushstring(L, RUNARA_VERSION);
   lua_setfield(L, -2, "version");
   // true under `runara --sim`: scenarios label what they report as simulated.
-  lua_pushboolean(L, rt.options().cloud.simulated != nullptr);
+  lua_pushboolean(L, rt.options().simulated);
   lua_setfield(L, -2, "simulated");
   push_arguments(L, rt);
   push_on_target(L, rt.options().on);

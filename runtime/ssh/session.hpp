@@ -62,7 +62,7 @@ struct SessionOptions {
   // Decides on the server's key (pinning, known_hosts): true accepts. Required.
   std::function<bool(const HostKey&)> accept_host_key;
   // Optional: makes the unconnected IPv4 socket each attempt connects (a machine in a network
-  // namespace of its own; see RunMachine::open_socket). -1 with the error set: the attempt fails.
+  // namespace of its own; see MachineRoute::open_socket). -1 with the error set: the attempt fails.
   std::function<int(std::string& error)> open_socket;
   // Optional: told each time an attempt failed and another will follow (what is awaited).
   std::function<void(const std::string& status)> on_retry;

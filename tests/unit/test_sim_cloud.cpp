@@ -76,6 +76,35 @@ TEST_CASE("sim: a droplet is a real sshd with the machine environment, and nothi
   CHECK(eventually([&] { return processes_mentioning(root) == 0 && !exists(root); }, 10));
 }
 
+// Unboxed (--sim-unisolated), machines share this computer's loopback, each at an address of its
+// own: the route the simulator gives (MachineRoute::loopback) is what "127.0.0.1" on the machine
+// means, for a tunnel and for a load the agent runs there; no primitive knows it is simulated.
+TEST_CASE("sim-unisolated: a machine's 127.0.0.1 is its own address, for s:forward and a load run on it", "[sim]") {
+  const std::string dir = temp_dir("sim-unboxed");
+  const char* script = R"(
+local d = droplet.create{ name = "sim", size = "gpu-mi300x1-192gb", image = "gpu-amd-base", region = "atl1" }
+local s = ssh.connect(d, { timeout = 30 })
+s:exec("$RUNARA_SIM_RUNARA serve-fake-llm --host $RUNARA_SIM_IP --port 8000 >/dev/null 2>&1 &", { quiet = true })
+local url = s:forward(8000)
+for _ = 1, 100 do
+  local ok, m = pcall(metrics.get, url .. "/v1/models")
+  if ok and m.status == 200 then print("models=" .. m.status) break end
+  runara.sleep(0.1)
+end
+local r = http_load.run{ on = s, url = "http://127.0.0.1:8000", model = "m", requests = 4, concurrency = 2 }
+print("address=" .. d.ip .. " done=" .. r.completed)
+)";
+  const auto r = run_runara({"--sim-unisolated", "--out", dir + "/out", "-e", script}, 120);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("models=200") != std::string::npos);
+  const std::string address = value_after(r.out, "address=").substr(0, value_after(r.out, "address=").find(' '));
+  REQUIRE(address.rfind("127.", 0) == 0);
+  CHECK(r.out.find("done=4") != std::string::npos);
+  CHECK(r.err.find("to " + address + ":8000 on") != std::string::npos);              // the tunnel's end
+  CHECK(r.err.find("http://" + address + ":8000/v1/completions") != std::string::npos);  // the agent's target
+}
+
 TEST_CASE("sim: after SIGKILL of runara the sweeper kills the machines and their servers", "[sim]") {
   const std::string dir = temp_dir("sim-kill");
   ChildProcess child({RUNARA_BINARY, "--sim", "--out", dir + "/out", "-e", std::string("WAIT = 60\n") + kScenario});
@@ -91,18 +120,49 @@ TEST_CASE("sim: after SIGKILL of runara the sweeper kills the machines and their
 
 namespace {
 
-// A simulated cloud that claims every address, at a port where nothing listens.
-struct ClaimsEverything : runara::SimulatedCloud {
-  std::string api_base() const override { return "http://127.0.0.1:9"; }
-  std::optional<runara::SimulatedHost> host(std::string_view) const override {
-    return runara::SimulatedHost{1, "nobody-here", "127.0.0.1", nullptr};
+// A host's routes that claim every address, at a port where nothing listens.
+struct ClaimsEverything : runara::MachineRoutes {
+  std::string api = "http://127.0.0.1:9";
+  std::string api_base() const override { return api; }
+  std::optional<runara::MachineRoute> route(std::string_view) const override {
+    return runara::MachineRoute{1, "nobody-here", "127.0.0.1", nullptr};
   }
 };
 
 }  // namespace
 
+// Routes are not the simulator's privilege: an embedding host's own, for the API the run talks
+// to, decide the port and user ssh uses, and do not make the run a simulated one.
+TEST_CASE("a host's machine routes for the run's API decide how ssh reaches its machines", "[sim]") {
+  runara::sim::FakeDigitalOcean api;
+  api.start(0);
+  const std::string dir = temp_dir("sim-own-routes");
+  runara::Options o;
+  o.out_dir = dir + "/out";
+  o.cloud.api_base = api.base_url();
+  o.cloud.token = "test-token";
+  o.cloud.state_dir = dir;
+  o.cloud.poll_s = 0.2;
+  auto routes = std::make_shared<ClaimsEverything>();
+  routes->api = api.base_url();
+  o.cloud.routes = routes;
+  std::string printed;
+  runara::Events events;
+  events.print = [&](std::string_view text) { printed += text; };
+  runara::Runtime runtime(o, events);
+  const auto outcome = runtime.run_string(
+      "print(runara.simulated)\n"
+      "local d = droplet.create{ size = 's-1vcpu-1gb', image = 'debian-12-x64', region = 'nyc3' }\n"
+      "print(select(2, pcall(ssh.connect, d, { timeout = 1 })))");
+  INFO(outcome.message << printed);
+  CHECK(outcome.exit == runara::Exit::ok);
+  CHECK(printed.rfind("false\n", 0) == 0);
+  CHECK(printed.find("nobody-here@203.0.113.") != std::string::npos);
+  CHECK(printed.find(":1") != std::string::npos);
+}
+
 TEST_CASE("the simulator's port and user are not honoured when the run talks to another API", "[sim]") {
-  // An embedding host hands a SimulatedCloud that claims every address, beside a different API
+  // An embedding host hands routes that claim every address, beside a different API
   // (the real one, in life): ssh must still go to the droplet's port 22 as root.
   runara::sim::FakeDigitalOcean api;
   api.start(0);
@@ -113,7 +173,7 @@ TEST_CASE("the simulator's port and user are not honoured when the run talks to 
   o.cloud.token = "test-token";
   o.cloud.state_dir = dir;
   o.cloud.poll_s = 0.2;
-  o.cloud.simulated = std::make_shared<ClaimsEverything>();
+  o.cloud.routes = std::make_shared<ClaimsEverything>();
   std::string printed;
   runara::Events events;
   events.print = [&](std::string_view text) { printed += text; };
