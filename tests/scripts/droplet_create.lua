@@ -1,4 +1,4 @@
--- The scenario of the droplet failure tests (tests/unit/test_droplet_failures.cpp): create
+-- The scenario of the droplet failure tests (tests/end_to_end/test_droplet_failures.cpp): create
 -- droplets, report each one, then end as the test asks.
 --   n=N            how many droplets (default 1), created one after another
 --   spawn=1        create them all at once, each in its own task

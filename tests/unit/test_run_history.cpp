@@ -1,17 +1,13 @@
 // The run history (runtime/run/history.*): rows recorded and listed newest first, filtered by
 // script and kind, found by id or a unique start of it; the headline figures read from a
-// results.json of any shape (run/history_entry.*); the script's SHA-256 (base/sha256.*). A run's
-// row from its start: "running" with its process (base/process_identity.*), "killed" once that
-// process is gone without the row's end (a recycled pid is not the run), completed in place when
-// the run ends; a history.db of the earlier format opened and migrated, by several runara at once.
+// results.json of any shape (run/history_entry.*); the script's SHA-256 (base/sha256.*). A
+// "running" row reads as "killed" once its process is gone without the row's end (a recycled pid
+// is not the run); a history.db of the earlier format opened and migrated. With real processes
+// (a process's identity, `runara runs`, several runara at once on an earlier history.db):
+// tests/end_to_end/test_run_history_processes.cpp.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
-#include <sqlite3.h>
-#include <unistd.h>
-
 #include <filesystem>
-#include <memory>
 #include <set>
 #include <string>
 
@@ -20,19 +16,16 @@
 #include "base/process_identity.hpp"
 #include "base/sha256.hpp"
 #include "child_process.hpp"
+#include "earlier_history_db.hpp"
 #include "run/history.hpp"
 #include "run/history_entry.hpp"
-#include "test_text.hpp"
 
 using runara::HistoryEntry;
 using runara::HistoryQuery;
-using runara::ProcessIdentity;
 using runara::RunHistory;
-using runara::test::ChildProcess;
-using runara::test::ChildResult;
-using runara::test::contains;
-using runara::test::run_runara;
+using runara::test::run_columns;
 using runara::test::temp_dir;
+using runara::test::write_earlier_format;
 using runara::test::write_temp_file;
 
 namespace {
@@ -47,62 +40,6 @@ HistoryEntry entry(const std::string& id, const std::string& script, double star
   e.out_dir = "/results/" + id;
   e.simulated = simulated;
   return e;
-}
-
-// state_dir/history.db as the first runara with a history wrote it (no process columns), with
-// one finished run in it.
-void write_earlier_format(const std::string& state_dir) {
-  std::filesystem::create_directories(state_dir);
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open((state_dir + "/history.db").c_str(), &db) == SQLITE_OK);
-  const char* sql = R"sql(
-    PRAGMA journal_mode=WAL;
-    CREATE TABLE IF NOT EXISTS runs (
-      run_id        TEXT PRIMARY KEY,
-      script        TEXT NOT NULL,
-      script_sha256 TEXT NOT NULL DEFAULT '',
-      start_unix    REAL NOT NULL,
-      end_unix      REAL NOT NULL,
-      exit_code     INTEGER NOT NULL,
-      status        TEXT NOT NULL,
-      out_dir       TEXT NOT NULL,
-      simulated     INTEGER NOT NULL,
-      output_tokens_per_s REAL,
-      ttft_p50_ms   REAL,
-      cost_usd      REAL
-    );
-    CREATE INDEX IF NOT EXISTS runs_start ON runs (start_unix);
-    INSERT INTO runs VALUES ('0ld0ld00', 'old.lua', 'feed', 100, 110, 0, 'ok', '/results/old', 0, 42, 7, NULL);
-  )sql";
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
-  INFO((error ? error : ""));
-  sqlite3_free(error);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
-
-std::set<std::string> run_columns(const std::string& state_dir) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2((state_dir + "/history.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* st = nullptr;
-  std::set<std::string> names;
-  if (sqlite3_prepare_v2(db, "PRAGMA table_info(runs)", -1, &st, nullptr) == SQLITE_OK) {
-    while (sqlite3_step(st) == SQLITE_ROW) names.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return names;
-}
-
-// `runara runs --json` with this state folder, parsed.
-nlohmann::json listed_runs(const std::map<std::string, std::string>& env) {
-  const ChildResult r = run_runara({"runs", "--json"}, 30, env);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  auto runs = nlohmann::json::parse(r.out, nullptr, false);
-  REQUIRE(runs.is_array());
-  return runs;
 }
 
 }  // namespace
@@ -169,44 +106,6 @@ TEST_CASE("run history: headline figures from a results.json of any shape", "[hi
   CHECK_FALSE(h.output_tokens_per_s);
   CHECK_FALSE(h.cost_usd);
   CHECK_FALSE(runara::headline_of(json::parse("[]")).output_tokens_per_s);
-}
-
-TEST_CASE("process identity: this process, a recycled pid, another boot, a zombie", "[history]") {
-  const ProcessIdentity me = runara::this_process();
-  CHECK(me.pid == ::getpid());
-  CHECK(me.start_ticks > 0);
-  CHECK(me.boot_id.size() == 36);  // a UUID
-  CHECK(runara::still_running(me));
-  CHECK(runara::still_running({me.pid, 0, ""}));  // parts not known are not compared
-  CHECK_FALSE(runara::still_running({}));
-
-  ProcessIdentity recycled = me;
-  recycled.start_ticks = me.start_ticks + 1;
-  CHECK_FALSE(runara::still_running(recycled));
-  ProcessIdentity rebooted = me;
-  rebooted.boot_id = "00000000-0000-0000-0000-000000000000";
-  CHECK_FALSE(runara::still_running(rebooted));
-
-  // A run's pid handed to a later process: the pid is alive, the run is not.
-  ChildProcess later({"/bin/sleep", "30"});
-  const ProcessIdentity sleeper = runara::process_identity(later.pid());
-  REQUIRE(sleeper.pid == later.pid());
-  REQUIRE(sleeper.start_ticks > 0);
-  CHECK(sleeper.start_ticks >= me.start_ticks);
-  CHECK(runara::still_running(sleeper));
-  CHECK_FALSE(runara::still_running({later.pid(), sleeper.start_ticks - 1, sleeper.boot_id}));
-
-  // A process that ended and was not collected yet (a zombie) is gone.
-  ChildProcess ended({"/bin/true"});
-  const std::string stat_path = "/proc/" + std::to_string(ended.pid()) + "/stat";
-  bool zombie = false;
-  for (int i = 0; i < 1000 && !zombie; ++i) {
-    zombie = contains(runara::test::read_all(stat_path), ") Z");
-    if (!zombie) ::usleep(10000);
-  }
-  REQUIRE(zombie);
-  CHECK(runara::process_identity(ended.pid()).pid == 0);
-  CHECK_FALSE(runara::still_running({ended.pid(), 0, ""}));
 }
 
 TEST_CASE("run history: a running row whose process is gone reads as killed; its own results.json, not a stale one, gives the ending", "[history]") {
@@ -301,94 +200,4 @@ TEST_CASE("run history: a history.db of the earlier format opens, keeps its rows
   history.forget("new00001");
   CHECK_FALSE(again.find("new00001"));
   CHECK(again.list({}).size() == 1);
-}
-
-TEST_CASE("runara runs: a run is listed as running from its start and as killed after SIGKILL; a normal run has one row", "[history]") {
-  const std::string dir = temp_dir("history-runs");
-  const std::map<std::string, std::string> env{{"RUNARA_STATE_DIR", dir + "/state"}};
-  const std::string code = "runara.log('sleeping')\nrunara.sleep(60)\n";
-  const std::string sleeper = write_temp_file(dir, "sleeper.lua", code);
-  ChildProcess child({RUNARA_BINARY, "--out", dir + "/slept", sleeper}, env);
-  REQUIRE(child.wait_for_output("sleeping", 30));
-
-  // Running: its row, with the pid of the runara process.
-  auto runs = listed_runs(env);
-  REQUIRE(runs.size() == 1);
-  const nlohmann::json running = runs[0];
-  const std::string id = running["run_id"];
-  CHECK(running["status"] == "running");
-  CHECK(running["pid"] == child.pid());
-  CHECK(running["script"] == sleeper);
-  CHECK(running["script_sha256"] == runara::sha256_hex(code));
-  CHECK(running["out_dir"] == std::filesystem::canonical(dir + "/slept").string());
-  CHECK(running["start_unix"].get<double>() > 0);
-  CHECK(running["end_unix"].is_null());
-  CHECK(contains(run_runara({"runs"}, 30, env).out, "running"));
-
-  // Killed outright: no end was written; the row reads as killed, with what was known.
-  child.signal(SIGKILL);
-  CHECK(child.wait(30).exit_code == 128 + SIGKILL);
-  runs = listed_runs(env);
-  REQUIRE(runs.size() == 1);
-  CHECK(runs[0]["run_id"] == id);
-  CHECK(runs[0]["status"] == "killed");
-  CHECK(runs[0]["start_unix"] == running["start_unix"]);
-  CHECK(runs[0]["script"] == sleeper);
-  CHECK(runs[0]["script_sha256"] == running["script_sha256"]);
-  CHECK(runs[0]["out_dir"] == running["out_dir"]);
-  CHECK(runs[0]["out_dir_exists"] == true);
-  CHECK(runs[0]["end_unix"].is_null());
-  const ChildResult table = run_runara({"runs"}, 30, env);
-  CHECK(contains(table.out, id));
-  CHECK(contains(table.out, "killed"));
-  CHECK(contains(table.out, "ended without a record"));
-  const ChildResult compared = run_runara({"compare", id, id, "--out", dir + "/compared"}, 30, env);
-  CHECK(compared.exit_code == 2);
-  CHECK(contains(compared.err, "ended without a record"));
-
-  // A run that ends: its one row completed in place.
-  const std::string quick = write_temp_file(dir, "quick.lua", "runara.log('done')\n");
-  const ChildResult ok = run_runara({"--out", dir + "/quick", quick}, 30, env);
-  INFO(ok.out << ok.err);
-  REQUIRE(ok.exit_code == 0);
-  runs = listed_runs(env);
-  REQUIRE(runs.size() == 2);
-  CHECK(runs[0]["script"] == quick);
-  CHECK(runs[0]["status"] == "ok");
-  CHECK(runs[0]["end_unix"].get<double>() >= runs[0]["start_unix"].get<double>());
-  CHECK(runs[1]["run_id"] == id);
-  CHECK(runs[1]["status"] == "killed");
-  // A script that could not be loaded leaves no row (the one its start wrote is taken back).
-  CHECK(run_runara({dir + "/no-such-script.lua"}, 30, env).exit_code == 2);
-  CHECK(listed_runs(env).size() == 2);
-}
-
-TEST_CASE("run history: runara processes started at once on a history.db of the earlier format all land", "[history]") {
-  const std::string dir = temp_dir("history-many");
-  const std::string state = dir + "/state";
-  write_earlier_format(state);
-  const std::map<std::string, std::string> env{{"RUNARA_STATE_DIR", state}};
-  const std::string script = write_temp_file(dir, "brief.lua", "runara.log('hello')\nrunara.sleep(0.2)\n");
-  constexpr int kRuns = 4;
-  std::vector<std::unique_ptr<ChildProcess>> children;
-  for (int i = 0; i < kRuns; ++i) {
-    children.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{RUNARA_BINARY, "--out", dir + "/out" + std::to_string(i), script}, env));
-  }
-  for (auto& child : children) {
-    const ChildResult r = child->wait(60);
-    INFO(r.out << r.err);
-    CHECK(r.exit_code == 0);
-    CHECK_FALSE(contains(r.err, "run history"));  // no warning: every write landed
-  }
-  const auto runs = listed_runs(env);
-  REQUIRE(runs.size() == kRuns + 1);
-  std::set<std::string> ids;
-  for (const auto& r : runs) {
-    ids.insert(r["run_id"].get<std::string>());
-    CHECK(r["status"] == "ok");
-  }
-  CHECK(ids.size() == kRuns + 1);
-  CHECK(ids.count("0ld0ld00"));
-  CHECK(run_columns(state).size() == 15);
 }

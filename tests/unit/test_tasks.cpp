@@ -1,7 +1,7 @@
 // Tasks: runara.spawn / task:join / task:cancel / task:status, how the scheduler orders them,
 // what happens to failing and unfinished tasks, coroutines inside tasks, and deadlocks.
-// Tested through the embedding API (a Runtime with captured events), plus the binary for the
-// exit status of a run whose task failed unobserved.
+// Tested through the embedding API (a Runtime with captured events); the binary's exit status
+// for a run whose task failed unobserved: tests/end_to_end/test_run_record.cpp.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -281,30 +281,19 @@ TEST_CASE("task:cancel stops a task where it waits and task:status reports each 
 }
 
 TEST_CASE("an unjoined failing task is reported at exit and fails the run", "[tasks]") {
-  SECTION("through the API") {
-    auto r = run_script("unjoined.lua",
-                        "runara.spawn(function()\n"
-                        "  runara.sleep(0.01)\n"
-                        "  error('lost connection')\n"
-                        "end)\n"
-                        "runara.sleep(0.1)\n"
-                        "print('main done')\n");
-    CHECK(r.printed == "main done\n");
-    CHECK(r.outcome.exit == Exit::script_error);
-    CHECK(contains(r.outcome.message, "never joined"));
-    CHECK(contains(r.outcome.message, "unjoined.lua:3: lost connection"));
-    CHECK(contains(r.logged, "unjoined.lua:3: lost connection"));
-    CHECK(contains(r.logged, "unjoined.lua:1)"));
-  }
-  SECTION("through the binary: exit status 1") {
-    const std::string dir = runara::test::temp_dir("tasks-unjoined");
-    const std::string script = runara::test::write_temp_file(
-        dir, "unjoined.lua", "runara.spawn(function() error('lost connection') end)\nrunara.sleep(0.05)\n");
-    auto r = runara::test::run_runara({"--out", dir + "/out", script}, 30);
-    CHECK(r.exit_code == 1);
-    CHECK(contains(r.err, "lost connection"));
-    CHECK(contains(r.err, "never joined"));
-  }
+  auto r = run_script("unjoined.lua",
+                      "runara.spawn(function()\n"
+                      "  runara.sleep(0.01)\n"
+                      "  error('lost connection')\n"
+                      "end)\n"
+                      "runara.sleep(0.1)\n"
+                      "print('main done')\n");
+  CHECK(r.printed == "main done\n");
+  CHECK(r.outcome.exit == Exit::script_error);
+  CHECK(contains(r.outcome.message, "never joined"));
+  CHECK(contains(r.outcome.message, "unjoined.lua:3: lost connection"));
+  CHECK(contains(r.logged, "unjoined.lua:3: lost connection"));
+  CHECK(contains(r.logged, "unjoined.lua:1)"));
 }
 
 TEST_CASE("tasks still running when the main chunk ends are cancelled and logged", "[tasks]") {

@@ -2,7 +2,8 @@
 // (which prompts, the request, what an answer must be, the verdict), the check against the
 // simulated vLLM (counts that agree, a skewed count, no /tokenize), against a hostile or slow
 // server (bounded, "not run" with why), the target policy and the secrets' rules it shares with
-// the load (a refused target is never contacted), and end to end through http_load.run.
+// the load (a refused target is never contacted). End to end through http_load.run:
+// tests/end_to_end/test_http_load_tokenize.cpp.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -13,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "child_process.hpp"
 #include "load/spec.hpp"
 #include "load_job/prompt_pool.hpp"
 #include "net/target_policy.hpp"
@@ -351,46 +351,4 @@ TEST_CASE("tokenize check: a huge, malformed, echoing or slow answer is bounded 
     CHECK(spec.memory->reserved() == 0);
   }
   CHECK_FALSE(contains(why, kKey));
-}
-
-// Through http_load.run against the built-in simulated server: every point's results carry the
-// check, the printed summary says when the counts differ, and a server without /tokenize, or a
-// plain HTTP load, says why it did not run. The usage check beside it is unchanged.
-TEST_CASE("http_load asks /tokenize before the load: agree, differ in results and summary, absent says why", "[http_load][tokenize_check]") {
-  const std::string dir = runara::test::temp_dir("tokenize-check");
-  runara::test::write_temp_file(dir, "prompts.txt", prompt_lines(12, 400));
-  const std::string script = runara::test::write_temp_file(dir, "load.lua",
-      "local same = http_load.fake_server{ output_tokens = 4 }\n"
-      "http_load.run{ name = 'same', url = same.url, model = same.model, max_tokens = 4, requests = 4, quiet = true,\n"
-      "  prompts = { file = 'prompts.txt' } }\n"
-      "local skewed = http_load.fake_server{ output_tokens = 4, tokenize_skew_pct = 5 }\n"
-      "http_load.run{ name = 'skewed', url = skewed.url, model = skewed.model, max_tokens = 4, requests = 4,\n"
-      "  prompts = { file = 'prompts.txt' } }\n"
-      "local absent = http_load.fake_server{ output_tokens = 4, tokenize = false }\n"
-      "local r = http_load.run{ name = 'absent', url = absent.url, model = absent.model, endpoint = 'chat', max_tokens = 4,\n"
-      "  requests = 4, quiet = true, prompts = { file = 'prompts.txt' } }\n"
-      "print(r.token_count_check.tokenize.status, r.token_count_check.tokenize.why)\n"
-      "http_load.run{ name = 'plain', url = same.url .. '/health', requests = 2, quiet = true }\n"
-      "print(pcall(http_load.fake_server, { tokenize_skew_pct = 2000 }))\n");
-  const runara::test::ChildResult r = runara::test::run_runara({"--out", dir + "/out", script}, 60);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto check_of = [&](const std::string& name) {
-    return json::parse(runara::test::read_all(dir + "/out/" + name + "/results.json"))["token_count_check"];
-  };
-  const json same = check_of("same");
-  CHECK(same["status"] == "ok");  // the usage check, as before
-  CHECK(same["tokenize"]["status"] == "ok");
-  CHECK(same["tokenize"]["prompts"] == 8);
-  CHECK(same["tokenize"]["difference_pct"] == 0.0);
-  const json skewed = check_of("skewed");
-  CHECK(skewed["status"] == "ok");  // usage is not skewed: only /tokenize counts otherwise
-  CHECK(skewed["tokenize"]["status"] == "differ");
-  CHECK(skewed["tokenize"]["difference_pct"].get<double>() == Approx(5.0));
-  CHECK(contains(r.out, "Token count check (/tokenize):           client and server differ by +5.0 % on 8 prompts (over 1 %): "
-                        "give the model's tokenizer\n"));
-  CHECK(check_of("absent")["tokenize"]["why"] == "the server does not offer POST /tokenize (HTTP 404)");
-  CHECK(contains(r.out, "not run\tthe server does not offer POST /tokenize (HTTP 404)\n"));
-  CHECK(check_of("plain")["tokenize"] == json{{"status", "not run"}, {"why", "not an OpenAI-API load"}});
-  CHECK(contains(r.out, "option 'tokenize_skew_pct' must be between -100 and 1000, got 2000"));
 }

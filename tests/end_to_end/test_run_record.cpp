@@ -181,6 +181,8 @@ TEST_CASE("run record: a spawned task that fails unjoined is logged when it fail
       "runara.log('MAIN STILL RUNNING')\n");
   INFO(t.log);
   CHECK(t.r.exit_code == 1);
+  CHECK(contains(t.r.err, "task went wrong"));
+  CHECK(contains(t.r.err, "never joined"));
   const std::size_t failed = t.log.find("task went wrong");
   const std::size_t main_line = t.log.find("MAIN STILL RUNNING");
   REQUIRE(failed != std::string::npos);

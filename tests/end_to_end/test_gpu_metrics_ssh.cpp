@@ -1,6 +1,6 @@
 // The GPU sampler through a real OpenSSH sshd on loopback (the ssh engine's test sshd), with
 // shim tools first on the remote PATH: streaming and polled tools, one that dies mid-run and one
-// that hangs (killed over ssh). The CommandTarget is a test adapter (tests/support/ssh_command_target.hpp)
+// that hangs (killed over ssh). The CommandTarget is a test adapter (tests/end_to_end/ssh_command_target.hpp)
 // until the ssh binding provides the real one.
 #include <catch2/catch.hpp>
 
