@@ -5,15 +5,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "cloud/droplet_fleet.hpp"
 #include "cloud/reaper.hpp"
-#include "base/did_you_mean.hpp"
 #include "load_job/target_url.hpp"
 #include "runara/runtime.hpp"
+#include "command_line.hpp"
 #include "signals.hpp"
 #include "terminal_events.hpp"
 #include "sim/fake_server_primitive.hpp"
@@ -124,11 +123,6 @@ const std::map<std::string, std::string>& not_taken() {
       {"--profile", "runara does not start the server's profiler; use a script for that"},
   };
   return table;
-}
-std::vector<std::string> flag_names() {
-  std::vector<std::string> names{"--help"};
-  for (const auto& [name, flag] : flags()) names.push_back(name);
-  return names;
 }
 
 bool is_ratio(const std::string& text) {
@@ -271,44 +265,34 @@ std::string check_combination(const std::map<std::string, std::string>& params) 
 int bench_command(int argc, char** argv) {
   Options options;
   std::map<std::string, std::string> params;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
+  CommandLineParser parser(kUsage);
+  for (const auto& [name, flag] : flags()) {
+    const std::string a = name, expects = flag.expects, param = flag.param;
+    if (expects.empty()) {  // --ignore-eos and --save-result: what runara bench always does
+      parser.flag(a, [a, param, &options, &params] {
+        if (a == "--quiet") options.quiet = true;
+        else if (!param.empty()) params[param] = "1";
+      });
+    } else if (a == "--base-url") {
+      parser.option(a, [&](const std::string& v) { return take_url(v, options, params); });
+    } else {
+      parser.option(a, [a, expects, &options, &params](const std::string& given) {
+        std::string value = given;
+        if (std::string error = check_value(a, expects, value); !error.empty()) return error;
+        return apply_value(a, value, options, params), std::string();
+      });
     }
-    if (a.empty() || a[0] != '-') {
-      if (std::string error = take_url(a, options, params); !error.empty()) return usage_error(error);
-      continue;
-    }
-    std::optional<std::string> value;
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
-      value = a.substr(a.find('=') + 1);
-      a = a.substr(0, a.find('='));
-    }
-    if (const auto why = not_taken().find(a); why != not_taken().end()) return usage_error(a + " is vllm bench's; here " + why->second);
-    const auto it = flags().find(a);
-    if (it == flags().end()) return usage_error("unknown option '" + a + "'" + did_you_mean(a, flag_names()));
-    const std::string expects = it->second.expects;
-    if (expects.empty()) {
-      if (value) return usage_error(a + " takes no value, got '" + argv[i] + "'");
-      if (a == "--quiet") options.quiet = true;
-      else if (!std::string(it->second.param).empty()) params[it->second.param] = "1";
-      continue;  // --ignore-eos and --save-result: what runara bench always does
-    }
-    if (!value) {
-      if (i + 1 >= argc) return usage_error(a + " needs a value");
-      value = argv[++i];
-    }
-    // --goodput takes several KEY:MS words, as vLLM's does.
-    while (a == "--goodput" && i + 1 < argc && argv[i + 1][0] != '-' && is_goodput(argv[i + 1])) *value += std::string(",") + argv[++i];
-    if (a == "--base-url") {
-      if (std::string error = take_url(*value, options, params); !error.empty()) return usage_error(error);
-      continue;
-    }
-    if (std::string error = check_value(a, expects, *value); !error.empty()) return usage_error(error);
-    apply_value(a, *value, options, params);
   }
+  for (const auto& [name, why] : not_taken()) {
+    const std::string error = name + " is vllm bench's; here " + why;
+    parser.option(name, [error](const std::string&) { return error; }, error);
+  }
+  // The URL; and --goodput takes several KEY:MS words, as vLLM's does.
+  parser.positionals([&](const std::string& v) {
+    if (params.count("goodput") && is_goodput(v)) return params["goodput"] += "," + v, std::string();
+    return take_url(v, options, params);
+  });
+  if (int status = parser.parse_or_status(argc, argv, 2, "runara bench", kUsage); status >= 0) return status;
   if (std::string error = check_combination(params); !error.empty()) return usage_error(error);
   if (params.count("api_key")) {
     std::string error;

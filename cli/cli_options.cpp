@@ -2,14 +2,13 @@
 
 #include "cloud/budget.hpp"
 #include "base/token_names.hpp"
-#include "base/did_you_mean.hpp"
+#include "command_line.hpp"
 #include "on_target.hpp"
 #include "secret_destinations.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <optional>
+#include <vector>
 
 namespace runara::cli {
 
@@ -150,35 +149,25 @@ cleans up the rest.
 
 namespace {
 
-const std::vector<std::string> kFlags{"--help", "--version", "--allow-read", "--allow-host", "--allow-env", "--secret",
-                                      "--max-runtime", "--max-memory", "--budget", "--max-droplets", "--assume-price",
-                                      "--out", "--quiet", "--context", "--sim", "--sim-unisolated", "--json-log", "--on", "--ssh-key",
-                                      "--load-agent", "--accept-new-host-keys"};
-const std::vector<std::string> kValueFlags{"--allow-read", "--allow-host", "--allow-env", "--secret", "--max-runtime",
-                                           "--max-memory", "--budget", "--max-droplets", "--assume-price", "--out",
-                                           "--context", "--on", "--ssh-key", "--load-agent"};
-
-bool takes_value(const std::string& flag) {
-  for (const auto& f : kValueFlags) if (f == flag) return true;
-  return false;
-}
-
 // The arguments after SCRIPT (or -e CODE) go to the script, except that one of runara's own
 // options there is a mistake runara names: `runara SCRIPT --out X` would otherwise run with the
 // default folder and hand "--out" to the script. Past a "--" everything goes to the script.
-std::string script_arguments(int argc, char** argv, int i, bool literal, CommandLine& out) {
-  for (; i < argc; ++i) {
-    const std::string a = argv[i];
+std::string script_arguments(const CommandLineParser& parser, const std::vector<std::string>& rest, std::size_t i,
+                             bool literal, CommandLine& out) {
+  for (; i < rest.size(); ++i) {
+    const std::string& a = rest[i];
     if (!literal && a == "--") {
       literal = true;
       continue;
     }
     const std::string flag = a.substr(0, a.find('='));
-    const bool runara_flag = std::find(kFlags.begin(), kFlags.end(), flag) != kFlags.end() && flag != "--help";
+    const auto known = parser.known(flag);
+    const bool runara_flag = known != CommandLineParser::Known::no && flag.rfind("--", 0) == 0 && flag != "--help";
     if (!literal && (a == "--help" || a == "-h")) out.options.script_help = true;
     if (!literal && (runara_flag || a == "-q" || a == "-i" || a == "-e")) {
+      const bool value_follows = known == CommandLineParser::Known::value && a.find('=') == std::string::npos;
       return "'" + a + "' comes after the script, where it would be passed to the script; put runara's options "
-             "before the script (runara " + flag + (takes_value(flag) && a.find('=') == std::string::npos ? " VALUE" : "") +
+             "before the script (runara " + flag + (value_follows ? " VALUE" : "") +
              " SCRIPT ...), or after '--' to pass it to the script";
     }
     out.options.args.push_back(a);
@@ -186,119 +175,87 @@ std::string script_arguments(int argc, char** argv, int i, bool literal, Command
   return {};
 }
 
+// A value that must not be empty: "" when it is not, else `message`.
+std::string non_empty(const std::string& value, const char* message) { return value.empty() ? message : ""; }
+
+// runara's own options, each with what it does to `out` (the --help text lists them).
+void declare_options(CommandLineParser& p, CommandLine& out) {
+  using Mode = CommandLine::Mode;
+  Options& o = out.options;
+  p.stop_flag("-h,--help", [&out] { out.mode = Mode::help; })
+      .stop_flag("-v,--version", [&out] { out.mode = Mode::version; })
+      .option("-e", [&out](const std::string& v) { return out.code = v, out.mode = Mode::eval, std::string(); })
+      .flag("-i", [&out] { out.mode = Mode::interactive_script; })
+      .option("--allow-read", [&o](const std::string& v) { return o.permissions.read_paths.push_back(v), std::string(); })
+      .option("--allow-host", [&o](const std::string& v) { return o.permissions.hosts.push_back(v), std::string(); })
+      .option("--load-agent", [&o](const std::string& v) {
+        return non_empty(o.load_agent = v, "--load-agent expects the path of a runara-agent executable");
+      })
+      .option("--ssh-key", [&o](const std::string& v) {
+        return non_empty(o.ssh.key_path = v, "--ssh-key expects the path of a private key file");
+      })
+      .flag("--accept-new-host-keys", [&o] { o.ssh.accept_new_host_keys = true; })
+      .option("--allow-env", [&o](const std::string& v) {
+        if (runara::is_cloud_token_name(v)) return refuse_token_name("--allow-env", v);
+        return o.permissions.env.push_back(v), std::string();
+      })
+      .option("--secret", [&out](const std::string& v) {
+        SecretOption secret;
+        if (std::string error = parse_secret_option(v, secret); !error.empty()) return error;
+        if (runara::is_cloud_token_name(secret.name)) return refuse_token_name("--secret", secret.name);
+        out.secret_names.push_back(secret.name);
+        auto& where = out.options.permissions.secret_destinations[secret.name];
+        where.insert(where.end(), secret.destinations.begin(), secret.destinations.end());
+        return std::string();
+      })
+      .option("--max-runtime", [&o](const std::string& v) {
+        return parse_positive(v, o.max_runtime_s) ? "" : "--max-runtime expects a number of seconds > 0, got '" + v + "'";
+      })
+      .option("--max-memory", [&o](const std::string& v) {
+        return parse_bytes(v, o.max_memory_bytes) ? "" : "--max-memory expects a size of at least 1M such as 512M or 2G, got '" + v + "'";
+      })
+      .option("--budget", [&o](const std::string& v) {
+        return parse_positive(v, o.cloud.budget_usd) ? "" : "--budget expects a number of US dollars > 0, got '" + v + "'";
+      })
+      .option("--max-droplets", [&o](const std::string& v) {
+        double n = 0;
+        if (!parse_positive(v, n) || n != static_cast<int>(n)) return "--max-droplets expects a whole number > 0, got '" + v + "'";
+        return o.cloud.max_droplets = static_cast<int>(n), std::string();
+      })
+      .option("--assume-price", [&o](const std::string& v) { return parse_assumed_price(v, o.cloud.assumed_prices); })
+      .option("--out", [&o](const std::string& v) { return o.out_dir = v, std::string(); })
+      .option("--context", [&o](const std::string& v) {
+        return non_empty(o.cloud.context = v, "--context needs a doctl auth context name");
+      })
+      .option("--on", [&o](const std::string& v) { return parse_on_option(v, o.on); })
+      .flag("--json-log", [&out] { out.json_log = true; })
+      .flag("--sim", [&out] { out.sim = true; })
+      .flag("--sim-unisolated", [&out] { out.sim = out.sim_unisolated = true; })
+      .flag("-q,--quiet", [&o] { o.quiet = true; })
+      .unknown_option_hint(" (see runara --help)");
+}
+
 }  // namespace
 
 std::string parse_command_line(int argc, char** argv, CommandLine& out) {
-  int i = 1;
-  std::optional<std::string> inline_value;  // --flag=value
-  bool ended_by_double_dash = false;
-  auto value = [&](const std::string& flag, std::string& into) -> std::string {
-    if (inline_value) {
-      into = *inline_value;
-      return {};
-    }
-    if (i + 1 >= argc) return flag + " needs a value";
-    into = argv[++i];
-    return {};
-  };
-  for (; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string v, error;
-    inline_value.reset();
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
-      inline_value = a.substr(a.find('=') + 1);
-      a = a.substr(0, a.find('='));
-      if (!takes_value(a) && std::find(kFlags.begin(), kFlags.end(), a) != kFlags.end()) return a + " takes no value, got '" + argv[i] + "'";
-    }
-    if (a == "-h" || a == "--help") {
-      out.mode = CommandLine::Mode::help;
-      return {};
-    } else if (a == "--version" || a == "-v") {
-      out.mode = CommandLine::Mode::version;
-      return {};
-    } else if (a == "-e") {
-      if (!(error = value(a, out.code)).empty()) return error;
-      out.mode = CommandLine::Mode::eval;
-    } else if (a == "-i") {
-      out.mode = CommandLine::Mode::interactive_script;
-    } else if (a == "--allow-read") {
-      if (!(error = value(a, v)).empty()) return error;
-      out.options.permissions.read_paths.push_back(v);
-    } else if (a == "--allow-host") {
-      if (!(error = value(a, v)).empty()) return error;
-      out.options.permissions.hosts.push_back(v);
-    } else if (a == "--load-agent") {
-      if (!(error = value(a, out.options.load_agent)).empty()) return error;
-      if (out.options.load_agent.empty()) return "--load-agent expects the path of a runara-agent executable";
-    } else if (a == "--ssh-key") {
-      if (!(error = value(a, out.options.ssh.key_path)).empty()) return error;
-      if (out.options.ssh.key_path.empty()) return "--ssh-key expects the path of a private key file";
-    } else if (a == "--accept-new-host-keys") {
-      out.options.ssh.accept_new_host_keys = true;
-    } else if (a == "--allow-env") {
-      if (!(error = value(a, v)).empty()) return error;
-      if (runara::is_cloud_token_name(v)) return refuse_token_name(a, v);
-      out.options.permissions.env.push_back(v);
-    } else if (a == "--secret") {
-      if (!(error = value(a, v)).empty()) return error;
-      SecretOption secret;
-      if (!(error = parse_secret_option(v, secret)).empty()) return error;
-      if (runara::is_cloud_token_name(secret.name)) return refuse_token_name(a, secret.name);
-      out.secret_names.push_back(secret.name);
-      auto& where = out.options.permissions.secret_destinations[secret.name];
-      where.insert(where.end(), secret.destinations.begin(), secret.destinations.end());
-    } else if (a == "--max-runtime") {
-      if (!(error = value(a, v)).empty()) return error;
-      if (!parse_positive(v, out.options.max_runtime_s)) return "--max-runtime expects a number of seconds > 0, got '" + v + "'";
-    } else if (a == "--max-memory") {
-      if (!(error = value(a, v)).empty()) return error;
-      if (!parse_bytes(v, out.options.max_memory_bytes)) return "--max-memory expects a size of at least 1M such as 512M or 2G, got '" + v + "'";
-    } else if (a == "--budget") {
-      if (!(error = value(a, v)).empty()) return error;
-      if (!parse_positive(v, out.options.cloud.budget_usd)) return "--budget expects a number of US dollars > 0, got '" + v + "'";
-    } else if (a == "--max-droplets") {
-      if (!(error = value(a, v)).empty()) return error;
-      double n = 0;
-      if (!parse_positive(v, n) || n != static_cast<int>(n)) return "--max-droplets expects a whole number > 0, got '" + v + "'";
-      out.options.cloud.max_droplets = static_cast<int>(n);
-    } else if (a == "--assume-price") {
-      if (!(error = value(a, v)).empty()) return error;
-      if (std::string bad = parse_assumed_price(v, out.options.cloud.assumed_prices); !bad.empty()) return bad;
-    } else if (a == "--out") {
-      if (!(error = value(a, out.options.out_dir)).empty()) return error;
-    } else if (a == "--context") {
-      if (!(error = value(a, out.options.cloud.context)).empty()) return error;
-      if (out.options.cloud.context.empty()) return "--context needs a doctl auth context name";
-    } else if (a == "--on") {
-      if (!(error = value(a, v)).empty()) return error;
-      if (!(error = parse_on_option(v, out.options.on)).empty()) return error;
-    } else if (a == "--json-log") {
-      out.json_log = true;
-    } else if (a == "--sim") {
-      out.sim = true;
-    } else if (a == "--sim-unisolated") {
-      out.sim = out.sim_unisolated = true;
-    } else if (a == "--quiet" || a == "-q") {
-      out.options.quiet = true;
-    } else if (a == "--") {
-      ++i;
-      ended_by_double_dash = true;
-      break;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return "unknown option '" + a + "'" + did_you_mean(a, kFlags) + " (see runara --help)";
-    } else {
-      break;
-    }
-  }
-  if (i < argc && out.mode != CommandLine::Mode::eval) {
-    out.script = argv[i++];
+  CommandLineParser parser(help_text(), false);
+  std::vector<std::string> rest;  // SCRIPT and its arguments, or -e's arguments
+  declare_options(parser, out);
+  parser.options_end_at_first_argument(rest);
+  std::string error;
+  if (parser.parse(std::vector<std::string>(argv + 1, argv + argc), error) == CommandLineParser::Outcome::usage_error) return error;
+  if (out.mode == CommandLine::Mode::help || out.mode == CommandLine::Mode::version) return {};
+  const bool ended_by_double_dash = !rest.empty() && rest.front() == "--";
+  std::size_t i = ended_by_double_dash ? 1 : 0;
+  if (i < rest.size() && out.mode != CommandLine::Mode::eval) {
+    out.script = rest[i++];
     if (out.mode != CommandLine::Mode::interactive_script) out.mode = CommandLine::Mode::script;
   } else if (out.mode == CommandLine::Mode::interactive_script) {
     return "-i needs a script to run first";
   }
   // `runara -e CODE -- ARGS`: the "--" that ended runara's options already said "literal".
   const bool literal = ended_by_double_dash && out.mode == CommandLine::Mode::eval;
-  if (std::string misplaced = script_arguments(argc, argv, i, literal, out); !misplaced.empty()) return misplaced;
+  if (std::string misplaced = script_arguments(parser, rest, i, literal, out); !misplaced.empty()) return misplaced;
   for (const auto& name : out.secret_names) {
     const char* secret = std::getenv(name.c_str());
     if (!secret || !*secret) return "--secret " + name + ": the environment variable " + name + " is not set";

@@ -11,7 +11,7 @@
 #include "base/text.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "compare_gate.hpp"
-#include "base/did_you_mean.hpp"
+#include "command_line.hpp"
 #include "guards/permissions.hpp"
 #include "run/history.hpp"
 #include "run/history_entry.hpp"
@@ -119,52 +119,30 @@ int compare_command(int argc, char** argv) {
   std::string baseline, out, noise, script;
   int last = 0;
   HistoryQuery::Kind kind = HistoryQuery::Kind::any;
-  const std::vector<std::string> flags{"--baseline", "--threshold", "--noise", "--out", "--last", "--script", "--real", "--sim", "--help"};
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a.empty() || a[0] != '-') {
-      names.push_back(a);
-      continue;
-    }
-    std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
-      value = a.substr(a.find('=') + 1), a = a.substr(0, a.find('=')), has_value = true;
-    }
-    if (a == "--real" || a == "--sim") {
-      if (has_value) return usage_error(a + " takes no value, got '" + argv[i] + "'");
-      kind = a == "--real" ? HistoryQuery::Kind::real : HistoryQuery::Kind::simulated;
-      continue;
-    }
-    bool known = false;
-    for (const auto& f : flags) known = known || f == a;
-    if (!known) return usage_error("unknown option '" + a + "'" + did_you_mean(a, flags));
-    if (!has_value) {
-      if (i + 1 >= argc) return usage_error(a + " needs a value");
-      value = argv[++i];
-    }
-    if (a == "--baseline") baseline = value;
-    else if (a == "--out") out = value;
-    else if (a == "--script") script = value;
-    else if (a == "--noise") {
-      if (!is_number(value) || std::strtod(value.c_str(), nullptr) < 0) return usage_error("--noise expects a percentage >= 0, got '" + value + "'");
-      noise = value;
-    } else if (a == "--last") {
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || n < 1 || n > 100) return usage_error("--last expects a whole number from 1 to 100, got '" + value + "'");
-      last = static_cast<int>(n);
-    } else if (a == "--threshold") {
-      const std::size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0 || !is_number(value.substr(eq + 1)))
-        return usage_error("--threshold expects METRIC=PCT, such as output_tokens_per_second=-5, got '" + value + "'");
-      thresholds.push_back(value);
-    }
-  }
+  CommandLineParser parser(kUsage);
+  parser.positionals([&](const std::string& v) { return names.push_back(v), std::string(); })
+      .option("--baseline", [&](const std::string& v) { return baseline = v, std::string(); })
+      .option("--out", [&](const std::string& v) { return out = v, std::string(); })
+      .option("--script", [&](const std::string& v) { return script = v, std::string(); })
+      .option("--noise", [&](const std::string& v) {
+        if (!is_number(v) || std::strtod(v.c_str(), nullptr) < 0) return "--noise expects a percentage >= 0, got '" + v + "'";
+        return noise = v, std::string();
+      })
+      .option("--last", [&](const std::string& v) {
+        char* end = nullptr;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 1 || n > 100) return "--last expects a whole number from 1 to 100, got '" + v + "'";
+        return last = static_cast<int>(n), std::string();
+      })
+      .option("--threshold", [&](const std::string& v) {
+        const std::size_t eq = v.find('=');
+        if (eq == std::string::npos || eq == 0 || !is_number(v.substr(eq + 1)))
+          return "--threshold expects METRIC=PCT, such as output_tokens_per_second=-5, got '" + v + "'";
+        return thresholds.push_back(v), std::string();
+      })
+      .flag("--real", [&] { kind = HistoryQuery::Kind::real; })
+      .flag("--sim", [&] { kind = HistoryQuery::Kind::simulated; });
+  if (int status = parser.parse_or_status(argc, argv, 2, "runara compare", kUsage); status >= 0) return status;
   if (!script.empty() && last == 0) return usage_error("--script picks runs for --last N; add --last 2 (the last two of that script)");
 
   std::vector<NamedRun> runs;

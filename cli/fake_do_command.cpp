@@ -3,15 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "base/did_you_mean.hpp"
+#include "command_line.hpp"
 #include "port_probe.hpp"
 #include "sim/fake_digitalocean.hpp"
 
@@ -32,11 +29,6 @@ const char* const kUsage =
     "  --latency S        added to every answer (default 0)\n"
     "  Options take their value as --flag VALUE or --flag=VALUE.\n";
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "runara serve-fake-do: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
 // A number of seconds >= 0, the whole text.
 bool seconds_value(const std::string& text, double& out) {
   char* end = nullptr;
@@ -44,48 +36,32 @@ bool seconds_value(const std::string& text, double& out) {
   return !text.empty() && end && *end == '\0' && std::isfinite(out) && out >= 0;
 }
 
+// An option whose value is a number of seconds >= 0, stored in `into`.
+ValueAction seconds(const char* name, double& into) {
+  return [name, &into](const std::string& v) {
+    return seconds_value(v, into) ? "" : std::string(name) + " expects a number of seconds >= 0, got '" + v + "'";
+  };
+}
+
 }  // namespace
 
 int serve_fake_do(int argc, char** argv) {
   sim::FakeDoConfig config;
   int port = 0;
-  const std::vector<std::string> flags{"--port", "--token", "--active-after", "--delete-after", "--latency", "--help"};
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::optional<std::string> v;
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
-      v = a.substr(a.find('=') + 1);
-      a = a.substr(0, a.find('='));
-    }
-    if (std::find(flags.begin(), flags.end(), a) == flags.end()) {
-      return usage_error("unknown option '" + a + "'" + did_you_mean(a, flags));
-    }
-    if (!v) {
-      if (i + 1 >= argc) return usage_error(a + " needs a value");
-      v = argv[++i];
-    }
-    double number = 0;
-    if (a == "--token") {
-      if (v->empty()) return usage_error("--token needs a non-empty value");
-      config.token = *v;
-    } else if (!seconds_value(*v, number)) {
-      return usage_error(a + " expects " + (a == "--port" ? "a port number from 0 to 65535" : "a number of seconds >= 0") +
-                         ", got '" + *v + "'");
-    } else if (a == "--port") {
-      if (number > 65535 || number != static_cast<int>(number)) return usage_error("--port expects a port number from 0 to 65535, got '" + *v + "'");
-      port = static_cast<int>(number);
-    } else if (a == "--active-after") {
-      config.active_after_s = number;
-    } else if (a == "--delete-after") {
-      config.delete_after_s = number;
-    } else {
-      config.latency_s = number;
-    }
-  }
+  CommandLineParser parser(kUsage);
+  parser
+      .option("--port", [&](const std::string& v) {
+        double n = -1;
+        if (!seconds_value(v, n) || n > 65535 || n != static_cast<int>(n)) return "--port expects a port number from 0 to 65535, got '" + v + "'";
+        return port = static_cast<int>(n), std::string();
+      })
+      .option("--token", [&](const std::string& v) {
+        return v.empty() ? "--token needs a non-empty value" : (config.token = v, std::string());
+      })
+      .option("--active-after", seconds("--active-after", config.active_after_s))
+      .option("--delete-after", seconds("--delete-after", config.delete_after_s))
+      .option("--latency", seconds("--latency", config.latency_s));
+  if (int status = parser.parse_or_status(argc, argv, 2, "runara serve-fake-do", kUsage); status >= 0) return status;
   if (std::string problem = loopback_port_problem(port); !problem.empty()) {
     std::fprintf(stderr, "runara serve-fake-do: %s\n", problem.c_str());
     return 1;

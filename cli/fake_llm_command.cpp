@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "port_probe.hpp"
 #include "sim/fake_llm_server.hpp"
 
@@ -224,35 +225,16 @@ const Flag kFlags[] = {
      }},
 };
 
-const Flag* find_flag(const std::string& name) {
-  for (const Flag& f : kFlags) {
-    if (name == f.name) return &f;
-  }
-  return nullptr;
-}
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "runara serve-fake-llm: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
 // Fills `s` from argv[2...]; returns -1 to go on serving, else the exit status.
 int parse(int argc, char** argv, Settings& s) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::printf("%s%s", kUsage, kHelp);
-      return 0;
-    }
-    const std::size_t eq = a.rfind("--", 0) == 0 ? a.find('=') : std::string::npos;  // --flag=value
-    const std::string name = a.substr(0, eq);
-    const Flag* flag = find_flag(name);
-    if (!flag) return usage_error("unknown argument '" + name + "'");
-    if (eq == std::string::npos && i + 1 >= argc) return usage_error(name + " expects " + flag->expects + ", got nothing");
-    const std::string value = eq != std::string::npos ? a.substr(eq + 1) : argv[++i];
-    if (!flag->apply(value, s)) return usage_error(name + " expects " + flag->expects + ", got '" + value + "'");
+  CommandLineParser parser(std::string(kUsage) + kHelp);
+  for (const Flag& f : kFlags) {
+    const std::string name = f.name, expects = f.expects;
+    parser.option(name, [&s, &f, name, expects](const std::string& v) {
+      return f.apply(v, s) ? "" : name + " expects " + expects + ", got '" + v + "'";
+    }, name + " expects " + expects + ", got nothing");
   }
-  return -1;
+  return parser.parse_or_status(argc, argv, 2, "runara serve-fake-llm", kUsage);
 }
 
 std::string base_url(const std::string& host, int port) {

@@ -11,7 +11,7 @@
 
 #include "base/text.hpp"
 #include "cloud/droplet_fleet.hpp"
-#include "base/did_you_mean.hpp"
+#include "command_line.hpp"
 #include "run/history_entry.hpp"
 
 namespace runara::cli {
@@ -27,11 +27,6 @@ const char* const kUsage =
     "  --script NAME: runs of one script (its path, file name, or name without .lua)\n"
     "  --limit N: at most N runs (default 20; 0: all)   --real / --sim: only real / simulated runs\n"
     "  --json: one JSON array. Compare two of them: runara compare ID ID, or --last 2 --script NAME\n";
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "runara runs: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
 
 bool folder_exists(const std::string& dir) {
   struct stat st{};
@@ -90,40 +85,21 @@ int runs_command(int argc, char** argv) {
   HistoryQuery query;
   query.limit = 20;
   bool json = false;
-  const std::vector<std::string> names{"--script", "--limit", "--real", "--sim", "--json", "--help"};
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
-      value = a.substr(a.find('=') + 1), a = a.substr(0, a.find('=')), has_value = true;
-    }
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a == "--script" || a == "--limit") {
-      if (!has_value) {
-        if (i + 1 >= argc) return usage_error(a + " needs a value");
-        value = argv[++i];
-      }
-      if (a == "--script") {
-        if (value.empty()) return usage_error("--script expects a script's path or name, got ''");
-        query.script = value;
-      } else {
+  CommandLineParser parser(kUsage);
+  parser
+      .option("--script", [&](const std::string& v) {
+        return v.empty() ? "--script expects a script's path or name, got ''" : (query.script = v, std::string());
+      })
+      .option("--limit", [&](const std::string& v) {
         char* end = nullptr;
-        const long n = std::strtol(value.c_str(), &end, 10);
-        if (value.empty() || *end != '\0' || n < 0 || n > 1000000) return usage_error("--limit expects a whole number >= 0, got '" + value + "'");
-        query.limit = static_cast<int>(n);
-      }
-    } else if (a == "--real" || a == "--sim" || a == "--json") {
-      if (has_value) return usage_error(a + " takes no value, got '" + argv[i] + "'");
-      if (a == "--json") json = true;
-      else query.kind = a == "--real" ? HistoryQuery::Kind::real : HistoryQuery::Kind::simulated;
-    } else {
-      return usage_error("unknown argument '" + a + "'" + did_you_mean(a, names));
-    }
-  }
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 0 || n > 1000000) return "--limit expects a whole number >= 0, got '" + v + "'";
+        return query.limit = static_cast<int>(n), std::string();
+      })
+      .flag("--real", [&] { query.kind = HistoryQuery::Kind::real; })
+      .flag("--sim", [&] { query.kind = HistoryQuery::Kind::simulated; })
+      .flag("--json", [&] { json = true; });
+  if (int status = parser.parse_or_status(argc, argv, 2, "runara runs", kUsage); status >= 0) return status;
   std::string error;
   const auto runs = history_runs(query, error);
   if (!error.empty() && runs.empty()) {

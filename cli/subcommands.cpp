@@ -10,6 +10,7 @@
 #include "cloud/ledger.hpp"
 #include "cloud/reaper.hpp"
 #include "bench_command.hpp"
+#include "command_line.hpp"
 #include "compare_command.hpp"
 #include "runs_command.hpp"
 #include "fake_do_command.hpp"
@@ -36,32 +37,20 @@ const char* const kReapUsage =
 int reap_command(int argc, char** argv, bool reap) {
   ReapOptions options;
   std::string context;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--context" && i + 1 < argc) {
-      context = argv[++i];
-    } else if (a.rfind("--context=", 0) == 0) {
-      context = a.substr(10);
-    } else if (reap && a == "--run" && i + 1 < argc) {
-      options.run_id = argv[++i];
-    } else if (reap && a == "--older-than" && i + 1 < argc) {
-      options.older_than_s = parse_duration(argv[++i]);
-      if (options.older_than_s < 0) {
-        std::fprintf(stderr, "runara reap: --older-than expects a duration like 90m or 2h, got '%s'\n", argv[i]);
-        return 2;
-      }
-    } else if (!reap && a == "--json") {
-      options.json = true;
-    } else if (reap && a == "--yes") {
-      options.yes = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kReapUsage, stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "runara %s: unknown argument '%s'\n%s", argv[1], a.c_str(), kReapUsage);
-      return 2;
-    }
+  CommandLineParser parser(kReapUsage);
+  parser.option("--context", [&](const std::string& v) { return context = v, std::string(); });
+  if (reap) {
+    parser.option("--run", [&](const std::string& v) { return options.run_id = v, std::string(); })
+        .option("--older-than", [&](const std::string& v) {
+          options.older_than_s = parse_duration(v);
+          return options.older_than_s < 0 ? "--older-than expects a duration like 90m or 2h, got '" + v + "'" : std::string();
+        })
+        .flag("--yes", [&] { options.yes = true; });
+  } else {
+    parser.flag("--json", [&] { options.json = true; });
   }
+  const std::string program = std::string("runara ") + argv[1];
+  if (int status = parser.parse_or_status(argc, argv, 2, program, kReapUsage); status >= 0) return status;
   options.state_dir = default_state_dir();
   const char* api = std::getenv("RUNARA_DO_API_URL");
   options.api_base = normalized_api_base(api && *api ? api : DoClient::kDefaultApiBase);

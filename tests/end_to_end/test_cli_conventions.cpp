@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -136,4 +137,76 @@ TEST_CASE("json log (--json-log): every stderr line is a JSON object, the outcom
   CHECK(objects.back()["exit"] == 1);
   CHECK(objects.back()["text"] == "(command line):1: the end");
   CHECK(objects.back()["out_dir"] == dir + "/out");
+}
+
+// One parser for every command (cli/command_line.hpp): the same "did you mean", the same
+// missing-value and takes-no-value errors, the command's own usage, exit status 2; --help 0.
+TEST_CASE("every subcommand reads its options the same way", "[cli][conventions]") {
+  const std::string dir = temp_dir("conv-sub");
+  const std::map<std::string, std::string> env{{"RUNARA_STATE_DIR", dir + "/state"}, {"DIGITALOCEAN_TOKEN", ""}};
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;  // after "runara COMMAND: "
+  };
+  const std::vector<Case> cases = {
+      {{"runs", "--limt", "5"}, "unknown option '--limt' (did you mean '--limit'?)"},
+      {{"runs", "--limit"}, "--limit needs a value"},
+      {{"runs", "--limit="}, "--limit expects a whole number >= 0, got ''"},
+      {{"runs", "--json=yes"}, "--json takes no value, got '--json=yes'"},
+      {{"runs", "extra"}, "unknown argument 'extra'"},
+      {{"compare", "--noies", "1", "a", "b"}, "unknown option '--noies' (did you mean '--noise'?)"},
+      {{"compare", "a", "b", "--last"}, "--last needs a value"},
+      {{"ls", "--jsno"}, "unknown option '--jsno' (did you mean '--json'?)"},
+      {{"ls", "--context"}, "--context needs a value"},
+      {{"ls", "--yes"}, "unknown option '--yes'"},  // reap's, not ls's
+      {{"reap", "--yse"}, "unknown option '--yse' (did you mean '--yes'?)"},
+      {{"reap", "--older-than", "soon"}, "--older-than expects a duration like 90m or 2h, got 'soon'"},
+      {{"reap", "--yes=no"}, "--yes takes no value, got '--yes=no'"},
+      {{"bench", "http://127.0.0.1:9", "--model"}, "--model needs a value"},
+      {{"bench", "http://127.0.0.1:9", "-c"}, "-c needs a value"},
+      {{"bench", "http://127.0.0.1:9", "--saturate=1"}, "--saturate takes no value, got '--saturate=1'"},
+      {{"bench", "--host", "h"}, "--host is vllm bench's; here give the server as URL (or --base-url http://HOST:PORT)"},
+      {{"serve-fake-do", "--port"}, "--port needs a value"},
+      {{"serve-fake-llm", "--tokenise", "yes"}, "unknown option '--tokenise' (did you mean '--tokenize'?)"},
+      {{"plan", "--budgte", "5", "x.lua"}, "unknown option '--budgte' (did you mean '--budget'?) (see runara --help)"},
+  };
+  for (const Case& c : cases) {
+    const ChildResult r = run_runara(c.args, 10, env);
+    INFO(c.args.front() << " " << c.args[1] << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "runara " + c.args.front() + ": " + c.message + "\n"));
+    CHECK(r.out.empty());
+  }
+  for (const std::string command : {"runs", "compare", "ls", "reap", "bench", "serve-fake-do", "serve-fake-llm"}) {
+    const ChildResult help = run_runara({command, "--help"}, 10, env);
+    INFO(command);
+    CHECK(help.exit_code == 0);
+    CHECK(help.out.rfind("usage: runara ", 0) == 0);
+    CHECK(contains(help.out, "runara " + command + " "));
+    CHECK(help.err.empty());
+  }
+}
+
+TEST_CASE("runara's own options: --flag= is the empty value, switches together, a value attached", "[cli][conventions]") {
+  const std::string out = temp_dir("conv-own");
+  // "--context=" is refused as empty, not given the next argument as its value.
+  const ChildResult empty = run_runara({"--context=", "-e", "print(1)"});
+  CHECK(empty.exit_code == 2);
+  CHECK(contains(empty.err, "runara: --context needs a doctl auth context name"));
+  const ChildResult together = run_runara({"--out", out + "/a", "-qe", "print(7)"});
+  INFO(together.err);
+  CHECK(together.exit_code == 0);
+  CHECK(together.out == "7\n");
+  const ChildResult attached = run_runara({"--out", out + "/b", "-eprint(runara.args[1])", "x"});
+  CHECK(attached.exit_code == 0);
+  CHECK(attached.out == "x\n");
+  // After the script (or -e CODE), an option-looking argument is the script's, untouched.
+  const ChildResult script_args = run_runara({"--out", out + "/c", "-e", "print(table.concat(runara.args, ' '))", "--",
+                                              "--out=", "[a,b]", "-qe"});
+  INFO(script_args.err);
+  CHECK(script_args.exit_code == 0);
+  CHECK(script_args.out == "--out= [a,b] -qe\n");
+  const ChildResult missing = run_runara({"--out", out + "/d", "-e"});
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err, "runara: -e needs a value"));
 }

@@ -228,7 +228,7 @@ TEST_CASE("serve-fake-llm rejects bad flags with exit 2, naming flag, value and 
       {{"--tokenize-skew", "2000"}, "--tokenize-skew expects a percentage from -100 to 1000, got '2000'"},
       {{"--tokenize-skew", "5%"}, "--tokenize-skew expects a percentage from -100 to 1000, got '5%'"},
       {{"--static"}, "--static expects a response body, got nothing"},
-      {{"--bogus"}, "unknown argument '--bogus'"},
+      {{"--bogus"}, "unknown option '--bogus'"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"serve-fake-llm"};
