@@ -1,5 +1,6 @@
 // The fake DigitalOcean's HTTP front: the server's lifecycle, and the per-request pipeline
-// (unreachable -> rate limit -> injected failure -> auth -> route -> decorate -> latency).
+// (unreachable -> rate limit -> injected failure -> auth -> route -> lost answer -> decorate ->
+// latency).
 #include "sim/fake_digitalocean.hpp"
 
 #include <algorithm>
@@ -36,6 +37,8 @@ fakedo::StoreConfig store_config(const FakeDoConfig& c) {
   s.public_ipv4 = c.public_ipv4;
   s.on_created = c.on_created;
   s.on_deleted = c.on_deleted;
+  s.default_vpcs = c.default_vpcs;
+  s.firewall_apply_s = c.firewall_apply_s;
   return s;
 }
 
@@ -72,8 +75,17 @@ const char* gateway_reason(int status) {
 struct Failure {
   int status;
   std::optional<int> retry_after_s;
-  bool creates_only = false;  // fail_next_create: waits for a POST /v2/droplets
+  std::string match;  // empty: any request; else waits for a request it matches (see matches())
 };
+
+// "POST /v2/vpcs" matches that request line exactly; "DELETE /v2/vpcs/*" any that starts so.
+bool matches(const std::string& pattern, const std::string& line) {
+  if (pattern.empty()) return true;
+  if (pattern.back() == '*') return line.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+  return line == pattern;
+}
+
+constexpr const char* kDropletCreate = "POST /v2/droplets";
 
 }  // namespace
 
@@ -91,7 +103,7 @@ struct FakeDigitalOcean::Impl {
   fakedo::Store store;
   fakedo::RateLimiter limiter;
   std::deque<Failure> failures;
-  int drop_creates = 0;
+  std::vector<std::string> drops;  // drop_next_response patterns, oldest first
   double latency_s;
   std::vector<std::string> request_log;
   std::mt19937_64 rng;
@@ -160,7 +172,7 @@ HttpResponse FakeDigitalOcean::Impl::handle(const HttpRequest& req) {
     if (rate.limited) {
       reply = fakedo::error_reply(429, "too_many_requests", "API Rate limit exceeded.");
       retry_after = rate.retry_after_s;
-    } else if (!failures.empty() && (!failures.front().creates_only || fakedo::is_droplet_create(api))) {
+    } else if (!failures.empty() && matches(failures.front().match, fakedo::request_line(api))) {
       const Failure f = failures.front();
       failures.pop_front();
       retry_after = f.retry_after_s;
@@ -194,9 +206,14 @@ HttpResponse FakeDigitalOcean::Impl::handle(const HttpRequest& req) {
         } catch (const std::exception&) {
           reply = fakedo::error_reply(500, "server_error", "Unexpected server-side error");
         }
-        if (fakedo::is_droplet_create(api) && reply.status == 202 && drop_creates > 0) {
-          --drop_creates;
-          drop = true;
+        // A lost answer: the request took effect, its answer never arrives.
+        if (reply.status >= 200 && reply.status < 300) {
+          const std::string line = fakedo::request_line(api);
+          const auto it = std::find_if(drops.begin(), drops.end(), [&](const std::string& p) { return matches(p, line); });
+          if (it != drops.end()) {
+            drops.erase(it);
+            drop = true;
+          }
         }
       }
     }
@@ -252,14 +269,18 @@ void FakeDigitalOcean::fail_next(int count, int status, std::optional<int> retry
   for (int i = 0; i < count; ++i) impl_->failures.push_back({status, retry_after_s});
 }
 
-void FakeDigitalOcean::fail_next_create(int count, int status) {
+void FakeDigitalOcean::fail_next_create(int count, int status) { fail_next_matching(kDropletCreate, count, status); }
+
+void FakeDigitalOcean::fail_next_matching(const std::string& request, int count, int status) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  for (int i = 0; i < count; ++i) impl_->failures.push_back({status, std::nullopt, true});
+  for (int i = 0; i < count; ++i) impl_->failures.push_back({status, std::nullopt, request});
 }
 
-void FakeDigitalOcean::drop_next_create_response() {
+void FakeDigitalOcean::drop_next_create_response() { drop_next_response(kDropletCreate); }
+
+void FakeDigitalOcean::drop_next_response(const std::string& request) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  ++impl_->drop_creates;
+  impl_->drops.push_back(request);
 }
 
 void FakeDigitalOcean::vanish_next_create(double after_s) {
@@ -316,6 +337,16 @@ std::vector<std::string> FakeDigitalOcean::request_log() const {
 std::vector<json> FakeDigitalOcean::keys() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->store.keys();
+}
+
+std::vector<json> FakeDigitalOcean::vpcs() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.vpcs();
+}
+
+std::vector<json> FakeDigitalOcean::firewalls() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.firewalls();
 }
 
 std::vector<json> FakeDigitalOcean::create_bodies() const {

@@ -1,6 +1,6 @@
 // A fake DigitalOcean v2 API server for tests and the simulated cloud: Droplets (single and
 // multiple create, list with GPU/tag/name filters and pagination, get, delete, delete by tag),
-// sizes (regular and GPU), account, SSH keys, tags and actions, answering with the published
+// sizes (regular and GPU), account, SSH keys, tags, actions, VPCs and firewalls, answering with the published
 // OpenAPI description's shapes (shared/specs/digitalocean-openapi, DigitalOcean's published spec), rate-limit headers
 // included. Serves 127.0.0.1 from its own threads (loopback_http_server.hpp), and injects the
 // faults a client that must never leak a Droplet has to survive.
@@ -47,6 +47,12 @@ struct FakeDoConfig {
   // held, on the server's thread: must not call back into the fake, and should be quick.
   std::function<void(const SimulatedDroplet&)> on_created;
   std::function<void(std::int64_t droplet_id)> on_deleted;
+  // Every region starts with its default VPC ("default-<region>", 10.116.x.0/20, never deletable)
+  // as in an account that has used the regions. false: a region has none until its first VPC is
+  // made, which becomes the default and so cannot be deleted (the spec's trap), or a Droplet is
+  // created there without vpc_uuid.
+  bool default_vpcs = true;
+  double firewall_apply_s = 0.5;  // after each change a firewall is "waiting" this long, then "succeeded"
 };
 
 class FakeDigitalOcean {
@@ -70,9 +76,16 @@ class FakeDigitalOcean {
   void fail_next(int count, int status, std::optional<int> retry_after_s = {});
   // The same for the next `count` POST /v2/droplets only (other requests pass before them).
   void fail_next_create(int count, int status);
+  // The same for requests matching `request`: "METHOD /path" without the query, exactly, or a
+  // prefix when it ends in '*' ("POST /v2/vpcs", "DELETE /v2/firewalls/*"). The failing request
+  // has no effect. Failures are served in order: one waiting for its request holds back the rest.
+  void fail_next_matching(const std::string& request, int count, int status);
   // The next successful POST /v2/droplets creates its Droplet(s), then closes the connection
   // without answering.
   void drop_next_create_response();
+  // A lost answer for any endpoint: the next request matching `request` (as above) that succeeds
+  // (2xx) takes effect, then the connection is closed without an answer. Each call drops one.
+  void drop_next_response(const std::string& request);
   // The next Droplet created stays "new" and disappears (404, its create action "errored") after
   // `after_s`, as a GPU Droplet does when placement fails.
   void vanish_next_create(double after_s);
@@ -92,6 +105,8 @@ class FakeDigitalOcean {
   std::vector<std::string> request_log() const;       // "METHOD /path?query", in arrival order
   std::vector<nlohmann::json> keys() const;           // the account's SSH keys now
   std::vector<nlohmann::json> create_bodies() const;  // the body of each POST /v2/droplets
+  std::vector<nlohmann::json> vpcs() const;           // every VPC, as GET /v2/vpcs shows it
+  std::vector<nlohmann::json> firewalls() const;      // every firewall, as GET /v2/firewalls shows it
   // Registers a key as a user's own would be (not runara's): tests of what teardown must not touch.
   void add_key(const std::string& name, const std::string& public_key);
 

@@ -95,10 +95,56 @@ Reply droplets_collection(Store& store, const ApiRequest& req) {
   return not_found();
 }
 
+Reply vpcs(Store& store, const ApiRequest& req, const std::vector<std::string>& s) {
+  const std::string& m = req.method;
+  if (s.size() == 2) {
+    if (m == "GET") return store.list_vpcs(page_of(req, "/v2/vpcs"));
+    if (m == "POST") return with_body(req, [&](const json& b) { return store.create_vpc(b); });
+    return not_found();
+  }
+  const std::string& id = s[2];
+  if (s.size() == 3) {
+    if (m == "GET") return store.get_vpc(id);
+    if (m == "PUT") return with_body(req, [&](const json& b) { return store.update_vpc(id, b, false); });
+    if (m == "PATCH") return with_body(req, [&](const json& b) { return store.update_vpc(id, b, true); });
+    if (m == "DELETE") return store.delete_vpc(id);
+    return not_found();
+  }
+  if (s.size() == 4 && s[3] == "members" && m == "GET") {
+    const auto type = param(req, "resource_type");
+    std::vector<std::pair<std::string, std::string>> extra;
+    if (type) extra.emplace_back("resource_type", *type);
+    return store.vpc_members(id, type, page_of(req, "/v2/vpcs/" + id + "/members", std::move(extra)));
+  }
+  return not_found();
+}
+
+Reply firewalls(Store& store, const ApiRequest& req, const std::vector<std::string>& s) {
+  const std::string& m = req.method;
+  if (s.size() == 2) {
+    if (m == "GET") return store.list_firewalls(page_of(req, "/v2/firewalls"));
+    if (m == "POST") return with_body(req, [&](const json& b) { return store.create_firewall(b); });
+    return not_found();
+  }
+  const std::string& id = s[2];
+  if (s.size() == 3) {
+    if (m == "GET") return store.get_firewall(id);
+    if (m == "PUT") return with_body(req, [&](const json& b) { return store.update_firewall(id, b); });
+    if (m == "DELETE") return store.delete_firewall(id);
+    return not_found();
+  }
+  const bool part = s.size() == 4 && (s[3] == "droplets" || s[3] == "tags" || s[3] == "rules");
+  if (part && (m == "POST" || m == "DELETE"))
+    return with_body(req, [&](const json& b) { return store.change_firewall(id, s[3], b, m == "POST"); });
+  return not_found();
+}
+
 }  // namespace
 
-bool is_droplet_create(const ApiRequest& req) {
-  return req.method == "POST" && segments(req.path) == std::vector<std::string>{"v2", "droplets"};
+std::string request_line(const ApiRequest& req) {
+  std::string line = req.method + " ";
+  for (const auto& part : segments(req.path)) line += "/" + part;
+  return line;
 }
 
 bool is_key_list(const ApiRequest& req) {
@@ -162,6 +208,9 @@ Reply route(Store& store, const ApiRequest& req) {
     }
     return not_found();
   }
+
+  if (resource == "vpcs") return vpcs(store, req, s);
+  if (resource == "firewalls") return firewalls(store, req, s);
 
   return not_found();
 }

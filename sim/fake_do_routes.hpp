@@ -18,8 +18,8 @@ struct ApiRequest {
   int per_page_default = 20;
 };
 
-// True for POST /v2/droplets (the request drop_next_create_response() applies to).
-bool is_droplet_create(const ApiRequest& req);
+// "METHOD /path" (no query): what fault injection matches requests against.
+std::string request_line(const ApiRequest& req);
 // True for GET /v2/account/keys (limited to 10 per minute).
 bool is_key_list(const ApiRequest& req);
 

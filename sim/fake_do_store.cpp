@@ -38,45 +38,12 @@ const char* kPendingEvent = "Droplet already has a pending event.";
 
 }  // namespace
 
-Reply error_reply(int status, const std::string& id, const std::string& message) {
-  return {status, json{{"id", id}, {"message", message}}};
-}
-
-json paginate(const std::string& key, const std::vector<json>& all, const PageRequest& page) {
-  const int per = std::max(1, page.per_page);
-  const int p = std::max(1, page.page);
-  const int total = static_cast<int>(all.size());
-  const int pages = std::max(1, (total + per - 1) / per);
-  json slice = json::array();
-  for (long long i = static_cast<long long>(p - 1) * per; i < total && i < static_cast<long long>(p) * per; ++i)
-    slice.push_back(all[static_cast<std::size_t>(i)]);
-
-  auto link = [&](int n) {
-    std::string url = page.base_url + page.path + "?page=" + std::to_string(n) +
-                      "&per_page=" + std::to_string(per);
-    for (const auto& [k, v] : page.extra) url += "&" + url_encode(k) + "=" + url_encode(v);
-    return url;
-  };
-  json links_pages = json::object();
-  if (p < pages) {
-    links_pages["last"] = link(pages);
-    links_pages["next"] = link(p + 1);
-  }
-  if (p > 1) {
-    links_pages["first"] = link(1);
-    links_pages["prev"] = link(std::min(p - 1, pages));
-  }
-  json out = json::object();
-  out[key] = std::move(slice);
-  out["links"] = links_pages.empty() ? json::object() : json{{"pages", links_pages}};
-  out["meta"] = json{{"total", total}};
-  return out;
-}
-
 Store::Store(StoreConfig cfg)
     : cfg_(std::move(cfg)),
       epoch_steady_(SteadyClock::now()),
-      epoch_wall_(WallClock::now()) {}
+      epoch_wall_(WallClock::now()),
+      vpcs_(cfg_.default_vpcs, epoch_wall_),
+      firewalls_(cfg_.firewall_apply_s) {}
 
 SteadyClock::duration Store::secs(double s) const {
   return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(std::max(0.0, s)));
@@ -121,7 +88,7 @@ json Store::droplet_json(const Droplet& d) const {
   json v6 = json::array();
   if (up) {
     v4.push_back({{"ip_address", d.private_ip},
-                  {"netmask", "255.255.240.0"},
+                  {"netmask", d.private_netmask},
                   {"gateway", "nil"},
                   {"type", "private"}});
     if (d.public_networking) {
@@ -256,6 +223,14 @@ Reply Store::create_droplets(const json& body) {
   const ImageInfo* image = body.contains("image") ? find_image(body["image"]) : nullptr;
   if (!image) return unprocessable("You specified an invalid image for Droplet creation.");
 
+  // vpc_uuid: a VPC of the account (an unknown one answers 404, as observed of the real API).
+  const Vpc* chosen_vpc = nullptr;
+  if (body.contains("vpc_uuid") && !body["vpc_uuid"].is_null()) {
+    if (!body["vpc_uuid"].is_string()) return error_reply(400, "bad_request", "error parsing request body");
+    chosen_vpc = vpcs_.find(body["vpc_uuid"].get<std::string>());
+    if (!chosen_vpc) return not_found();
+  }
+
   const RegionInfo* region = nullptr;
   if (body.contains("region") && !body["region"].is_null()) {
     if (!body["region"].is_string())
@@ -271,12 +246,17 @@ Reply Store::create_droplets(const json& body) {
         }
     }
     if (!region) return unprocessable("You specified an invalid region for Droplet creation.");
+  } else if (chosen_vpc) {
+    region = chosen_vpc->region;  // no region: the VPC's
   } else {
     for (const auto& r : size->regions)
       if ((region = find_region(r))) break;
   }
   if (!region || !size->available || !size->in_region(region->slug))
     return unprocessable("Size is not available in this region.");
+  if (chosen_vpc && chosen_vpc->region != region)
+    return unprocessable("The VPC " + chosen_vpc->id + " is in " + chosen_vpc->region->slug +
+                         ", not in the Droplet's region " + region->slug + ".");
 
   std::vector<std::string> tags;
   if (body.contains("tags") && !body["tags"].is_null()) {
@@ -316,6 +296,18 @@ Reply Store::create_droplets(const json& body) {
   if (live_droplets() + static_cast<int>(names.size()) > cfg_.droplet_limit)
     return unprocessable("creating this/these droplet(s) will exceed your droplet limit");
 
+  // The region's default VPC when none is named; each Droplet gets the lowest free private
+  // address of its VPC's ip_range (all of them allocated before anything is created).
+  const Vpc& vpc = chosen_vpc ? *chosen_vpc : vpcs_.default_for(*region, wall(SteadyClock::now()));
+  std::set<std::uint32_t> taken = private_addresses_in(vpc);
+  std::vector<std::uint32_t> addresses;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto a = Vpcs::free_address(vpc, taken);
+    if (!a) return unprocessable("The VPC " + vpc.name + " (" + vpc.range.text() + ") has no free IP address left.");
+    taken.insert(*a);
+    addresses.push_back(*a);
+  }
+
   // Accepted: create them all.
   std::vector<std::string> canonical;
   for (const auto& t : tags) {
@@ -329,20 +321,11 @@ Reply Store::create_droplets(const json& body) {
   if (ipv6) features.push_back("ipv6");
   features.push_back("private_networking");
 
-  std::string vpc;
-  if (body.contains("vpc_uuid") && body["vpc_uuid"].is_string()) {
-    vpc = body["vpc_uuid"].get<std::string>();
-  } else {
-    const auto idx = static_cast<unsigned long long>(region - regions().data()) + 1;
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "f0fa7e57-0000-4000-8000-%012llx", idx);
-    vpc = buf;
-  }
-
   const auto now = SteadyClock::now();
   json out_droplets = json::array();
   json out_actions = json::array();
-  for (const auto& name : names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     Droplet d;
     d.id = next_droplet_id_++;
     d.seq = ++creates_;
@@ -355,7 +338,7 @@ Reply Store::create_droplets(const json& body) {
     d.backups = flag("backups", false);
     d.ipv6 = ipv6;
     d.public_networking = public_networking;
-    d.vpc_uuid = vpc;
+    d.vpc_uuid = vpc.id;
     d.created = now;
     d.created_wall = wall(now);
     if (!vanish_queue_.empty()) {
@@ -363,7 +346,8 @@ Reply Store::create_droplets(const json& body) {
       vanish_queue_.pop_front();
     }
     d.public_ip = public_ipv4_for(d);
-    d.private_ip = "10.116." + std::to_string((d.seq / 250) % 16) + "." + std::to_string(d.seq % 250 + 2);
+    d.private_ip = ipv4_text(addresses[i]);
+    d.private_netmask = vpc.range.netmask();
     char v6[64];
     std::snprintf(v6, sizeof v6, "2001:db8:0:1010::%llx:1", static_cast<unsigned long long>(d.seq + 0x100));
     d.public_ipv6 = v6;

@@ -1,5 +1,5 @@
 // The fake DigitalOcean account's state: Droplets with their new -> active -> (deleted) -> gone
-// lifecycle, actions, SSH keys and tags. Every operation answers with the HTTP status and JSON body
+// lifecycle, actions, SSH keys, tags, VPCs (fake_do_vpcs.hpp) and firewalls (fake_do_firewalls.hpp). Every operation answers with the HTTP status and JSON body
 // the published API gives, so the HTTP layer (fake_digitalocean.cpp) only routes and decorates.
 //
 // Not thread-safe: the owner serialises calls. Time-based transitions are evaluated lazily from a
@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,19 +20,15 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/fake_do_catalogue.hpp"
+#include "sim/fake_do_firewalls.hpp"
+#include "sim/fake_do_reply.hpp"
+#include "sim/fake_do_vpcs.hpp"
 #include "sim/simulated_droplet.hpp"
 
 namespace runara::sim::fakedo {
 
 using SteadyClock = std::chrono::steady_clock;
 using WallClock = std::chrono::system_clock;
-
-struct Reply {
-  int status = 200;
-  nlohmann::json body;  // null: empty body (204)
-};
-
-Reply error_reply(int status, const std::string& id, const std::string& message);
 
 struct StoreConfig {
   double active_after_s = 0.5;
@@ -43,20 +40,9 @@ struct StoreConfig {
   std::function<std::string(std::int64_t)> public_ipv4;
   std::function<void(const SimulatedDroplet&)> on_created;  // see FakeDoConfig
   std::function<void(std::int64_t)> on_deleted;
+  bool default_vpcs = true;       // every region starts with its default VPC (see Vpcs)
+  double firewall_apply_s = 0.5;  // a firewall's change is "waiting" this long, then "succeeded"
 };
-
-// One page of a collection: where it is (for absolute links) and which slice is asked for.
-struct PageRequest {
-  std::string base_url;  // "http://127.0.0.1:PORT"
-  std::string path;      // "/v2/droplets"
-  int page = 1;
-  int per_page = 20;
-  std::vector<std::pair<std::string, std::string>> extra;  // other query parameters, kept in links
-};
-
-// {key: [...slice...], "links": {...}, "meta": {"total": N}} as the API paginates.
-nlohmann::json paginate(const std::string& key, const std::vector<nlohmann::json>& all,
-                        const PageRequest& page);
 
 struct DropletFilter {
   std::optional<std::string> tag_name;
@@ -69,7 +55,10 @@ class Store {
   explicit Store(StoreConfig cfg);
 
   void set_base_url(std::string base_url) { base_url_ = std::move(base_url); }
-  void set_config(const StoreConfig& cfg) { cfg_ = cfg; }
+  void set_config(const StoreConfig& cfg) {
+    cfg_ = cfg;
+    firewalls_.set_apply_s(cfg.firewall_apply_s);
+  }
   const StoreConfig& config() const { return cfg_; }
 
   // Droplets.
@@ -101,6 +90,24 @@ class Store {
   Reply get_tag(const std::string& name);
   Reply delete_tag(const std::string& name);
 
+  // VPCs (fake_do_store_networking.cpp). A Droplet is a member of its VPC until it is gone (404),
+  // so a VPC cannot be deleted until its Droplets' deletes have finished.
+  Reply create_vpc(const nlohmann::json& body);
+  Reply list_vpcs(const PageRequest& page);
+  Reply get_vpc(const std::string& id);
+  Reply update_vpc(const std::string& id, const nlohmann::json& body, bool partial);
+  Reply delete_vpc(const std::string& id);
+  Reply vpc_members(const std::string& id, const std::optional<std::string>& resource_type, const PageRequest& page);
+
+  // Firewalls (fake_do_store_networking.cpp).
+  Reply create_firewall(const nlohmann::json& body);
+  Reply list_firewalls(const PageRequest& page);
+  Reply get_firewall(const std::string& id);
+  Reply update_firewall(const std::string& id, const nlohmann::json& body);
+  Reply delete_firewall(const std::string& id);
+  // What: "droplets", "tags" or "rules"; add: POST, else DELETE.
+  Reply change_firewall(const std::string& id, const std::string& what, const nlohmann::json& body, bool add);
+
   // Fault injection: the next created Droplet never becomes active and is gone after `after_s`.
   void vanish_next_create(double after_s) { vanish_queue_.push_back(after_s); }
 
@@ -111,6 +118,8 @@ class Store {
   std::vector<nlohmann::json> droplets();  // every Droplet still answering GET, GPU ones included
   std::vector<nlohmann::json> keys() const;  // the account's SSH keys
   const std::vector<nlohmann::json>& create_bodies() const { return create_bodies_; }  // each POST /v2/droplets body
+  std::vector<nlohmann::json> vpcs() const { return vpcs_.all(); }
+  std::vector<nlohmann::json> firewalls() const { return firewalls_.all(); }
 
  private:
   struct Droplet {
@@ -132,6 +141,7 @@ class Store {
     std::optional<SteadyClock::time_point> deleted;
     std::string public_ip;
     std::string private_ip;
+    std::string private_netmask;
     std::string public_ipv6;
   };
   struct Action {
@@ -165,6 +175,8 @@ class Store {
   std::int64_t add_action(const std::string& type, const Droplet& d);
   std::string public_ipv4_for(const Droplet& d) const;
   SimulatedDroplet simulated(const Droplet& d, const nlohmann::json& create_body);
+  FirewallRefs firewall_refs();
+  std::set<std::uint32_t> private_addresses_in(const Vpc& vpc) const;
 
   StoreConfig cfg_;
   std::string base_url_;
@@ -182,6 +194,8 @@ class Store {
   std::int64_t next_action_id_ = 2400000001;
   std::int64_t next_key_id_ = 41000001;
   int creates_ = 0;
+  Vpcs vpcs_;  // after epoch_wall_, which it reads
+  Firewalls firewalls_;
 };
 
 }  // namespace runara::sim::fakedo
