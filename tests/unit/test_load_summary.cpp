@@ -154,17 +154,19 @@ TEST_CASE("http_load: a closed loop whose concurrency cannot be reached says so"
 }
 
 TEST_CASE("thresholds: names, limits and the check itself", "[summary]") {
-  runara::Threshold t;
-  CHECK(runara::parse_threshold("ttft_p99_ms", 500, t).empty());
-  CHECK(t.key == "p99_ttft_ms");
-  CHECK(t.upper);
-  CHECK(runara::parse_threshold("min_output_throughput", 10, t).empty());
-  CHECK_FALSE(t.upper);
-  CHECK(runara::parse_threshold("failure_rate", 2, t).find("between 0 and 1") != std::string::npos);
-  CHECK(runara::parse_threshold("e2el_p99_ms", -1, t).find(">= 0") != std::string::npos);
-  runara::Thresholds list(2);
-  REQUIRE(runara::parse_threshold("ttft_p99_ms", 10, list[0]).empty());
-  REQUIRE(runara::parse_threshold("failure_rate", 0.1, list[1]).empty());
+  const auto t = runara::parse_threshold("ttft_p99_ms", 500);
+  REQUIRE(t);
+  CHECK(t->key == "p99_ttft_ms");
+  CHECK(t->upper);
+  const auto lower = runara::parse_threshold("min_output_throughput", 10);
+  REQUIRE(lower);
+  CHECK_FALSE(lower->upper);
+  CHECK(runara::parse_threshold("failure_rate", 2).error().find("between 0 and 1") != std::string::npos);
+  CHECK(runara::parse_threshold("e2el_p99_ms", -1).error().find(">= 0") != std::string::npos);
+  const auto first = runara::parse_threshold("ttft_p99_ms", 10), second = runara::parse_threshold("failure_rate", 0.1);
+  REQUIRE(first);
+  REQUIRE(second);
+  runara::Thresholds list{first.value(), second.value()};
   json r = {{"completed", 9}, {"failed", 1}, {"p99_ttft_ms", 12.5}};
   runara::apply_thresholds(list, r);
   CHECK(r["thresholds"]["ttft_p99_ms"]["ok"] == false);
