@@ -11,9 +11,10 @@
 // Pure function, no I/O; safe on any thread.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "base/result.hpp"
 
 namespace runara {
 
@@ -26,8 +27,8 @@ struct TargetUrl {
   std::string query;   // without "?"; "" when none
 };
 
-// Parses `text`; on failure returns nullopt and sets `error` to what was wrong and what was
-// expected, worded to follow the option's name ("must start with http:// or https:// ...").
-std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& error);
+// Parses `text`; on failure the error says what was wrong and what was expected, worded to
+// follow the option's name ("must start with http:// or https:// ...").
+Result<TargetUrl> parse_target_url(std::string_view text);
 
 }  // namespace runara
