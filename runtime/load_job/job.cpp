@@ -159,7 +159,11 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     std::string why = read_file_checked(path, [&](std::size_t size) {
       return take(16 * size, "the tokenizer " + path + " (" + std::to_string(size) + " bytes)") ? std::string() : error;
     }, text);
-    if (why.empty()) tokenizer = BpeTokenizer::from_json(text, why);
+    if (why.empty()) {
+      auto made = BpeTokenizer::from_json(text);
+      if (made) tokenizer = std::move(made).value();
+      else why = made.error();
+    }
     if (!why.empty()) error = "prompts.tokenizer " + path + ": " + why;
     return why.empty();
   }
