@@ -14,11 +14,10 @@ std::unique_ptr<LoadTransport> make_load_transport(uv_loop_t* loop, LoadShared& 
   return make_native_transport(loop, shared);
 }
 
-std::vector<sockaddr_storage> resolve_host(const std::string& host, int port, std::string& error) {
+Result<std::vector<sockaddr_storage>> resolve_host(const std::string& host, int port) {
   sockaddr_storage literal{};
-  if (numeric_host(host, port, literal)) return {literal};
-  error = "the agent takes numeric addresses only, got " + host;
-  return {};
+  if (numeric_host(host, port, literal)) return std::vector<sockaddr_storage>{literal};
+  return Error{"the agent takes numeric addresses only, got " + host};
 }
 
 }  // namespace runara

@@ -22,6 +22,8 @@
 #include "gpu/reader.hpp"
 #include "gpu/local_target.hpp"
 #include "gpu_metrics_binding.hpp"
+#include "kit/functions.hpp"
+#include "kit/wait.hpp"
 #include "script/args.hpp"
 #include "push_marks.hpp"
 #include "script/values.hpp"
@@ -35,6 +37,28 @@ const char* const kRead = "gpu_metrics.read";
 const char* const kStart = "gpu_metrics.start";
 char kLocalMeta;  // registry key of the run's one gpu_metrics.localhost() handle
 constexpr double kMinInterval = 0.05, kMaxInterval = 3600;
+
+}  // namespace
+
+namespace {
+
+void push_samples(lua_State* L, const std::vector<gpu::Sample>& samples) {
+  lua_createtable(L, static_cast<int>(std::min<std::size_t>(samples.size(), INT32_MAX)), 0);
+  int i = 0;
+  for (const auto& s : samples) {
+    push_json(L, gpu::sample_json(s));
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
+// One summary per mark, from it to the next (the last: to `end`).
+void push_phases(lua_State* L, const gpu::Summarizer& summaries, const std::vector<gpu::Mark>& marks, double end) {
+  lua_createtable(L, static_cast<int>(marks.size()), 0);
+  for (std::size_t m = 0; m < marks.size(); ++m) {
+    push_json(L, gpu::phase_json(summaries.window(marks[m].t_s, m + 1 < marks.size() ? marks[m + 1].t_s : end, marks[m].label)));
+    lua_rawseti(L, -2, static_cast<int>(m + 1));
+  }
+}
 
 }  // namespace
 
@@ -67,31 +91,15 @@ void RunSampler::push_results(lua_State* L) const {
   lua_setfield(L, -2, "static");
   lua_pushboolean(L, g.running());
   lua_setfield(L, -2, "running");
-  lua_createtable(L, static_cast<int>(std::min<std::size_t>(g.samples().size(), INT32_MAX)), 0);
-  int i = 0;
-  for (const auto& s : g.samples()) {
-    push_json(L, gpu::sample_json(s));
-    lua_rawseti(L, -2, ++i);
-  }
+  push_samples(L, g.samples());
   lua_setfield(L, -2, "samples");
-  const auto& marks = g.marks();
-  push_marks(L, marks);
+  push_marks(L, g.marks());
   lua_setfield(L, -2, "marks");
-  lua_createtable(L, static_cast<int>(marks.size()), 0);
-  for (std::size_t m = 0; m < marks.size(); ++m) {
-    push_json(L, gpu::phase_json(summaries.window(marks[m].t_s, m + 1 < marks.size() ? marks[m + 1].t_s : end, marks[m].label)));
-    lua_rawseti(L, -2, static_cast<int>(m + 1));
-  }
+  push_phases(L, summaries, g.marks(), end);
   lua_setfield(L, -2, "phases");
   push_json(L, gpu::phase_json(summaries.window(0, end, "run")));
   lua_setfield(L, -2, "summary");
-  lua_createtable(L, static_cast<int>(g.problems().size()), 0);
-  i = 0;
-  for (const auto& p : g.problems()) {
-    const std::string shown = ctx ? ctx->redact(p) : p;
-    lua_pushlstring(L, shown.data(), shown.size());
-    lua_rawseti(L, -2, ++i);
-  }
+  push_problems(L, g.problems(), ctx);
   lua_setfield(L, -2, "problems");
   lua_pushnumber(L, g.skipped_ticks());
   lua_setfield(L, -2, "skipped_ticks");
@@ -149,19 +157,15 @@ class GpuMetricsPrimitive final : public Primitive {
   void open(lua_State* L, Context& ctx) override {
     ctx_ = &ctx;
     local_ = std::make_shared<gpu::LocalTarget>(ctx.loop());
+    define_sampler_object(L, ctx);
     lua_newtable(L);
-    lua_pushlightuserdata(L, this);
-    ctx.push_async(L, &GpuMetricsPrimitive::read, 1);
-    lua_setfield(L, -2, "read");
-    lua_pushlightuserdata(L, this);
-    ctx.push_async(L, &GpuMetricsPrimitive::start, 1);
-    lua_setfield(L, -2, "start");
     // `local` is a Lua keyword: gpu_metrics.local() does not parse, gpu_metrics["local"]() does.
-    for (const char* name : {"localhost", "local"}) {
-      lua_pushlightuserdata(L, this);
-      lua_pushcclosure(L, &GpuMetricsPrimitive::local, 1);
-      lua_setfield(L, -2, name);
-    }
+    kit::set_functions(L, ctx,
+                       {{"read", &GpuMetricsPrimitive::read, kit::Waits::yes},
+                        {"start", &GpuMetricsPrimitive::start, kit::Waits::yes},
+                        {"localhost", &GpuMetricsPrimitive::local},
+                        {"local", &GpuMetricsPrimitive::local}},
+                       this);
   }
 
   // Samplers still running are stopped and their samples written (gpu_metrics_N.csv).
@@ -261,16 +265,15 @@ class GpuMetricsPrimitive final : public Primitive {
     const std::uint64_t id = ++self.next_reader_;
     auto& reader = self.readers_[id];
     reader = std::make_unique<gpu::GpuReader>(ctx.loop(), self.cache_, static_cast<uint64_t>(timeout * 1000));
-    const WaitId wait = ctx.suspend(L, [&self, id] { self.readers_.erase(id); });
-    reader->start(target, wanted, true, [&self, &ctx, id, wait](gpu::Snapshot s) {
+    auto wait = kit::Wait::start(L, kRead, [&self, id] { self.readers_.erase(id); });
+    reader->start(target, wanted, true, [&self, id, wait](Result<gpu::Snapshot> s) {
       self.readers_.erase(id);  // we are inside its callback: allowed by its contract
-      if (!s.error.empty()) return ctx.fail(wait, kRead + std::string(": ") + ctx.redact(s.error));
-      ctx.resume(wait, [s = std::move(s)](lua_State* L) {
-        push_snapshot(L, s);
+      wait->settle<gpu::Snapshot>(std::move(s), [](lua_State* L, gpu::Snapshot& snapshot) {  // errors redacted by the wait
+        push_snapshot(L, snapshot);
         return 1;
       });
     });
-    return ctx.yield(L);
+    return wait->yield(L);
   }
 
   static int start(lua_State* L) {
@@ -294,30 +297,37 @@ class GpuMetricsPrimitive final : public Primitive {
     const std::uint64_t id = ++self.next_reader_;
     auto& reader = self.readers_[id];
     reader = std::make_unique<gpu::GpuReader>(ctx.loop(), self.cache_);
-    const WaitId wait = ctx.suspend(L, [&self, id] { self.readers_.erase(id); });
+    auto wait = kit::Wait::start(L, kStart, [&self, id] { self.readers_.erase(id); });
     std::weak_ptr<CommandTarget> weak = target;
-    reader->start(target, wanted, false, [&self, &ctx, id, wait, weak, opt](gpu::Snapshot s) mutable {
+    reader->start(target, wanted, false, [&self, id, wait, weak, opt](Result<gpu::Snapshot> snapshot) {
       self.readers_.erase(id);
-      if (!s.error.empty()) return ctx.fail(wait, kStart + std::string(": ") + ctx.redact(s.error));
-      auto run = std::make_shared<RunSampler>();
-      run->ctx = &ctx;
-      run->number = static_cast<int>(self.samplers_.size()) + 1;
-      run->backend = s.backend;
-      run->facts = s.facts;
-      opt.backend = s.backend;
-      opt.reserve = [&ctx](std::size_t bytes) { return ctx.reserve_memory(bytes, "gpu_metrics samples"); };
-      const int number = run->number;
-      run->sampler = std::make_unique<gpu::GpuSampler>(ctx.loop(), weak, opt, [&ctx, number](const std::string& p) {
-        ctx.log("gpu_metrics: sampler " + std::to_string(number) + ": " + p);
-      });
-      run->sampler->start();
-      self.samplers_.push_back(run);
-      ctx.resume(wait, [run](lua_State* L) {
+      if (!snapshot) return wait->fail(snapshot.error());  // redacted by the wait
+      auto run = self.start_sampler(snapshot.value(), weak, opt);
+      wait->resume([run](lua_State* L) {
         push_sampler_object(L, run);
         return 1;
       });
     });
-    return ctx.yield(L);
+    return wait->yield(L);
+  }
+
+  // The run's next sampler, on the backend the reader found.
+  std::shared_ptr<RunSampler> start_sampler(const gpu::Snapshot& s, std::weak_ptr<CommandTarget> target, gpu::GpuSampler::Options opt) {
+    Context& ctx = *ctx_;
+    auto run = std::make_shared<RunSampler>();
+    run->ctx = &ctx;
+    run->number = static_cast<int>(samplers_.size()) + 1;
+    run->backend = s.backend;
+    run->facts = s.facts;
+    opt.backend = s.backend;
+    opt.reserve = [&ctx](std::size_t bytes) { return status_from(ctx.reserve_memory(bytes, "gpu_metrics samples")); };
+    const int number = run->number;
+    run->sampler = std::make_unique<gpu::GpuSampler>(ctx.loop(), std::move(target), opt, [&ctx, number](const std::string& p) {
+      ctx.log("gpu_metrics: sampler " + std::to_string(number) + ": " + p);
+    });
+    run->sampler->start();
+    samplers_.push_back(run);
+    return run;
   }
 
   Context* ctx_ = nullptr;

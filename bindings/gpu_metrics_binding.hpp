@@ -47,7 +47,11 @@ struct GpuLoadHooks {
 };
 GpuLoadHooks gpu_load_hooks(lua_State* L, int index, const char* fn);
 
-// Pushes a sampler object for `s` (methods mark, stop, write_csv, results).
+// The sampler objects' metatable in this Lua state (methods mark, stop, write_csv, results):
+// once, when the primitive opens.
+void define_sampler_object(lua_State* L, Context& ctx);
+
+// Pushes a sampler object for `s`.
 void push_sampler_object(lua_State* L, std::shared_ptr<RunSampler> s);
 
 // The sampler at `index`, or nullptr when the value there is not one.

@@ -1,6 +1,7 @@
 // The `http_load` table: load generation against HTTP and OpenAI-compatible LLM servers.
-// The work — worker threads, timing, statistics, result files — is runtime/load/'s; this file
-// reads a script's options, checks them, and hands back the results as Lua tables.
+// The work — the plan and its sweep (runtime/load_job/plan.hpp), the agent for `on`, worker
+// threads, timing, statistics, result files — is runtime/load_job/'s and runtime/load/'s; this
+// file reads a script's options into plain values, calls the engine, and pushes its results.
 //
 //   local r = http_load.run{ url = "http://" .. d.ip .. ":8000", model = "llama",
 //                            concurrency = 64, requests = 500 }
@@ -8,28 +9,28 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <set>
 #include <cctype>
 #include <cmath>
 
 #include "base/cores.hpp"
+#include "base/redact_json.hpp"
+#include "gpu_metrics_binding.hpp"
 #include "http_load_remote.hpp"
 #include "http_load_summary.hpp"
 #include "http_load_thresholds.hpp"
 #include "http_load_vllm_options.hpp"
-#include "load_job/job.hpp"
-#include "load_job/openai_url.hpp"
+#include "kit/functions.hpp"
+#include "kit/raise.hpp"
+#include "kit/wait.hpp"
 #include "load/request_target.hpp"
+#include "load_job/job.hpp"
+#include "load_job/plan.hpp"
+#include "load_job/run_loads.hpp"
 #include "load_job/target_url.hpp"
-#include "gpu_metrics_binding.hpp"
-#include "script/args.hpp"
-#include "script/values.hpp"
-#include "base/redact_json.hpp"
-#include "base/run_output.hpp"
 #include "run_target_policy.hpp"
 #include "runara/runtime.hpp"
-
-#include <uv.h>
+#include "script/args.hpp"
+#include "script/values.hpp"
 
 namespace runara {
 
@@ -37,31 +38,12 @@ namespace {
 
 const char* const kRun = "http_load.run";
 
-// Bounds on what one run's loads may hold (docs/http_load.md, "Limits"). Memory beyond these
-// is accounted to --max-memory as the loads run.
-constexpr std::size_t kMaxHeaderBytes = 64 * 1024;  // servers refuse far less (nginx: 8 KiB lines)
-constexpr std::size_t kMaxSweepPoints = 1000;
-constexpr int kMaxRunThreads = 256;                 // worker threads of all loads running at once
-
 // The URL, parsed as libcurl parses it; raises a clear error for anything the target policy
 // could not judge (see load_job/target_url.hpp).
 TargetUrl parse_url(lua_State* L, const std::string& text) {
-  std::string error;
-  auto parsed = parse_target_url(text, error);
-  if (!parsed) args::raise(L, "%s: option 'url' %s, got '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, error.c_str(), text.c_str());
-  return *parsed;
-}
-
-// Where this load may connect: the run's own endpoints and --allow-host grants, narrowed by each
-// secret it carries to where that secret may go.
-std::shared_ptr<TargetPolicy> target_policy(Context& ctx, const std::vector<std::string>& secrets, bool plain_http) {
-  auto policy = run_target_policy(ctx, "http_load");
-  const Permissions& permissions = ctx.permissions();
-  for (const auto& name : secrets) {
-    const auto it = permissions.secret_destinations.find(name);
-    policy->bind_secret(name, it == permissions.secret_destinations.end() ? std::vector<std::string>{} : it->second, plain_http);
-  }
-  return policy;
+  auto parsed = parse_target_url(text);
+  if (!parsed) args::raise(L, "%s: option 'url' %s, got '%s' (expected e.g. \"http://10.0.0.5:8000\")", kRun, parsed.error().c_str(), text.c_str());
+  return std::move(parsed).value();
 }
 
 // A literal IP in the URL is checked now, before anything starts; names are checked when they
@@ -216,8 +198,7 @@ void parse_prompts(lua_State* L, Context& rt, PromptSource& src) {
   lua_pop(L, 1);
 }
 
-void parse_openai(lua_State* L, LoadPlan& plan, LoadSpec& base) {
-  OpenAiParams& o = plan.openai;
+void parse_openai(lua_State* L, OpenAiParams& o) {
   o.model = args::opt_string(L, 1, kRun, "model").value_or("");
   if (o.model.empty()) args::raise(L, "%s: option 'model' is required in openai mode (the served model's name, e.g. \"meta-llama/Llama-3.3-70B-Instruct\")", kRun);
   o.endpoint = args::opt_string(L, 1, kRun, "endpoint").value_or("completions");
@@ -230,10 +211,6 @@ void parse_openai(lua_State* L, LoadPlan& plan, LoadSpec& base) {
   if (lua_istable(L, -1)) o.extra_body = to_json(L, lua_gettop(L), "option 'extra_body'", 1 << 20);
   else if (!lua_isnil(L, -1)) args::raise(L, "%s: option 'extra_body' must be a table, got %s", kRun, luaL_typename(L, -1));
   lua_pop(L, 1);
-  base.model = o.model;
-  base.endpoint = o.endpoint;
-  base.stream = o.stream;
-  base.method = "POST";
 }
 
 void parse_http(lua_State* L, LoadSpec& base) {
@@ -286,8 +263,6 @@ void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurr
     if (!concurrency.empty() || !rates.empty()) args::raise(L, "%s: 'ramp' sets the rate, from its start_rate to its end_rate: leave 'rate' and 'concurrency' out", kRun);
     rates.push_back(base.ramp_end);  // the peak: what the load's threads are sized for
   }
-  if (!concurrency.empty() && !rates.empty()) args::raise(L, "%s: give either 'concurrency' (closed loop) or 'rate' (open loop), not both", kRun);
-  if (concurrency.empty() && rates.empty()) concurrency.push_back(1);
   for (double c : concurrency) check_positive(L, kRun, "concurrency", c, 100000, true);
   for (double r : rates) check_positive(L, kRun, "rate", r, 1e6, false);
   const auto arrival = args::opt_string(L, 1, kRun, "arrival");
@@ -310,47 +285,6 @@ void parse_load_model(lua_State* L, LoadSpec& base, std::vector<double>& concurr
   }
 }
 
-
-std::string point_name(const std::string& name, bool sweep, const LoadSpec& s) {
-  if (!sweep) return name;
-  if (!s.open_loop()) return name + "-c" + std::to_string(s.concurrency);
-  char rate[32];
-  std::snprintf(rate, sizeof rate, "%g", s.rate);
-  return name + "-r" + rate;
-}
-
-// The options a result was measured with (headers left out: they may hold keys).
-nlohmann::json echo(const LoadPlan& plan, const LoadSpec& base) {
-  nlohmann::json o = {{"seed", base.seed}, {"timeout", base.timeout_s}, {"http2", base.http2},
-                      {"warmup_requests", base.warmup_requests}, {"warmup_seconds", base.warmup_s},
-                      {"requests", base.requests ? nlohmann::json(base.requests) : nlohmann::json(nullptr)},
-                      {"duration", base.duration_s > 0 ? nlohmann::json(base.duration_s) : nlohmann::json(nullptr)},
-                      {"method", base.method}};  // options not set are null, not 0
-  if (!base.ca_file.empty()) o["ca_file"] = base.ca_file;
-  if (base.mode == LoadMode::kHttp) return o;
-  const OpenAiParams& a = plan.openai;
-  o["endpoint"] = a.endpoint;
-  o["stream"] = a.stream;
-  o["max_tokens"] = a.max_tokens;
-  o["ignore_eos"] = a.ignore_eos;
-  if (a.temperature) o["temperature"] = *a.temperature;
-  if (!a.extra_body.empty()) o["extra_body"] = a.extra_body;
-  const PromptSource& p = plan.prompts;
-  if (p.kind == PromptSource::Kind::kSynthetic) o["prompts"] = {{"input_tokens", p.input_tokens}, {"range_ratio", p.range_ratio}, {"count", p.count}};
-  else if (p.kind == PromptSource::Kind::kFile) o["prompts"] = {{"file", p.path}, {"format", p.format.empty() ? "auto" : p.format}};
-  else o["prompts"] = "fixed";
-  if (!p.tokenizer.empty()) o["prompts"]["tokenizer"] = p.tokenizer;
-  return o;
-}
-
-void check_header_size(lua_State* L, const std::vector<std::string>& headers) {
-  std::size_t bytes = 0;
-  for (const auto& h : headers) bytes += h.size() + 2;
-  if (bytes > kMaxHeaderBytes) {
-    args::raise(L, "%s: options 'headers' and 'api_key' make %d bytes of headers; at most %d are allowed", kRun,
-                static_cast<int>(std::min<std::size_t>(bytes, 1u << 30)), static_cast<int>(kMaxHeaderBytes));
-  }
-}
 
 // record = "all" | "errors" | "none" | a fraction: which requests requests.jsonl gets.
 void parse_record(lua_State* L, LoadSpec& base) {
@@ -381,7 +315,45 @@ void parse_limits(lua_State* L, Context& rt, LoadSpec& base) {
   parse_record(L, base);
 }
 
-LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<RemoteLoadChoice>& remote) {
+// The URL, mode, headers and `on`; returns the names of the secrets among the headers.
+std::vector<std::string> read_target(lua_State* L, Context& rt, LoadOptions& o, std::optional<RemoteAgent>& remote) {
+  const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
+  if (url.empty()) args::raise(L, "%s: option 'url' is required (e.g. url = \"http://\" .. d.ip .. \":8000\")", kRun);
+  o.url = parse_url(L, url);
+  const bool has_model = args::opt_string(L, 1, kRun, "model").has_value();
+  const std::string mode = args::opt_string(L, 1, kRun, "mode").value_or(has_model ? "openai" : "http");
+  if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
+  o.base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
+  std::vector<std::string> secrets;
+  o.headers = parse_headers(L, rt, secrets);
+  // May point `o.url` at a simulated machine's own address. Secrets reach the machine inside ssh.
+  const auto secrets_policy = secrets.empty() ? nullptr : run_target_policy(rt, "http_load", secrets, /*plain_http=*/false);
+  remote = parse_remote_load(L, rt, o.url, secrets_policy.get());
+  return secrets;
+}
+
+// The transport's options: timeout, HTTP/2, ca_file, buffer.
+void read_transport(lua_State* L, Context& rt, LoadOptions& o) {
+  LoadSpec& base = o.base;
+  base.timeout_s = positive(L, 1, kRun, "timeout", base.mode == LoadMode::kOpenAi ? 600 : 60, 86400, false);
+  base.http2 = args::opt_bool(L, 1, kRun, "http2").value_or(false);
+  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
+  if (base.http2 && o.url.scheme == "http" && curl->version_num < 0x080000) {
+    // libcurl before 8.0 breaks the second request on a reused h2c connection (curl issue #10634).
+    args::raise(L, "%s: http2 = true on http:// (h2c) needs libcurl 8.0 or later; this one is %s and fails reused h2c connections. Use https:// for HTTP/2, or leave http2 out", kRun, curl->version);
+  }
+  if (auto ca = args::opt_string(L, 1, kRun, "ca_file")) {
+    if (o.url.scheme != "https") args::raise(L, "%s: option 'ca_file' is for https:// URLs (this one is %s://)", kRun, o.url.scheme.c_str());
+    std::string error;
+    base.ca_file = rt.readable_path(*ca, error);
+    if (base.ca_file.empty()) args::raise(L, "%s: ca_file: %s", kRun, error.c_str());
+  }
+  base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
+  if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);
+}
+
+// The options table at index 1, read into plain values (load_job/plan.hpp makes the plan).
+LoadOptions read_options(lua_State* L, Context& rt, std::optional<RemoteAgent>& remote) {
   args::table(L, 1, kRun, "options");
   args::only_fields(L, 1, kRun,
                     {"url", "model", "mode", "endpoint", "stream", "prompts", "seed", "max_tokens", "ignore_eos",
@@ -390,96 +362,30 @@ LoadPlan parse_plan(lua_State* L, Context& rt, int load_number, std::optional<Re
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
                      "max_request_lines", "thresholds", "quiet", "record", "gpu", "on", "ramp", "percentiles",
                      "summary_metrics"});
-  LoadPlan plan;
-  LoadSpec base;
-  const std::string url = args::opt_string(L, 1, kRun, "url").value_or("");
-  if (url.empty()) args::raise(L, "%s: option 'url' is required (e.g. url = \"http://\" .. d.ip .. \":8000\")", kRun);
-  TargetUrl parsed = parse_url(L, url);
-  const bool has_model = args::opt_string(L, 1, kRun, "model").has_value();
-  const std::string mode = args::opt_string(L, 1, kRun, "mode").value_or(has_model ? "openai" : "http");
-  if (mode != "openai" && mode != "http") args::raise(L, "%s: option 'mode' must be \"openai\" or \"http\", got \"%s\"", kRun, mode.c_str());
-  base.mode = mode == "openai" ? LoadMode::kOpenAi : LoadMode::kHttp;
-  std::vector<std::string> secrets;
-  std::vector<std::string> headers = parse_headers(L, rt, secrets);
-  check_header_size(L, headers);
-  // May point `parsed` at a simulated machine's own address. Secrets reach the machine inside ssh.
-  const auto secrets_policy = secrets.empty() ? nullptr : target_policy(rt, secrets, /*plain_http=*/false);
-  remote = parse_remote_load(L, rt, parsed, secrets_policy.get());
-  if (base.mode == LoadMode::kOpenAi) {
-    parse_openai(L, plan, base);
-    parse_prompts(L, rt, plan.prompts);
-    base.tokenizer_id = plan.prompts.tokenizer.empty() ? base.model : plan.prompts.tokenizer;
-    headers.push_back("Content-Type: application/json");
-    base.url = openai_endpoint_url(parsed, plan.openai.endpoint);
-    if (base.url.empty()) args::raise(L, "%s: option 'url': libcurl could not add the endpoint's path to '%s'", kRun, parsed.url.c_str());
+  LoadOptions o;
+  const std::vector<std::string> secrets = read_target(L, rt, o, remote);
+  if (o.base.mode == LoadMode::kOpenAi) {
+    parse_openai(L, o.openai);
+    parse_prompts(L, rt, o.prompts);
   } else {
-    parse_http(L, base);
-    base.url = parsed.url;
+    parse_http(L, o.base);
   }
-  base.url_host = parsed.host;
-  base.url_port = parsed.port;
-  auto policy = target_policy(rt, secrets, parsed.scheme == "http");
-  if (!remote) check_literal_target(L, *policy, parsed);  // the agent judges its own target
-  base.policy = policy;
-  base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));
-  base.timeout_s = positive(L, 1, kRun, "timeout", base.mode == LoadMode::kOpenAi ? 600 : 60, 86400, false);
-  base.http2 = args::opt_bool(L, 1, kRun, "http2").value_or(false);
-  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
-  if (base.http2 && parsed.scheme == "http" && curl->version_num < 0x080000) {
-    // libcurl before 8.0 breaks the second request on a reused h2c connection (curl issue #10634).
-    args::raise(L, "%s: http2 = true on http:// (h2c) needs libcurl 8.0 or later; this one is %s and fails reused h2c connections. Use https:// for HTTP/2, or leave http2 out", kRun, curl->version);
-  }
-  if (auto ca = args::opt_string(L, 1, kRun, "ca_file")) {
-    if (parsed.scheme != "https") args::raise(L, "%s: option 'ca_file' is for https:// URLs (this one is %s://)", kRun, parsed.scheme.c_str());
-    std::string error;
-    base.ca_file = rt.readable_path(*ca, error);
-    if (base.ca_file.empty()) args::raise(L, "%s: ca_file: %s", kRun, error.c_str());
-  }
-  base.buffer_bytes = static_cast<long>(positive(L, 1, kRun, "buffer_bytes", 0, 512 * 1024, true));
-  if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);
-  parse_limits(L, rt, base);
-  parse_warmup(L, base);
-  parse_slo(L, base);
-  base.thresholds = parse_thresholds_option(L, 1, kRun);
-  std::vector<double> concurrency, rates;
-  parse_load_model(L, base, concurrency, rates);
-  std::string name = args::opt_string(L, 1, kRun, "name").value_or("http_load-" + std::to_string(load_number));
-  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos || name[0] == '.') {
-    args::raise(L, "%s: option 'name' names a folder: use letters, digits, '.', '_' and '-', got \"%s\"", kRun, name.c_str());
-  }
-  if (starts_with_reserved_name(name)) {
-    args::raise(L, "%s: option 'name' names a folder, and \"%s\" is written by runara itself; choose another name", kRun, name.c_str());
-  }
-  const int threads = static_cast<int>(positive(L, 1, kRun, "threads", 0, 256, true));
-  const bool sweep = concurrency.size() + rates.size() > 1;
-  if (concurrency.size() + rates.size() > kMaxSweepPoints) {
-    args::raise(L, "%s: a sweep may have at most %d points, got %d", kRun, static_cast<int>(kMaxSweepPoints),
-                static_cast<int>(concurrency.size() + rates.size()));
-  }
-  // Shared by every point (a sweep has up to 1000): copies would not be counted by --max-memory.
-  base.headers = std::make_shared<const std::vector<std::string>>(std::move(headers));
-  parse_percentiles_option(L, base);
-  nlohmann::json echoed = echo(plan, base);
-  if (!base.percentiles.empty()) echoed["percentiles"] = base.percentiles;
-  if (auto shown = parse_summary_metrics_option(L); !shown.empty()) echoed["summary_metrics"] = shown;
-  base.echo = std::make_shared<const nlohmann::json>(std::move(echoed));
-  for (double c : concurrency) plan.points.push_back(base), plan.points.back().concurrency = static_cast<int>(c);
-  for (double r : rates) plan.points.push_back(base), plan.points.back().rate = r;
-  for (auto& p : plan.points) {
-    p.threads = threads ? threads : p.auto_threads(usable_cores());
-    p.threads_auto = threads == 0;
-    p.name = point_name(name, sweep, p);
-  }
-  std::string error;
-  const int out_fd = rt.open_out_dir(error);  // the files are opened below it, never through a symlink
-  if (out_fd < 0) args::raise(L, "%s: %s", kRun, error.c_str());
-  plan.out_fd = make_out_fd(out_fd);
-  plan.out_dir = rt.out_dir();
-  if (sweep) plan.sweep_dir = plan.out_dir + "/" + name;
-  if (remote) run_points_remotely(plan, rt, *remote);
-  return plan;
+  o.base.policy = run_target_policy(rt, "http_load", secrets, o.url.scheme == "http");
+  if (!remote) check_literal_target(L, *o.base.policy, o.url);  // the agent judges its own target
+  o.base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));
+  read_transport(L, rt, o);
+  parse_limits(L, rt, o.base);
+  parse_warmup(L, o.base);
+  parse_slo(L, o.base);
+  o.base.thresholds = parse_thresholds_option(L, 1, kRun);
+  parse_load_model(L, o.base, o.concurrency, o.rates);
+  o.name = args::opt_string(L, 1, kRun, "name");
+  o.threads = static_cast<int>(positive(L, 1, kRun, "threads", 0, 256, true));
+  o.cores = usable_cores();
+  parse_percentiles_option(L, o.base);
+  o.summary_metrics = parse_summary_metrics_option(L);
+  return o;
 }
-
 }  // namespace
 
 namespace {
@@ -503,83 +409,60 @@ class HttpLoadPrimitive final : public Primitive {
   std::string name() const override { return "http_load"; }
 
   void open(lua_State* L, Context& ctx) override {
-    auto& rt = ctx;
     lua_newtable(L);
-    lua_pushlightuserdata(L, this);
-    rt.push_async(L, &HttpLoadPrimitive::run, 1);
-    lua_setfield(L, -2, "run");
+    kit::set_functions(L, ctx, {{"run", &HttpLoadPrimitive::run, kit::Waits::yes}}, this);
   }
 
  private:
+  // Reads the options, has load_job make and run the plan (installing the agent first for
+  // `on`), and pushes its results.
   static int run(lua_State* L) {
     auto& self = primitive_of(L);
     auto& rt = Context::from(L);
-    std::optional<RemoteLoadChoice> remote;
-    LoadPlan plan = parse_plan(L, rt, ++self.loads_, remote);
-    // Each load writes the folder it is named after: a second load of the same name (two tasks
-    // running the same suite) would overwrite the first one's results.
-    std::vector<std::string> folders;
-    for (const auto& p : plan.points) folders.push_back(p.name);
-    if (!plan.sweep_dir.empty()) folders.push_back(plan.sweep_dir.substr(plan.sweep_dir.rfind('/') + 1));
-    for (const auto& folder : folders) {
-      if (self.names_.count(folder))
-        args::raise(L, "%s: option 'name': a load named \"%s\" already ran in this run and its folder holds its "
-                    "results; give each load its own name", kRun, folder.c_str());
-    }
-    self.names_.insert(folders.begin(), folders.end());
+    const int number = self.loads_.next_number();  // taken even when the options are refused
+    std::optional<RemoteAgent> remote;
+    LoadOptions options = read_options(L, rt, remote);
+    options.load_number = number;
+    LoadPlan plan = kit::value_or_raise(L, kRun, make_load_plan(std::move(options)));
+    std::string error;
+    const int out_fd = rt.open_out_dir(error);  // the files are opened below it, never through a symlink
+    if (out_fd < 0) args::raise(L, "%s: %s", kRun, error.c_str());
+    place_load_plan(plan, rt.out_dir(), make_out_fd(out_fd));
+    plan.remote = std::move(remote);
     GpuLoadHooks gpu = gpu_load_hooks(L, 1, kRun);  // option gpu = a gpu_metrics sampler
+    const bool quiet = args::opt_bool(L, 1, kRun, "quiet").value_or(rt.options().quiet);
+    kit::check(L, kRun, self.loads_.admit(plan));
     const bool sweep = plan.points.size() > 1;
-    int threads = 0;
-    for (const auto& p : plan.points) threads = std::max(threads, p.threads);
-    if (*self.threads_ + threads > kMaxRunThreads) {
-      args::raise(L, "%s: %d worker threads would exceed the run's cap of %d (loads running now hold %d); lower 'threads'", kRun,
-                  threads, kMaxRunThreads, *self.threads_);
-    }
-    *self.threads_ += threads;
-    plan.on_end = [count = self.threads_, threads] { *count -= threads; };
+    auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), hooks(rt, std::move(gpu), quiet, sweep));
+    auto wait = kit::Wait::start(L, kRun, [job] { job->abort(); });
+    job->start([&rt, wait, sweep](Result<std::vector<nlohmann::json>> results) {
+      // Not fail(), which redacts the whole message: it quotes the script's own text (the load's
+      // name, in its folder), and a masked copy would tell which text was a secret. The job
+      // redacted what the server sent; run.log gets a copy redacted whole.
+      if (!results) {
+        rt.log("http_load.run failed: " + results.error());
+        return wait->fail_as_is(results.error());
+      }
+      wait->settle<std::vector<nlohmann::json>>(std::move(results), [sweep](lua_State* co, std::vector<nlohmann::json>& r) {
+        push_results(co, r, sweep);
+        return 1;
+      });
+    });
+    return wait->yield(L);
+  }
+
+  static LoadJob::Hooks hooks(Context& rt, GpuLoadHooks gpu, bool quiet, bool sweep) {
     LoadJob::Hooks hooks;
     hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
     hooks.log = [&rt](const std::string& line) { rt.log(line); };
     hooks.redact = [&rt](const nlohmann::json& j) { return redact_json(j, [&rt](std::string_view text) { return rt.redact(text); }); };
     hooks.point_started = std::move(gpu.started);
     hooks.point_ended = std::move(gpu.ended);
-    hooks.point_finished = point_reporter(rt, args::opt_bool(L, 1, kRun, "quiet").value_or(rt.options().quiet), sweep);
-    auto job = std::make_shared<LoadJob>(rt.loop(), std::move(plan), std::move(hooks));
-    auto cancelled = std::make_shared<bool>(false);
-    const WaitId wait = rt.suspend(L, [job, cancelled] {
-      *cancelled = true;
-      job->abort();
-    });
-    auto start = [&rt, wait, sweep, job] {
-      job->start([&rt, wait, sweep](std::vector<nlohmann::json> results, std::string error) {
-        // Not Context::fail, which redacts the whole message: it quotes the script's own text (the
-        // load's name, in its folder), and a masked copy would tell which text was a secret. The
-        // job redacted what the server sent; run.log gets a copy redacted whole.
-        if (!error.empty()) {
-          rt.log("http_load.run failed: " + error);
-          return rt.fail_as_is(wait, "http_load.run: " + error);
-        }
-        rt.resume(wait, [results = std::move(results), sweep](lua_State* co) {
-          push_results(co, results, sweep);
-          return 1;
-        });
-      });
-    };
-    if (!remote) {
-      start();
-    } else {
-      install_agent(rt, *remote, [&rt, wait, cancelled, start](const std::string& error) {
-        if (*cancelled) return;
-        if (!error.empty()) return rt.fail(wait, "http_load.run: cannot start the load agent: " + error);
-        start();
-      });
-    }
-    return rt.yield(L);
+    hooks.point_finished = point_reporter(rt, quiet, sweep);
+    return hooks;
   }
 
-  int loads_ = 0;
-  std::set<std::string> names_;  // loads of this run, by name (= their output folder)
-  std::shared_ptr<int> threads_ = std::make_shared<int>(0);  // of the loads running now (Lua thread only)
+  RunLoads loads_;  // numbers, folders and threads of this run's loads
 };
 
 }  // namespace

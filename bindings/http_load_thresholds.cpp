@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kit/raise.hpp"
 #include "script/args.hpp"
 
 namespace runara {
@@ -27,11 +28,7 @@ std::shared_ptr<const Thresholds> parse_thresholds_option(lua_State* L, int opti
     if (lua_type(L, -1) != LUA_TNUMBER) {
       args::raise(L, "%s: threshold '%s' must be a number, got %s", fn, name.c_str(), luaL_typename(L, -1));
     }
-    Threshold threshold;
-    if (std::string error = parse_threshold(name, lua_tonumber(L, -1), threshold); !error.empty()) {
-      args::raise(L, "%s: %s", fn, error.c_str());
-    }
-    out->push_back(std::move(threshold));
+    out->push_back(kit::value_or_raise(L, fn, parse_threshold(name, lua_tonumber(L, -1))));
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

@@ -15,15 +15,18 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "script/args.hpp"
-#include "push_marks.hpp"
-#include "script/values.hpp"
-#include "net/target_policy.hpp"
+#include "kit/functions.hpp"
+#include "kit/userdata.hpp"
+#include "kit/wait.hpp"
 #include "load_job/target_url.hpp"
+#include "metrics/results_json.hpp"
 #include "metrics/sampler.hpp"
+#include "push_marks.hpp"
 #include "run_target_policy.hpp"
 #include "runara/primitive.hpp"
 #include "runara/runtime.hpp"
+#include "script/args.hpp"
+#include "script/values.hpp"
 
 namespace runara {
 
@@ -32,7 +35,6 @@ namespace {
 const char* const kScrape = "metrics.scrape";
 const char* const kStart = "metrics.start";
 const char* const kGet = "metrics.get";
-char kSamplerMeta;
 
 class MetricsPrimitive;
 MetricsPrimitive& primitive_of(lua_State* L) { return *static_cast<MetricsPrimitive*>(lua_touserdata(L, lua_upvalueindex(1))); }
@@ -40,9 +42,8 @@ MetricsPrimitive& primitive_of(lua_State* L) { return *static_cast<MetricsPrimit
 // The script's url, checked by libcurl's own parser, and the policy judging each connection.
 std::pair<std::string, metrics::AllowConnect> target(lua_State* L, Context& ctx, const char* fn) {
   const std::string text = args::string(L, 1, fn, "url");
-  std::string error;
-  auto url = parse_target_url(text, error);
-  if (!url) args::raise(L, "%s: url %s", fn, error.c_str());
+  auto url = parse_target_url(text);
+  if (!url) args::raise(L, "%s: url %s", fn, url.error().c_str());
   // Judged against what the run may reach when each connection opens (on the loop thread): a
   // sampler started before a droplet was destroyed or a tunnel closed no longer reaches it.
   Context* run = &ctx;
@@ -50,20 +51,6 @@ std::pair<std::string, metrics::AllowConnect> target(lua_State* L, Context& ctx,
   return {url->url, [run, host](const sockaddr* addr, std::string& why) {
             return run_target_policy(*run, "metrics")->allows(addr, host, why);
           }};
-}
-
-nlohmann::json scrape_json(const metrics::PromParse& p) {
-  nlohmann::json families = nlohmann::json::object();
-  for (const auto& [name, f] : p.families)
-    families[name] = {{"type", f.type}, {"help", f.help}, {"samples", nlohmann::json::array()}};
-  for (const auto& s : p.samples) {
-    nlohmann::json labels = nlohmann::json::object();
-    for (const auto& [k, v] : s.labels) labels[k] = v;
-    families[s.family]["samples"].push_back({{"name", s.name}, {"labels", std::move(labels)}, {"value", s.value}});
-  }
-  nlohmann::json values = nlohmann::json::object();
-  for (const auto& [name, v] : metrics::prometheus_totals(p)) values[name] = v;
-  return {{"values", std::move(values)}, {"families", std::move(families)}};
 }
 
 // { label, start_s, end_s, metrics = { name = { first, last, delta, mean, max, samples } } },
@@ -90,6 +77,25 @@ void push_window(lua_State* L, const std::map<std::string, metrics::MetricStats>
     lua_rawset(L, -3);
   }
   lua_setfield(L, -2, "metrics");
+}
+
+// { { t_s, values = { name = value } }, ... }
+void push_samples(lua_State* L, const std::vector<metrics::ScrapeSample>& samples) {
+  lua_createtable(L, static_cast<int>(std::min<std::size_t>(samples.size(), INT32_MAX)), 0);
+  int i = 0;
+  for (const auto& x : samples) {
+    lua_createtable(L, 0, 2);
+    lua_pushnumber(L, x.t_s);
+    lua_setfield(L, -2, "t_s");
+    lua_createtable(L, 0, static_cast<int>(std::min<std::size_t>(x.values.size(), INT32_MAX)));
+    for (const auto& [name, v] : x.values) {
+      lua_pushlstring(L, name.data(), name.size());
+      lua_pushnumber(L, v);
+      lua_rawset(L, -3);
+    }
+    lua_setfield(L, -2, "values");
+    lua_rawseti(L, -2, ++i);
+  }
 }
 
 struct RunScraper {
@@ -120,21 +126,7 @@ struct RunScraper {
     lua_createtable(L, 0, 7);
     lua_pushboolean(L, s.running());
     lua_setfield(L, -2, "running");
-    lua_createtable(L, static_cast<int>(std::min<std::size_t>(s.samples().size(), INT32_MAX)), 0);
-    int i = 0;
-    for (const auto& x : s.samples()) {
-      lua_createtable(L, 0, 2);
-      lua_pushnumber(L, x.t_s);
-      lua_setfield(L, -2, "t_s");
-      lua_createtable(L, 0, static_cast<int>(std::min<std::size_t>(x.values.size(), INT32_MAX)));
-      for (const auto& [name, v] : x.values) {
-        lua_pushlstring(L, name.data(), name.size());
-        lua_pushnumber(L, v);
-        lua_rawset(L, -3);
-      }
-      lua_setfield(L, -2, "values");
-      lua_rawseti(L, -2, ++i);
-    }
+    push_samples(L, s.samples());
     lua_setfield(L, -2, "samples");
     const auto& marks = s.marks();
     push_marks(L, marks);
@@ -148,33 +140,17 @@ struct RunScraper {
     lua_setfield(L, -2, "phases");
     push_window(L, metrics::summarize_window(s.samples(), 0, end), 0, end, "run");
     lua_setfield(L, -2, "summary");
-    lua_createtable(L, static_cast<int>(s.problems().size()), 0);
-    i = 0;
-    for (const auto& p : s.problems()) {
-      const std::string shown = ctx->redact(p);
-      lua_pushlstring(L, shown.data(), shown.size());
-      lua_rawseti(L, -2, ++i);
-    }
+    push_problems(L, s.problems(), ctx);
     lua_setfield(L, -2, "problems");
     lua_pushnumber(L, s.skipped_ticks());
     lua_setfield(L, -2, "skipped_ticks");
   }
 };
 
-struct Box {
-  std::shared_ptr<RunScraper> s;
-};
+// The object metrics.start returns (one metatable, "metrics sampler").
+using SamplerObject = kit::Userdata<std::shared_ptr<RunScraper>>;
 
-std::shared_ptr<RunScraper> self_arg(lua_State* L, const char* fn) {
-  if (lua_type(L, 1) == LUA_TUSERDATA && lua_getmetatable(L, 1)) {
-    lua_pushlightuserdata(L, &kSamplerMeta);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    const bool ours = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    if (ours) return static_cast<Box*>(lua_touserdata(L, 1))->s;
-  }
-  args::fail(L, fn, 1, "self", "a metrics sampler (call it with ':')");
-}
+std::shared_ptr<RunScraper> self_arg(lua_State* L, const char* fn) { return SamplerObject::check(L, 1, fn); }
 
 int s_mark(lua_State* L) {
   auto s = self_arg(L, "sampler:mark");
@@ -182,7 +158,7 @@ int s_mark(lua_State* L) {
   if (label.size() > 256) args::raise(L, "sampler:mark: label is %zu bytes; at most 256", label.size());
   if (s->sampler->marks().size() >= 100000) args::raise(L, "sampler:mark: more than 100000 marks");
   if (!s->sampler->running()) args::raise(L, "sampler:mark: the sampler has stopped (mark before stop())");
-  if (std::string refused = s->sampler->mark(std::move(label)); !refused.empty()) args::raise(L, "sampler:mark: %s", refused.c_str());
+  if (Status kept = s->sampler->mark(std::move(label)); !kept) args::raise(L, "sampler:mark: %s", kept.error().c_str());
   return 0;
 }
 
@@ -198,50 +174,19 @@ int s_results(lua_State* L) {
   return 1;
 }
 
-void push_sampler(lua_State* L, std::shared_ptr<RunScraper> s) {
-  new (lua_newuserdata(L, sizeof(Box))) Box{std::move(s)};
-  lua_pushlightuserdata(L, &kSamplerMeta);
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_newtable(L);
-    const std::pair<const char*, lua_CFunction> methods[] = {{"mark", s_mark}, {"stop", s_stop}, {"results", s_results}};
-    for (const auto& [name, fn] : methods) {
-      lua_pushcfunction(L, fn);
-      lua_setfield(L, -2, name);
-    }
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, [](lua_State* L) {
-      static_cast<Box*>(lua_touserdata(L, 1))->~Box();
-      return 0;
-    });
-    lua_setfield(L, -2, "__gc");
-    lua_pushliteral(L, "metrics sampler");
-    lua_setfield(L, -2, "__metatable");
-    lua_pushlightuserdata(L, &kSamplerMeta);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, LUA_REGISTRYINDEX);
-  }
-  lua_setmetatable(L, -2);
-}
-
 class MetricsPrimitive final : public Primitive {
  public:
   std::string name() const override { return "metrics"; }
 
   void open(lua_State* L, Context& ctx) override {
     ctx_ = &ctx;
+    SamplerObject::define(L, ctx, "metrics sampler", {{"mark", s_mark}, {"stop", s_stop}, {"results", s_results}});
     lua_newtable(L);
-    lua_pushlightuserdata(L, this);
-    ctx.push_async(L, &MetricsPrimitive::scrape, 1);
-    lua_setfield(L, -2, "scrape");
-    lua_pushlightuserdata(L, this);
-    lua_pushcclosure(L, &MetricsPrimitive::start, 1);
-    lua_setfield(L, -2, "start");
-    lua_pushlightuserdata(L, this);
-    ctx.push_async(L, &MetricsPrimitive::get, 1);
-    lua_setfield(L, -2, "get");
+    kit::set_functions(L, ctx,
+                       {{"scrape", &MetricsPrimitive::scrape, kit::Waits::yes},
+                        {"start", &MetricsPrimitive::start},
+                        {"get", &MetricsPrimitive::get, kit::Waits::yes}},
+                       this);
   }
 
   void teardown(Context&, std::function<void(std::string)> done) override {
@@ -265,23 +210,23 @@ class MetricsPrimitive final : public Primitive {
     if (ctx.stopping()) args::raise(L, "%s: the run is ending", kScrape);
     auto id = std::make_shared<HttpClient::Id>(0);
     HttpClient* http = &self.http();
-    const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
-    *id = metrics::scrape_once(*http, url, allow, timeout, [&ctx, wait, url](metrics::PromParse p) {
-      if (!p.error.empty()) return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(p.error));
+    auto wait = kit::Wait::start(L, kScrape, [http, id] { http->cancel(*id); });
+    *id = metrics::scrape_once(*http, url, allow, timeout, [&ctx, wait, url](Result<metrics::PromParse> p) {
+      if (!p) return wait->fail(p.error());  // redacted by the wait
       // The parse and the JSON made of it for the script (twice the parse: its nodes carry more
       // per item) are held until the result is pushed: charged to the run's budget meanwhile.
-      const std::size_t bytes = 3 * p.bytes;
-      if (std::string e = ctx.reserve_memory(bytes, "the parsed /metrics (" + std::to_string(p.samples.size()) + " samples)");
+      const std::size_t bytes = 3 * p->bytes;
+      if (std::string e = ctx.reserve_memory(bytes, "the parsed /metrics (" + std::to_string(p->samples.size()) + " samples)");
           !e.empty()) {
-        return ctx.fail(wait, std::string(kScrape) + ": " + ctx.redact(url) + ": " + e);
+        return wait->fail(url + ": " + e);
       }
       auto held = std::shared_ptr<void>(nullptr, [&ctx, bytes](void*) { ctx.release_memory(bytes); });
-      ctx.resume(wait, [p = std::move(p), held](lua_State* L) {
-        push_json(L, scrape_json(p));
+      wait->settle<metrics::PromParse>(std::move(p), [held](lua_State* L, metrics::PromParse& parse) {
+        push_json(L, metrics::scrape_json(parse));
         return 1;
       });
     });
-    return ctx.yield(L);
+    return wait->yield(L);
   }
 
   // One GET of a small endpoint (a readiness probe, /v1/models, /version): {status, body, seconds}.
@@ -305,12 +250,12 @@ class MetricsPrimitive final : public Primitive {
     req.allow_connect = allow;
     auto id = std::make_shared<HttpClient::Id>(0);
     HttpClient* http = &self.http();
-    const WaitId wait = ctx.suspend(L, [http, id] { http->cancel(*id); });
+    auto wait = kit::Wait::start(L, kGet, [http, id] { http->cancel(*id); });
     const uint64_t started = uv_hrtime();
-    *id = http->send(std::move(req), [&ctx, wait, url, started](HttpResponse r) {
-      if (!r.error.empty()) return ctx.fail(wait, std::string(kGet) + ": " + url + ": " + ctx.redact(r.error));
+    *id = http->send(std::move(req), [wait, url, started](HttpResponse r) {
+      if (!r.error.empty()) return wait->fail(url + ": " + r.error);  // redacted by the wait
       const double seconds = static_cast<double>(uv_hrtime() - started) / 1e9;
-      ctx.resume(wait, [r = std::move(r), seconds](lua_State* L) {
+      wait->resume([r = std::move(r), seconds](lua_State* L) {
         lua_createtable(L, 0, 3);
         lua_pushinteger(L, static_cast<lua_Integer>(r.status));
         lua_setfield(L, -2, "status");
@@ -321,7 +266,7 @@ class MetricsPrimitive final : public Primitive {
         return 1;
       });
     });
-    return ctx.yield(L);
+    return wait->yield(L);
   }
 
   static int start(lua_State* L) {
@@ -340,7 +285,7 @@ class MetricsPrimitive final : public Primitive {
     if (ctx.stopping()) args::raise(L, "%s: the run is ending; no new sampler", kStart);
     opt.url = url;
     opt.allow_connect = allow;
-    opt.reserve = [&ctx](std::size_t bytes) { return ctx.reserve_memory(bytes, "metrics samples"); };
+    opt.reserve = [&ctx](std::size_t bytes) { return status_from(ctx.reserve_memory(bytes, "metrics samples")); };
     auto run = std::make_shared<RunScraper>();
     run->ctx = &ctx;
     const int number = static_cast<int>(self.samplers_.size()) + 1;
@@ -349,7 +294,7 @@ class MetricsPrimitive final : public Primitive {
     });
     run->sampler->start();
     self.samplers_.push_back(run);
-    push_sampler(L, run);
+    SamplerObject::push(L, run);
     return 1;
   }
 

@@ -1,10 +1,15 @@
 // A sampler's marks as the Lua array its results carry, {{t_s = 1.5, label = "load"}, ...}:
-// gpu_metrics and metrics alike (their mark types share these two fields).
+// gpu_metrics and metrics alike (their mark types share these two fields); and its problems, as
+// an array of strings, each redacted (they may quote what a machine or a server printed).
 //
 // Contract: pushes one table on L; call where an allocation failure is caught (a binding).
 #pragma once
 
+#include <string>
+
 #include <lua.hpp>
+
+#include "runara/primitive.hpp"
 
 namespace runara {
 
@@ -18,6 +23,18 @@ void push_marks(lua_State* L, const Marks& marks) {
     lua_pushlstring(L, marks[m].label.data(), marks[m].label.size());
     lua_setfield(L, -2, "label");
     lua_rawseti(L, -2, static_cast<int>(m + 1));
+  }
+}
+
+// `ctx` null: as they are (tests).
+template <class Problems>
+void push_problems(lua_State* L, const Problems& problems, const Context* ctx) {
+  lua_createtable(L, static_cast<int>(problems.size()), 0);
+  int i = 0;
+  for (const auto& p : problems) {
+    const std::string shown = ctx ? ctx->redact(p) : p;
+    lua_pushlstring(L, shown.data(), shown.size());
+    lua_rawseti(L, -2, ++i);
   }
 }
 

@@ -207,9 +207,8 @@ namespace {
 // The URL, positional or --base-url: granted by being named.
 std::string take_url(const std::string& text, Options& options, std::map<std::string, std::string>& params) {
   if (params.count("url")) return "one URL only, got '" + params["url"] + "' and '" + text + "'";
-  std::string error;
-  const auto url = parse_target_url(text, error);
-  if (!url) return "URL " + error;
+  const auto url = parse_target_url(text);
+  if (!url) return "URL " + url.error();
   options.permissions.hosts.push_back(url->host + ":" + std::to_string(url->port));
   params["url"] = text;
   return "";
@@ -295,8 +294,7 @@ int bench_command(int argc, char** argv) {
   if (int status = parser.parse_or_status(argc, argv, 2, "runara bench", kUsage); status >= 0) return status;
   if (std::string error = check_combination(params); !error.empty()) return usage_error(error);
   if (params.count("api_key")) {
-    std::string error;
-    const auto url = parse_target_url(params["url"], error);
+    const auto url = parse_target_url(params["url"]);
     options.permissions.secret_destinations["RUNARA_BENCH_API_KEY"] = {url->host + ":" + std::to_string(url->port)};
   }
   if (options.out_dir.empty()) options.out_dir = default_out();

@@ -64,7 +64,7 @@ void GpuReader::finish(std::string error) {
   if (!done_) return;
   auto done = std::move(done_);
   done_ = nullptr;
-  snap_.error = std::move(error);
+  if (!error.empty()) return done(Error{std::move(error)});  // may destroy this
   done(std::move(snap_));  // may destroy this
 }
 

@@ -19,6 +19,7 @@
 #include <runara/command_target.hpp>
 
 #include "base/delayed_calls.hpp"
+#include "base/result.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/one_shot.hpp"
 
@@ -37,12 +38,12 @@ struct Snapshot {
   Backend backend = Backend::nvidia_smi;
   GpuStatic facts;
   std::vector<GpuReading> gpus;
-  std::string error;  // "" or why there is no snapshot (every tool's reason, for detection)
 };
 
 class GpuReader {
  public:
-  using Done = std::function<void(Snapshot)>;
+  // The snapshot, or why there is none (every tool's reason, for detection).
+  using Done = std::function<void(Result<Snapshot>)>;
   GpuReader(uv_loop_t* loop, DetectCache& cache, uint64_t timeout_ms = 30000)
       : loop_(loop), cache_(cache), timeout_ms_(timeout_ms), later_(loop) {}
 

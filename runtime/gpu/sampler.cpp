@@ -123,7 +123,7 @@ std::size_t GpuSampler::mark_cost(const std::string& label) {
 void GpuSampler::keep(uint64_t arrived_ns, std::vector<GpuReading> gpus) {
   const std::size_t bytes = sample_cost(gpus);
   if (opt_.reserve) {
-    if (std::string error = opt_.reserve(bytes); !error.empty()) return report("gpu_metrics: " + error + "; stopped sampling", true);
+    if (Status held = opt_.reserve(bytes); !held) return report("gpu_metrics: " + held.error() + "; stopped sampling", true);
     reserved_ += bytes;
   }
   samples_.push_back(Sample{at(arrived_ns), std::move(gpus)});
@@ -171,10 +171,10 @@ void GpuSampler::on_poll(Collected c) {
   keep(c.last_line_ns ? c.last_line_ns : uv_hrtime(), std::move(p.gpus));
 }
 
-std::string GpuSampler::mark(std::string label) {
+Status GpuSampler::mark(std::string label) {
   if (opt_.reserve) {
     const std::size_t bytes = mark_cost(label);
-    if (std::string error = opt_.reserve(bytes); !error.empty()) return error;
+    if (Status held = opt_.reserve(bytes); !held) return held;
     reserved_ += bytes;
   }
   marks_.push_back(Mark{now_s(), std::move(label)});

@@ -24,6 +24,7 @@
 #include <runara/command_target.hpp>
 
 #include "base/problem_list.hpp"
+#include "base/result.hpp"
 
 #include "gpu/backend.hpp"
 #include "gpu/summary.hpp"
@@ -37,9 +38,9 @@ class GpuSampler {
     Backend backend = Backend::nvidia_smi;
     double interval_s = 1.0;
     double stall_s = 0;  // 0: max(10 s, 5 intervals)
-    // Asked before each sample is kept (its bytes); "" to go on, else why not (the run's
+    // Asked before each sample is kept (its bytes): ok to go on, else why not (the run's
     // --max-memory): the sampler then stops with that problem. Unset: no limit.
-    std::function<std::string(std::size_t bytes)> reserve;
+    std::function<Status(std::size_t bytes)> reserve;
   };
   using OnProblem = std::function<void(const std::string& problem)>;
 
@@ -49,8 +50,8 @@ class GpuSampler {
   GpuSampler& operator=(const GpuSampler&) = delete;
 
   void start();
-  // A mark at now_s(), its memory asked of Options::reserve: "" or why not (then not kept).
-  std::string mark(std::string label);
+  // A mark at now_s(), its memory asked of Options::reserve (refused: not kept).
+  Status mark(std::string label);
   void stop();
   bool running() const { return running_; }
   double now_s() const;  // seconds since start()

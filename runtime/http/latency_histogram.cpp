@@ -180,10 +180,9 @@ LatencyHistogram::State LatencyHistogram::state() const {
   return s;
 }
 
-bool LatencyHistogram::from_state(const State& s, LatencyHistogram& out, std::string& error) {
+Result<LatencyHistogram> LatencyHistogram::from_state(const State& s) {
   if (s.highest < 2 || s.significant_figures < 1 || s.significant_figures > 5) {
-    error = "histogram shape out of range";
-    return false;
+    return Error{"histogram shape out of range"};
   }
   LatencyHistogram h(s.highest, s.significant_figures);
   uint64_t total = 0;
@@ -191,22 +190,19 @@ bool LatencyHistogram::from_state(const State& s, LatencyHistogram& out, std::st
   for (const auto& [slot, samples] : s.buckets) {
     if (slot >= h.counts_.size() || static_cast<int64_t>(slot) <= previous || samples == 0 ||
         samples > s.count - total) {
-      error = "histogram bucket " + std::to_string(slot) + " out of range, out of order or over the count";
-      return false;
+      return Error{"histogram bucket " + std::to_string(slot) + " out of range, out of order or over the count"};
     }
     previous = slot;
     h.counts_[slot] = samples;
     total += samples;
   }
   if (total != s.count || s.saturated > s.count || s.min < 0 || s.min > s.max || (s.count == 0 && (s.max || s.sum))) {
-    error = "histogram counts or extremes do not add up";
-    return false;
+    return Error{"histogram counts or extremes do not add up"};
   }
   // Loops over the buckets run from min's bucket to max's: every sample must lie between them.
   if (s.count && (s.buckets.front().first != h.index_of(std::min(s.min, h.highest_)) ||
                   s.buckets.back().first != h.index_of(std::min(s.max, h.highest_)))) {
-    error = "histogram min/max do not match its buckets";
-    return false;
+    return Error{"histogram min/max do not match its buckets"};
   }
   // The sums must be what `count` values between min and max can give (the squares' sum at least
   // sum^2 / count), and small enough that
@@ -217,8 +213,7 @@ bool LatencyHistogram::from_state(const State& s, LatencyHistogram& out, std::st
   const long double below = 1 - 1e-12L, above = 1 + 1e-12L;  // rounding of the long double products
   if (s.count && (sum < lo * n * below || sum > hi * n * above || sum_sq < lo * lo * n * below ||
                   sum_sq > hi * hi * n * above || sum_sq * n < sum * sum * below || hi * hi * n > 0x1p124L)) {
-    error = "histogram sums do not fit its count, min and max";
-    return false;
+    return Error{"histogram sums do not fit its count, min and max"};
   }
   h.count_ = s.count;
   h.saturated_ = s.saturated;
@@ -226,8 +221,7 @@ bool LatencyHistogram::from_state(const State& s, LatencyHistogram& out, std::st
   h.max_ = s.max;
   h.sum_ = s.sum;
   h.sum_sq_ = s.sum_sq;
-  out = std::move(h);
-  return true;
+  return h;
 }
 
 }  // namespace runara

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 class LatencyHistogram {
@@ -71,10 +73,10 @@ class LatencyHistogram {
     std::vector<std::pair<uint32_t, uint64_t>> buckets;  // (slot, samples), samples > 0
   };
   State state() const;
-  // A histogram equal to the one `s` came from; false, with `error` saying what is wrong, for a
-  // state no histogram could have (a bucket out of range or out of order, counts that do not add
+  // A histogram equal to the one `s` came from; an error saying what is wrong for a state no
+  // histogram could have (a bucket out of range or out of order, counts that do not add
   // up, min above max). Checks everything: the state may come from another machine.
-  static bool from_state(const State& s, LatencyHistogram& out, std::string& error);
+  static Result<LatencyHistogram> from_state(const State& s);
   size_t memory_bytes() const { return sizeof(*this) + counts_.capacity() * sizeof(uint64_t); }
   size_t bucket_slots() const { return counts_.size(); }
 

@@ -134,15 +134,14 @@ LatencyHistogram histogram_from(const json& j, const char* name) {
   const json& b = j.at("buckets");
   if (!b.is_array() || b.size() % 2) throw std::invalid_argument(std::string(name) + ": buckets must be [slot, count, ...]");
   for (std::size_t i = 0; i < b.size(); i += 2) s.buckets.emplace_back(number<std::uint32_t>(b[i], name), number<std::uint64_t>(b[i + 1], name));
-  LatencyHistogram out;
-  std::string error;
   // runara's statistics use the default shape only: another one would be an allocation of up to
   // 50 MB per histogram that a hostile agent chooses.
   if (s.highest != LatencyHistogram::kOneHourNs || s.significant_figures != 3) {
     throw std::invalid_argument(std::string(name) + ": histogram shape differs from runara's (1 hour, 3 figures)");
   }
-  if (!LatencyHistogram::from_state(s, out, error)) throw std::invalid_argument(std::string(name) + ": " + error);
-  return out;
+  auto rebuilt = LatencyHistogram::from_state(s);
+  if (!rebuilt) throw std::invalid_argument(std::string(name) + ": " + rebuilt.error());
+  return std::move(rebuilt).value();
 }
 
 // ---- statistics ----

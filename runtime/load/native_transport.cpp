@@ -69,13 +69,14 @@ class NativeTransport final : public LoadTransport {
   // Once for the whole load (on the worker thread, not the Lua thread), each address judged by
   // the sandbox's target policy.
   void resolve() {
-    const auto found = resolve_host(spec.url_host, spec.url_port, unreachable_message);
-    if (found.empty()) {
+    const auto found = resolve_host(spec.url_host, spec.url_port);
+    if (!found || found->empty()) {
+      unreachable_message = found.error();
       unreachable = ErrorKind::kConnect;
       return;
     }
     unreachable = ErrorKind::kRefused;
-    for (const auto& a : found) {
+    for (const auto& a : found.value()) {
       std::string why;
       if (spec.policy && !spec.policy->allows(reinterpret_cast<const sockaddr*>(&a), spec.url_host, why)) {
         if (unreachable_message.empty()) unreachable_message = why;

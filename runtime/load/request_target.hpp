@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 // "/v1/completions?x=1" for "http://10.0.0.5:8000/v1/completions?x=1#frag"; "/" when none.
@@ -18,9 +20,9 @@ std::string request_target_of(const std::string& url);
 
 // The addresses of `host` (a name or a literal, IPv6 in brackets or not) at `port`. A literal
 // is converted without any lookup; a name goes through getaddrinfo (the system's resolver).
-// On failure: empty, and `error` says why. Defined in resolve_host.cpp; the agent links
-// agent/numeric_host.cpp instead, which accepts literals only (a static binary has no NSS).
-std::vector<sockaddr_storage> resolve_host(const std::string& host, int port, std::string& error);
+// Or why not. Defined in load_job/resolve_host.cpp; the agent links agent/agent_links.cpp
+// instead, which accepts literals only (a static binary has no NSS).
+Result<std::vector<sockaddr_storage>> resolve_host(const std::string& host, int port);
 
 // `host` as a literal address at `port`, if it is one (no lookup).
 bool numeric_host(const std::string& host, int port, sockaddr_storage& out);

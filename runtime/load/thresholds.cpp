@@ -46,35 +46,35 @@ std::vector<std::string> threshold_names() {
   return names;
 }
 
-std::string parse_threshold(const std::string& name, double limit, Threshold& out) {
+Result<Threshold> parse_threshold(const std::string& name, double limit) {
   if (!std::isfinite(limit) || limit < 0) {
-    return "threshold '" + name + "' must be a number >= 0, got " + figure(limit);
+    return Error{"threshold '" + name + "' must be a number >= 0, got " + figure(limit)};
   }
-  out = Threshold{name, "", true, limit};
+  Threshold out{name, "", true, limit};
   if (name == "failure_rate") {
-    if (limit > 1) return "threshold 'failure_rate' is a fraction between 0 and 1, got " + figure(limit);
-    return {};
+    if (limit > 1) return Error{"threshold 'failure_rate' is a fraction between 0 and 1, got " + figure(limit)};
+    return out;
   }
   for (const auto& pair : kLowerBounds) {
     if (name == pair[0]) {
       out.key = pair[1];
       out.upper = false;
-      return {};
+      return out;
     }
   }
   for (const char* metric : kMetrics) {
     for (const char* stat : kStats) {
       if (name == std::string(metric) + "_" + stat + "_ms") {
         out.key = std::string(stat) + "_" + metric + "_ms";
-        return {};
+        return out;
       }
     }
   }
   const std::string shown = name.size() > 64 ? name.substr(0, 64) + "..." : name;  // a hostile name stays short
-  return "unknown threshold '" + shown + "'" + did_you_mean(name, threshold_names()) +
+  return Error{"unknown threshold '" + shown + "'" + did_you_mean(name, threshold_names()) +
          " (names are METRIC_STAT_ms with METRIC ttft, tpot, itl, e2el or queue and STAT mean, median, p50, "
          "p90, p95, p99, p99.9 or max; failure_rate; min_request_throughput, min_output_throughput, "
-         "min_total_token_throughput, min_goodput)";
+         "min_total_token_throughput, min_goodput)"};
 }
 
 void apply_thresholds(const Thresholds& thresholds, nlohmann::json& r) {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 struct Threshold {
@@ -24,8 +26,8 @@ struct Threshold {
 
 using Thresholds = std::vector<Threshold>;
 
-// "" and `out` filled, or what is wrong with the name or the limit (with "did you mean").
-std::string parse_threshold(const std::string& name, double limit, Threshold& out);
+// The threshold, or what is wrong with the name or the limit (with "did you mean").
+Result<Threshold> parse_threshold(const std::string& name, double limit);
 
 // Every accepted name (for the documentation and "did you mean").
 std::vector<std::string> threshold_names();

@@ -94,8 +94,9 @@ struct TokenizerLoader {
     BpeTokenizer::Step s;
     s.prefix_space = p.value("add_prefix_space", false);
     if (p.value("use_regex", true)) {
-      s.split = RegexSplitter::compile(kGpt2Pattern, false, error);
-      if (!s.split) return fail(where + ": " + error);
+      auto compiled = RegexSplitter::compile(kGpt2Pattern, false);
+      if (!compiled) return fail(where + ": " + compiled.error());
+      s.split = std::move(compiled).value();
     }
     byte_level = true;
     steps.push_back(std::move(s));
@@ -111,8 +112,9 @@ struct TokenizerLoader {
     if (!literal && !(pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string()))
       return fail(where + ".pattern: expected {\"Regex\": string} or {\"String\": string}, got " + excerpt(pattern));
     BpeTokenizer::Step s;
-    s.split = RegexSplitter::compile(pattern[literal ? "String" : "Regex"].get<std::string>(), literal, error);
-    if (!s.split) return fail(where + ".pattern: " + error);
+    auto compiled = RegexSplitter::compile(pattern[literal ? "String" : "Regex"].get<std::string>(), literal);
+    if (!compiled) return fail(where + ".pattern: " + compiled.error());
+    s.split = std::move(compiled).value();
     steps.push_back(std::move(s));
     return true;
   }
@@ -185,7 +187,14 @@ struct TokenizerLoader {
   }
 };
 
-std::optional<BpeTokenizer> BpeTokenizer::from_json(std::string_view text, std::string& error) {
+Result<BpeTokenizer> BpeTokenizer::from_json(std::string_view text) {
+  std::string error;
+  auto made = load(text, error);
+  if (!made) return Error{error};
+  return std::move(*made);
+}
+
+std::optional<BpeTokenizer> BpeTokenizer::load(std::string_view text, std::string& error) {
   auto parsed = parse_json_limited(text, error);
   if (!parsed) return std::nullopt;
   const json& doc = *parsed;

@@ -28,8 +28,8 @@ namespace runara {
 
 class BpeTokenizer {
  public:
-  // nullopt with `error` saying what in the file is wrong or unsupported (named by its JSON path).
-  static std::optional<BpeTokenizer> from_json(std::string_view text, std::string& error);
+  // Or what in the file is wrong or unsupported (named by its JSON path).
+  static Result<BpeTokenizer> from_json(std::string_view text);
 
   // The token ids of `text`; false with `error` set when the pre-tokenizer's regex gave up.
   bool encode(std::string_view text, std::vector<int>& ids, std::string& error) const;
@@ -44,6 +44,7 @@ class BpeTokenizer {
   };
 
  private:
+  static std::optional<BpeTokenizer> load(std::string_view text, std::string& error);
   BpeTokenizer() = default;
   void encode_piece(std::string_view piece, std::vector<int>& ids) const;
   bool encode_plain(std::string_view text, std::vector<int>& ids, std::string& error) const;

@@ -159,7 +159,11 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     std::string why = read_file_checked(path, [&](std::size_t size) {
       return take(16 * size, "the tokenizer " + path + " (" + std::to_string(size) + " bytes)") ? std::string() : error;
     }, text);
-    if (why.empty()) tokenizer = BpeTokenizer::from_json(text, why);
+    if (why.empty()) {
+      auto made = BpeTokenizer::from_json(text);
+      if (made) tokenizer = std::move(made).value();
+      else why = made.error();
+    }
     if (!why.empty()) error = "prompts.tokenizer " + path + ": " + why;
     return why.empty();
   }
@@ -409,7 +413,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     if (!done) return;
     Done cb = std::move(done);
     done = nullptr;
-    cb(std::move(results), error);
+    if (!error.empty()) return cb(Error{error});
+    cb(std::move(results));
   }
 
   void abort() {
@@ -443,7 +448,16 @@ LoadJob::~LoadJob() {
 void LoadJob::start(Done done) {
   impl_->done = std::move(done);
   auto self = impl_;
-  off_loop(impl_->loop, [self] { self->prepare(); }, [self] { self->check_tokens(); });
+  auto begin = [self] { off_loop(self->loop, [self] { self->prepare(); }, [self] { self->check_tokens(); }); };
+  if (!self->plan.remote) return begin();
+  self->plan.runner = remote_runner(*self->plan.remote);
+  install_agent(self->loop, *self->plan.remote, [self, begin](Status installed) {
+    if (self->aborted || !self->done) return;  // the run is stopping: no answer
+    if (installed) return begin();
+    // Redacted here: the binding raises the job's errors as they are.
+    self->error = "cannot start the load agent: " + self->redacted(installed.error());
+    self->finish();
+  });
 }
 
 void LoadJob::abort() {

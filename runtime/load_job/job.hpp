@@ -6,11 +6,14 @@
 // opened when it starts), results.json when it ends (off the loop). Both are opened below the
 // output folder's descriptor, one component at a time with O_NOFOLLOW (run_output.hpp).
 //
-// The Lua binding only parses options into a LoadPlan and turns the outcome into Lua values.
+// With `on = session` it first installs the load agent on that machine (load_job/remote_agent.hpp)
+// and runs each point there. The Lua binding only reads options into a LoadOptions (the plan is
+// made by load_job/plan.hpp) and turns the outcome into Lua values.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +21,9 @@
 
 #include "load/engine.hpp"
 #include "load/spec.hpp"
+#include "base/result.hpp"
 #include "load_job/openai_request.hpp"
+#include "load_job/remote_agent.hpp"
 
 typedef struct uv_loop_s uv_loop_t;
 
@@ -37,6 +42,7 @@ struct PromptSource {
 };
 
 struct LoadPlan {
+  std::string name;              // the load's name (load_job/plan.hpp): its folder, or its sweep's
   std::vector<LoadSpec> points;  // one per sweep point; bodies are filled by the job
   PromptSource prompts;
   OpenAiParams openai;
@@ -46,9 +52,11 @@ struct LoadPlan {
   std::shared_ptr<const int> out_fd;
   std::string sweep_dir;         // a sweep's folder for sweep.json / sweep.csv; "" when not a sweep
   std::function<void()> on_end;  // runs on the loop when the job is gone (gives back its threads)
-  // What runs each point: null for this process's LoadEngine; the remote agent's runner for
-  // `http_load.run{ on = session }` (load_job/remote_load.hpp).
+  // What runs each point: null for this process's LoadEngine, unless `remote` is set.
   std::function<std::unique_ptr<LoadRunner>(uv_loop_t*, std::shared_ptr<const LoadSpec>, LoadRunner::Progress)> runner;
+  // `http_load.run{ on = session }`: the job installs the agent there before anything else and
+  // runs each point on it (load_job/remote_agent.hpp).
+  std::optional<RemoteAgent> remote;
 };
 
 // Owns `fd` (an open folder): closed when the last copy goes.
@@ -67,8 +75,9 @@ class LoadJob {
     // On the loop, as each point's files are written: its result (what the script gets).
     std::function<void(const nlohmann::json& result)> point_finished;
   };
-  // results: one JSON object per finished point; error: why the job stopped early ("" if not).
-  using Done = std::function<void(std::vector<nlohmann::json> results, std::string error)>;
+  // One JSON object per finished point, or why the job stopped early (the results written so
+  // far are in their folders, which the error names).
+  using Done = std::function<void(Result<std::vector<nlohmann::json>> results)>;
 
   LoadJob(uv_loop_t* loop, LoadPlan plan, Hooks hooks);
   ~LoadJob();

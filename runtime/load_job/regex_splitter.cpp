@@ -31,7 +31,7 @@ struct RegexSplitter::Code {
   }
 };
 
-std::optional<RegexSplitter> RegexSplitter::compile(std::string_view pattern, bool literal, std::string& error) {
+Result<RegexSplitter> RegexSplitter::compile(std::string_view pattern, bool literal) {
   int code = 0;
   PCRE2_SIZE offset = 0;
   const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF | (literal ? PCRE2_LITERAL : 0);
@@ -39,9 +39,8 @@ std::optional<RegexSplitter> RegexSplitter::compile(std::string_view pattern, bo
   compiled->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
                                  &code, &offset, nullptr);
   if (compiled->code == nullptr) {
-    error = "regex " + std::string(pattern.substr(0, 120)) + ": " + pcre2_message(code) + " (at character " +
-            std::to_string(offset) + ")";
-    return std::nullopt;
+    return Error{"regex " + std::string(pattern.substr(0, 120)) + ": " + pcre2_message(code) + " (at character " +
+                 std::to_string(offset) + ")"};
   }
   pcre2_jit_compile(compiled->code, PCRE2_JIT_COMPLETE);  // slower interpretation when JIT is missing
   compiled->context = pcre2_match_context_create(nullptr);

@@ -14,13 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 class RegexSplitter {
  public:
   // `literal`: the pattern is a plain string (tokenizer.json's {"String": ...}), not a regex.
-  // On a pattern PCRE2 refuses: nullopt, and `error` says where and why.
-  static std::optional<RegexSplitter> compile(std::string_view pattern, bool literal, std::string& error);
+  // On a pattern PCRE2 refuses: an error saying where and why.
+  static Result<RegexSplitter> compile(std::string_view pattern, bool literal);
 
   // Hugging Face's "Isolated" behaviour: every match is a piece and so is every stretch between
   // two matches; empty matches make no piece. Appends to `pieces` (views into `text`); false with

@@ -8,19 +8,16 @@
 
 namespace runara {
 
-std::vector<sockaddr_storage> resolve_host(const std::string& host_in, int port, std::string& error) {
+Result<std::vector<sockaddr_storage>> resolve_host(const std::string& host_in, int port) {
   sockaddr_storage literal{};
-  if (numeric_host(host_in, port, literal)) return {literal};
+  if (numeric_host(host_in, port, literal)) return std::vector<sockaddr_storage>{literal};
   std::string host = host_in;
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (rc != 0) {
-    error = "cannot resolve " + host + ": " + gai_strerror(rc);
-    return {};
-  }
+  if (rc != 0) return Error{"cannot resolve " + host + ": " + gai_strerror(rc)};
   std::vector<sockaddr_storage> out;
   for (addrinfo* a = found; a; a = a->ai_next) {
     sockaddr_storage ss{};

@@ -97,20 +97,19 @@ std::string round_trip_problem(const TargetUrl& t) {
 
 }  // namespace
 
-std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& error) {
-  error = scheme_problem(text);
+Result<TargetUrl> parse_target_url(std::string_view text) {
+  std::string error = scheme_problem(text);
   if (error.empty()) error = control_problem(text);
-  if (!error.empty()) return std::nullopt;
+  if (!error.empty()) return Error{error};
   UrlHandle u(curl_url(), &curl_url_cleanup);
   const std::string copy(text);
   if (const CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, copy.c_str(), 0); rc != CURLUE_OK) {
-    error = std::string("is not a valid URL (libcurl: ") + curl_url_strerror(rc) + ")";
-    return std::nullopt;
+    return Error{std::string("is not a valid URL (libcurl: ") + curl_url_strerror(rc) + ")"};
   }
   TargetUrl out;
   error = parts_problem(u.get(), out);
   if (error.empty()) error = round_trip_problem(out);
-  if (!error.empty()) return std::nullopt;
+  if (!error.empty()) return Error{error};
   return out;
 }
 

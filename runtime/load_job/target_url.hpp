@@ -11,9 +11,10 @@
 // Pure function, no I/O; safe on any thread.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "base/result.hpp"
 
 namespace runara {
 
@@ -26,9 +27,9 @@ struct TargetUrl {
   std::string query;   // without "?"; "" when none
 };
 
-// Parses `text`; on failure returns nullopt and sets `error` to what was wrong and what was
-// expected, worded to follow the option's name ("must start with http:// or https:// ...").
-std::optional<TargetUrl> parse_target_url(std::string_view text, std::string& error);
+// Parses `text`; on failure the error says what was wrong and what was expected, worded to
+// follow the option's name ("must start with http:// or https:// ...").
+Result<TargetUrl> parse_target_url(std::string_view text);
 
 // A URL aimed at the loopback (127.0.0.1 or localhost) aimed at `address` instead, for a machine
 // whose loopback has an address of its own (MachineRoute::loopback). "" changes nothing.

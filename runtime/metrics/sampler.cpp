@@ -29,7 +29,7 @@ std::size_t MetricsSampler::sample_cost(const ScrapeSample& sample) {
 std::size_t MetricsSampler::mark_cost(const std::string& label) { return 2 * sizeof(ScrapeMark) + string_heap(label); }
 
 HttpClient::Id scrape_once(HttpClient& http, const std::string& url, const AllowConnect& allow, double timeout_s,
-                 std::function<void(PromParse parse)> done) {
+                 std::function<void(Result<PromParse> parse)> done) {
   HttpRequest req;
   req.url = url;
   req.timeout_s = timeout_s;
@@ -42,6 +42,7 @@ HttpClient::Id scrape_once(HttpClient& http, const std::string& url, const Allow
     else if (r.status != 200) p.error = url + ": HTTP " + std::to_string(r.status) + " (expected 200 with Prometheus text)";
     else p = parse_prometheus_text(r.body);
     if (!p.error.empty() && p.error.rfind(url, 0) != 0) p.error = url + ": " + p.error;
+    if (!p.error.empty()) return done(Error{std::move(p.error)});
     done(std::move(p));
   });
 }
@@ -80,20 +81,21 @@ void MetricsSampler::tick() {
   }
   in_flight_ = true;
   std::weak_ptr<bool> alive = alive_;
-  scrape_once(*http_, opt_.url, opt_.allow_connect, std::max(2.0, opt_.interval_s * 5), [this, alive](PromParse p) {
+  scrape_once(*http_, opt_.url, opt_.allow_connect, std::max(2.0, opt_.interval_s * 5), [this, alive](Result<PromParse> p) {
     if (alive.expired()) return;
     in_flight_ = false;
     on_scrape(std::move(p), uv_hrtime());
   });
 }
 
-void MetricsSampler::on_scrape(PromParse p, uint64_t arrived_ns) {
+void MetricsSampler::on_scrape(Result<PromParse> scraped, uint64_t arrived_ns) {
   if (!running_) return;
-  if (!p.error.empty()) {
+  if (!scraped) {
     if (++failures_in_row_ >= kMaxFailuresInRow)
-      return report(p.error + "; " + std::to_string(kMaxFailuresInRow) + " failed scrapes in a row, stopped sampling", true);
-    return report(p.error, false);
+      return report(scraped.error() + "; " + std::to_string(kMaxFailuresInRow) + " failed scrapes in a row, stopped sampling", true);
+    return report(scraped.error(), false);
   }
+  const PromParse& p = scraped.value();
   failures_in_row_ = 0;
   ScrapeSample s;
   s.t_s = static_cast<double>(arrived_ns - start_ns_) / 1e9;
@@ -103,16 +105,16 @@ void MetricsSampler::on_scrape(PromParse p, uint64_t arrived_ns) {
   }
   const std::size_t bytes = sample_cost(s);
   if (opt_.reserve) {
-    if (std::string e = opt_.reserve(bytes); !e.empty()) return report("metrics: " + e + "; stopped sampling", true);
+    if (Status held = opt_.reserve(bytes); !held) return report("metrics: " + held.error() + "; stopped sampling", true);
     reserved_ += bytes;
   }
   samples_.push_back(std::move(s));
 }
 
-std::string MetricsSampler::mark(std::string label) {
+Status MetricsSampler::mark(std::string label) {
   if (opt_.reserve) {
     const std::size_t bytes = mark_cost(label);
-    if (std::string e = opt_.reserve(bytes); !e.empty()) return e;
+    if (Status held = opt_.reserve(bytes); !held) return held;
     reserved_ += bytes;
   }
   marks_.push_back({now_s(), std::move(label)});

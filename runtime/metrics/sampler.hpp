@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/problem_list.hpp"
+#include "base/result.hpp"
 #include "metrics/prometheus_text.hpp"
 #include "curl/http_client.hpp"
 
@@ -39,7 +40,7 @@ using AllowConnect = std::function<bool(const sockaddr* addr, std::string& why)>
 
 // One GET of `url`; `done` gets the parse or an error ("HTTP 503 from ...", a refusal, ...).
 HttpClient::Id scrape_once(HttpClient& http, const std::string& url, const AllowConnect& allow, double timeout_s,
-                 std::function<void(PromParse parse)> done);
+                 std::function<void(Result<PromParse> parse)> done);
 
 class MetricsSampler {
  public:
@@ -48,7 +49,7 @@ class MetricsSampler {
     double interval_s = 1.0;
     std::string prefix;  // keep only sample names starting with it ("" keeps all)
     AllowConnect allow_connect;
-    std::function<std::string(std::size_t bytes)> reserve;  // "" or why not (the run's memory cap)
+    std::function<Status(std::size_t bytes)> reserve;  // or why not (the run's memory cap)
   };
   using OnProblem = std::function<void(const std::string&)>;
 
@@ -58,8 +59,8 @@ class MetricsSampler {
   MetricsSampler& operator=(const MetricsSampler&) = delete;
 
   void start();
-  // A mark at now_s(), its memory asked of Options::reserve: "" or why not (then not kept).
-  std::string mark(std::string label);
+  // A mark at now_s(), its memory asked of Options::reserve (refused: not kept).
+  Status mark(std::string label);
   void stop();
   bool running() const { return running_; }
   double now_s() const;
@@ -78,7 +79,7 @@ class MetricsSampler {
 
  private:
   void tick();
-  void on_scrape(PromParse p, uint64_t arrived_ns);
+  void on_scrape(Result<PromParse> scraped, uint64_t arrived_ns);
   void report(std::string problem, bool fatal);
 
   uv_loop_t* loop_;

@@ -79,12 +79,12 @@ TEST_CASE("gpu sampler over ssh: nvidia-smi streams, amd-smi is polled and auto-
     Snapshot snap;
     bool done = false;
     GpuReader reader(&rig.t.loop, cache);
-    reader.start(rig.target, std::nullopt, true, [&](Snapshot x) {
-      snap = std::move(x);
+    reader.start(rig.target, std::nullopt, true, [&](runara::Result<Snapshot> x) {
+      REQUIRE(x);
+      snap = std::move(x.value());
       done = true;
     });
     REQUIRE(rig.t.run_until([&] { return done; }, 20));
-    REQUIRE(snap.error == "");
     CHECK(snap.backend == Backend::amd_smi);
     CHECK(snap.gpus.at(0).temp_memory_c == 32.0);
     auto s = rig.sampler(snap.backend, 0.1);

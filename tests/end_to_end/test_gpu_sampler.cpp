@@ -63,7 +63,7 @@ TEST_CASE("sampler: nvidia-smi streams, readings grouped per tick and stamped on
   auto s = rig.sampler(Backend::nvidia_smi, 0.05);
   s->start();
   rig.run_for(0.3);
-  s->mark("load");
+  REQUIRE(s->mark("load"));
   rig.run_for(0.3);
   s->stop();
   CHECK(rig.problems.empty());
@@ -187,30 +187,30 @@ TEST_CASE("reader: auto-detects the tool once per target, reads static facts and
   Rig rig;
   rig.shims.amd();
   DetectCache cache;
-  Snapshot got;
+  runara::Result<Snapshot> got = Snapshot{};
   bool done = false;
   auto reader = std::make_unique<GpuReader>(&rig.loop.loop, cache);
-  reader->start(rig.target, std::nullopt, true, [&](Snapshot s) {
+  reader->start(rig.target, std::nullopt, true, [&](runara::Result<Snapshot> s) {
     got = std::move(s);
     done = true;
   });
   REQUIRE(rig.loop.run_until([&] { return done; }, 10));
-  REQUIRE(got.error == "");
-  CHECK(got.backend == Backend::amd_smi);
-  CHECK(got.facts.model == "Navi 23 [Radeon RX 6600/6600 XT");
-  REQUIRE(got.gpus.size() == 1);
-  CHECK(got.gpus[0].power_w == 6.0);
+  REQUIRE(got.error() == "");
+  CHECK(got->backend == Backend::amd_smi);
+  CHECK(got->facts.model == "Navi 23 [Radeon RX 6600/6600 XT");
+  REQUIRE(got->gpus.size() == 1);
+  CHECK(got->gpus[0].power_w == 6.0);
   REQUIRE(cache.size() == 1);
   // Once detected, nvidia-smi appearing later does not trigger a second probe.
   rig.shims.nvidia(1);
   done = false;
   reader = std::make_unique<GpuReader>(&rig.loop.loop, cache);
-  reader->start(rig.target, std::nullopt, false, [&](Snapshot s) {
+  reader->start(rig.target, std::nullopt, false, [&](runara::Result<Snapshot> s) {
     got = std::move(s);
     done = true;
   });
   REQUIRE(rig.loop.run_until([&] { return done; }, 10));
-  CHECK(got.backend == Backend::amd_smi);
+  CHECK(got->backend == Backend::amd_smi);
   reader.reset();
 }
 
@@ -218,17 +218,18 @@ TEST_CASE("reader: no tool on the host names every tool it tried", "[gpu_sampler
   Rig rig;
   rig.shims.add("rocm-smi", "echo 'ERROR:root:Driver not initialized (amdgpu not found in modules)'\nexit 0");
   DetectCache cache;
-  Snapshot got;
+  runara::Result<Snapshot> got = Snapshot{};
   bool done = false;
   GpuReader reader(&rig.loop.loop, cache);
-  reader.start(rig.target, std::nullopt, true, [&](Snapshot s) {
+  reader.start(rig.target, std::nullopt, true, [&](runara::Result<Snapshot> s) {
     got = std::move(s);
     done = true;
   });
   REQUIRE(rig.loop.run_until([&] { return done; }, 10));
-  CHECK_THAT(got.error, Catch::StartsWith("gpu_metrics: no GPU tool answered on local: nvidia-smi on local: not found on this host"));
-  CHECK_THAT(got.error, Catch::Contains("; amd-smi on local: not found on this host"));
-  CHECK_THAT(got.error, Catch::Contains("; rocm-smi --json: not valid JSON"));
+  REQUIRE_FALSE(got);
+  CHECK_THAT(got.error(), Catch::StartsWith("gpu_metrics: no GPU tool answered on local: nvidia-smi on local: not found on this host"));
+  CHECK_THAT(got.error(), Catch::Contains("; amd-smi on local: not found on this host"));
+  CHECK_THAT(got.error(), Catch::Contains("; rocm-smi --json: not valid JSON"));
   CHECK(cache.empty());
 }
 
@@ -258,9 +259,9 @@ TEST_CASE("sampler: stop() returns at once while a tool floods 64 GPUs a tick", 
   o.interval_s = 0.05;
   std::size_t reserved = 0;
   o.reserve = [&](std::size_t bytes) {  // a budget of 8 MiB, as --max-memory would give
-    if (reserved + bytes > (std::size_t{8} << 20)) return std::string("no room");
+    if (reserved + bytes > (std::size_t{8} << 20)) return runara::Status(runara::Error{"no room"});
     reserved += bytes;
-    return std::string();
+    return runara::Status();
   };
   GpuSampler s(&rig.loop.loop, rig.target, o, [&](const std::string& p) { rig.problems.push_back(p); });
   s.start();
@@ -285,16 +286,16 @@ TEST_CASE("sampler: marks and samples are charged with their overhead, and refus
   std::size_t reserved = 0;
   constexpr std::size_t kBudget = std::size_t{1} << 20;
   o.reserve = [&](std::size_t bytes) {
-    if (reserved + bytes > kBudget) return std::string("no room for " + std::to_string(bytes) + " bytes");
+    if (reserved + bytes > kBudget) return runara::Status(runara::Error{"no room for " + std::to_string(bytes) + " bytes"});
     reserved += bytes;
-    return std::string();
+    return runara::Status();
   };
   GpuSampler s(&rig.loop.loop, rig.target, o, [&](const std::string& p) { rig.problems.push_back(p); });
   s.start();
   const std::string label(256, 'x');
   std::size_t kept = 0;
   std::string refused;
-  while ((refused = s.mark(label)).empty()) ++kept;
+  while ((refused = s.mark(label).error()).empty()) ++kept;
   CHECK(refused == "no room for " + std::to_string(GpuSampler::mark_cost(label)) + " bytes");
   CHECK(GpuSampler::mark_cost(label) >= 2 * sizeof(Mark) + 256 + 1);
   CHECK(kept == s.marks().size());

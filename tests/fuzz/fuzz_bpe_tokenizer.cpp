@@ -30,12 +30,13 @@ struct Fixture {
     std::ifstream in(GPT2_TOKENIZER);
     std::stringstream text;
     text << in.rdbuf();
-    std::string error;
-    gpt2 = runara::BpeTokenizer::from_json(text.str(), error);
-    llama3 = runara::RegexSplitter::compile(
+    auto tokenizer = runara::BpeTokenizer::from_json(text.str());
+    auto splitter = runara::RegexSplitter::compile(
         R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
-        false, error);
-    if (!gpt2 || !llama3) __builtin_trap();
+        false);
+    if (!tokenizer || !splitter) __builtin_trap();
+    gpt2 = std::move(tokenizer).value();
+    llama3 = std::move(splitter).value();
     std::map<int, char> to_byte;
     int next = 256;
     for (int b = 0; b < 256; ++b) {

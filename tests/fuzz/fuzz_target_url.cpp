@@ -115,10 +115,9 @@ void check_policy(const runara::TargetUrl& t, const std::string& input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
-  std::string error;
-  const auto t = runara::parse_target_url(input, error);
+  const auto t = runara::parse_target_url(input);
   if (!t) {
-    if (error.empty()) fail("refused without a reason", input);
+    if (t.error().empty()) fail("refused without a reason", input);
     return 0;
   }
   if (t->port < 1 || t->port > 65535 || t->host.empty() || t->host.back() == '.') fail("accepted a bad host or port", input);

@@ -361,10 +361,9 @@ LatencyHistogram sample_histogram() {
 }
 
 void check_state_refused(const LatencyHistogram::State& s, const std::string& expected) {
-  LatencyHistogram out;
-  std::string error;
-  CHECK_FALSE(LatencyHistogram::from_state(s, out, error));
-  CHECK_THAT(error, Catch::Contains(expected));
+  const auto out = LatencyHistogram::from_state(s);
+  CHECK_FALSE(out);
+  CHECK_THAT(out.error(), Catch::Contains(expected));
 }
 
 // ---- the request target, as libcurl sees it ----
@@ -1020,8 +1019,9 @@ TEST_CASE("LatencyHistogram::from_state rebuilds an equal histogram", "[agent_pr
       for (int i = 0; i < 500; ++i) copy.record(i * 3000);  // some above 1,000,000: saturated
     }
     LatencyHistogram back(10, 1);  // another shape: replaced
-    std::string error;
-    REQUIRE(LatencyHistogram::from_state(copy.state(), back, error));
+    auto rebuilt = LatencyHistogram::from_state(copy.state());
+    REQUIRE(rebuilt);
+    back = std::move(rebuilt).value();
     check_same_histogram(copy, back);
     // And it goes on like the original.
     copy.record(777);
@@ -1034,11 +1034,11 @@ TEST_CASE("LatencyHistogram::from_state rebuilds an equal histogram", "[agent_pr
   }
   SECTION("a single sample, and a single saturated sample") {
     for (std::int64_t v : {std::int64_t{0}, std::int64_t{1}, std::int64_t{123456789}, 7 * LatencyHistogram::kOneHourNs}) {
-      LatencyHistogram h, back;
+      LatencyHistogram h;
       h.record(v);
-      std::string error;
-      REQUIRE(LatencyHistogram::from_state(h.state(), back, error));
-      check_same_histogram(h, back);
+      auto back = LatencyHistogram::from_state(h.state());
+      REQUIRE(back);
+      check_same_histogram(h, back.value());
     }
   }
 }
@@ -1047,9 +1047,7 @@ TEST_CASE("LatencyHistogram::from_state refuses a state no histogram could have"
   const LatencyHistogram::State good = sample_histogram().state();
   REQUIRE(good.buckets.size() > 3);
   {
-    LatencyHistogram out;
-    std::string error;
-    REQUIRE(LatencyHistogram::from_state(good, out, error));
+    REQUIRE(LatencyHistogram::from_state(good));
   }
   auto with = [&](const std::function<void(LatencyHistogram::State&)>& edit) {
     LatencyHistogram::State s = good;
@@ -1084,9 +1082,7 @@ TEST_CASE("LatencyHistogram::from_state refuses a state no histogram could have"
   // Empty: nothing may be left over.
   LatencyHistogram::State empty = LatencyHistogram().state();
   {
-    LatencyHistogram out;
-    std::string error;
-    REQUIRE(LatencyHistogram::from_state(empty, out, error));
+    REQUIRE(LatencyHistogram::from_state(empty));
   }
   empty.max = 5;
   check_state_refused(empty, "do not add up");
@@ -1139,10 +1135,9 @@ TEST_CASE("request_target_of cuts the same target out of a URL as libcurl", "[ag
   int compared = 0;
   for (const char* text : urls) {
     INFO("url: " << text);
-    std::string error;
-    const auto parsed = runara::parse_target_url(text, error);
+    const auto parsed = runara::parse_target_url(text);
     if (!parsed) {
-      WARN("parse_target_url refused " << text << ": " << error);
+      WARN("parse_target_url refused " << text << ": " << parsed.error());
       continue;
     }
     INFO("normalised: " << parsed->url);

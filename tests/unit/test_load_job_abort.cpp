@@ -56,7 +56,7 @@ TEST_CASE("load job: an abort while a point's results are written leaves the wri
     return j;
   };
   job = std::make_unique<runara::LoadJob>(&loop, std::move(plan), std::move(hooks));
-  job->start([&](std::vector<nlohmann::json>, std::string) { done = true; });
+  job->start([&](runara::Result<std::vector<nlohmann::json>>) { done = true; });
   uv_run(&loop, UV_RUN_DEFAULT);
   job.reset();
   uv_run(&loop, UV_RUN_DEFAULT);

@@ -10,8 +10,7 @@
 namespace {
 
 std::string completed(const std::string& url, const std::string& endpoint) {
-  std::string error;
-  const auto parsed = runara::parse_target_url(url, error);
+  const auto parsed = runara::parse_target_url(url);
   REQUIRE(parsed);
   return runara::openai_endpoint_url(*parsed, endpoint);
 }

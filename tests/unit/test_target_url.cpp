@@ -165,15 +165,14 @@ std::string ip_text(const std::string& host) {
 TEST_CASE("tricky URLs are refused, or parsed to the host and port libcurl finds and connects to", "[target_policy]") {
   for (const Corpus& c : kCorpus) {
     INFO(c.url);
-    std::string error;
-    const auto parsed = runara::parse_target_url(c.url, error);
+    const auto parsed = runara::parse_target_url(c.url);
     if (!c.host) {
       CHECK_FALSE(parsed);
-      CHECK_FALSE(error.empty());
+      CHECK_FALSE(parsed.error().empty());
       continue;
     }
     REQUIRE(parsed);
-    CHECK(error.empty());
+    CHECK(parsed.error().empty());
     CHECK(parsed->host == c.host);
     CHECK(parsed->port == c.port);
     std::string curl_host;
@@ -210,12 +209,11 @@ TEST_CASE("refused URLs say what was wrong", "[target_policy]") {
   };
   for (const auto& [url, message] : cases) {
     INFO(url);
-    std::string error;
-    CHECK_FALSE(runara::parse_target_url(url, error));
-    CHECK(error.find(message) == 0);
+    const auto refused = runara::parse_target_url(url);
+    CHECK_FALSE(refused);
+    CHECK(refused.error().find(message) == 0);
   }
-  std::string error;
-  const auto ok = runara::parse_target_url("http://127.0.0.1:8000/v1/x?y=1", error);
+  const auto ok = runara::parse_target_url("http://127.0.0.1:8000/v1/x?y=1");
   REQUIRE(ok);
   CHECK(ok->scheme == "http");
   CHECK(ok->path == "/v1/x");
