@@ -93,9 +93,9 @@ scenario.run({
     end
   end
   if gpus then check_counts(gpus) end
-  -- The quick profile is a rehearsal: an hour bounds it, and so its worst-case cost under the
-  -- default --budget (an 8-GPU droplet's 2 default hours would exceed it).
-  if P.profile == "quick" then watchdog.limit(3600) end
+  -- The quick profile is a rehearsal: 45 minutes bound it, and so its worst-case cost under the
+  -- default --budget ($20: an 8-GPU droplet's 2 default hours would exceed it, an H100x8's 1 hour too).
+  if P.profile == "quick" then watchdog.limit(2700) end
   local HF_TOKEN = hf_token()
   vllm_options.hf_token = HF_TOKEN
   rep:metadata{ model = P.model, quantization = vllm_options.quantization and vllm_options.quantization:upper() or nil,
