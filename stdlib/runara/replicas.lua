@@ -83,7 +83,8 @@ Group.__index = Group
 local function balancer_command(opts)
   local args = string.format("nginx -p %s/ -c %s/nginx.conf -e %s/error.log -g 'daemon off;'", LB_MOUNT, LB_MOUNT, LB_MOUNT)
   if (opts.balancer or M.defaults.balancer) == "host" then
-    return (args:gsub(LB_MOUNT, "\"$HOME/" .. LB_DIR .. "\""))
+    -- /usr/sbin, where distributions install nginx, is not on every user's PATH.
+    return "PATH=$PATH:/usr/sbin " .. (args:gsub(LB_MOUNT:gsub("%p", "%%%0"), "\"$HOME/" .. LB_DIR .. "\""))
   end
   return string.format("docker run --rm --name %s --network=host -v \"$HOME/%s:%s\" %s %s", LB_NAME, LB_DIR, LB_MOUNT,
     opts.balancer_image or M.defaults.balancer_image, args)
