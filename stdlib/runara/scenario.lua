@@ -268,6 +268,30 @@ function Scenario:serve(m, opts)
   return server
 end
 
+-- N vLLM replicas on the machine behind an nginx balancer (runara.replicas; its options are
+-- checked first, errors at the scenario's line). The group stops with the scenario's servers on
+-- an error; its serving stack goes into the manifest once (replica 1's command: the others
+-- differ only in port and GPUs).
+function Scenario:serve_replicas(m, opts)
+  local replicas = require("runara.replicas")
+  local bad = replicas.check_options(opts)
+  if bad then error(bad, 2) end
+  if (runara.on or {}).endpoint then
+    error("sc:serve_replicas: --on " .. runara.on.endpoint .. " names a running server; replicas need a machine " ..
+          "(leave --on out, or --on USER@HOST)", 2)
+  end
+  if type(m) ~= "table" or m.session == nil then
+    error("sc:serve_replicas: argument 'machine' must be what sc:machine returned, got " .. errors.show(m), 2)
+  end
+  local group, failed = replicas.try_start(m.session, opts)
+  if not group then error(failed, 2) end
+  for _, server in ipairs(group.servers) do server.remove_log = m.kind == "machine" end
+  self.servers[#self.servers + 1] = group
+  self.manifest.serving[#self.manifest.serving + 1] = manifest.serving(m.session, group.servers[1],
+    string.format("%s, replica 1 of %d", tostring(m.label), #group.servers))
+  return group
+end
+
 -- Where the run runs, in a few words for a title: the size of the droplet it will create, or
 -- what --on named.
 function M.target_words(size)

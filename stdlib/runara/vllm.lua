@@ -18,7 +18,14 @@ local IMAGES = container.IMAGES.vllm  -- amd: rocm/vllm:latest, nvidia: vllm/vll
 local CONTAINER = "runara-vllm-" .. runara.run_id
 local KNOWN = { model = true, mode = true, image = true, gpu = true, port = true, quantization = true,
   dtype = true, max_model_len = true, gpu_memory_utilization = true, tensor_parallel_size = true,
-  extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true, install = true }
+  extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true, install = true,
+  devices = true, container = true }
+
+M.KNOWN = KNOWN  -- vllm.start's option names, for wrappers that pass them on (runara.replicas)
+
+-- The variable that limits a vendor's runtime to some GPUs (vLLM's docs): CUDA's on NVIDIA; on AMD
+-- HIP's, which vLLM's ROCm platform copies into CUDA_VISIBLE_DEVICES itself (vllm/platforms/rocm.py).
+M.VISIBLE_DEVICES = { amd = "HIP_VISIBLE_DEVICES", nvidia = "CUDA_VISIBLE_DEVICES" }
 
 local errors = require("runara.errors")
 local show = errors.show
@@ -66,6 +73,22 @@ local function problem(opts)
       return string.format("option '%s' must be true or false, got %s", k, show(opts[k]))
     end
   end
+  if opts.devices ~= nil then
+    local d, seen = opts.devices, {}
+    if type(d) ~= "table" or #d == 0 then
+      return "option 'devices' must be a non-empty list of GPU indices (e.g. { 0, 1 }), got " .. show(d)
+    end
+    for i, x in ipairs(d) do
+      if not (type(x) == "number" and x >= 0 and x % 1 == 0) then
+        return string.format("option 'devices' must be a list of GPU indices (whole numbers from 0); item %d is %s", i, show(x))
+      end
+      if seen[x] then return string.format("option 'devices' names GPU %d twice", x) end
+      seen[x] = true
+    end
+  end
+  if opts.container ~= nil and (type(opts.container) ~= "string" or not opts.container:match("^[%w][%w_.%-]*$")) then
+    return "option 'container' must be a container name (letters, digits, '_', '.', '-'), got " .. show(opts.container)
+  end
   if opts.extra_args ~= nil then
     if type(opts.extra_args) ~= "table" then return "option 'extra_args' must be a list of strings, got " .. show(opts.extra_args) end
     for i, a in ipairs(opts.extra_args) do
@@ -105,9 +128,13 @@ end
 -- The vendor's container (runara.container): AMD's devices and ROCm image, or NVIDIA's --gpus and
 -- CUDA image. The entrypoint is named because the images disagree on theirs (vllm/vllm-openai's
 -- is the OpenAI API server, which would read `vllm serve …` as unknown arguments).
-local function docker_command(opts, gpu, serve)
-  return container.command{ vendor = gpu, purpose = "vllm", image = opts.image, name = CONTAINER,
-    ipc = "host", network = "host", env = opts.hf_token and { "HF_TOKEN" } or nil,
+-- `visible` is the GPU-visibility assignment ("CUDA_VISIBLE_DEVICES=0,1") or nil.
+local function docker_command(opts, gpu, serve, visible)
+  local env = {}
+  if visible then env[#env + 1] = visible end
+  if opts.hf_token then env[#env + 1] = "HF_TOKEN" end
+  return container.command{ vendor = gpu, purpose = "vllm", image = opts.image, name = opts.container or CONTAINER,
+    ipc = "host", network = "host", env = #env > 0 and env or nil,
     mounts = { "$HOME/.cache/huggingface:/root/.cache/huggingface" },
     entrypoint = "vllm", command = (serve:gsub("^vllm ", "")) }
 end
@@ -133,7 +160,7 @@ function Server:stop()
   self.stopped = true
   self.process:kill("TERM")
   self.process:wait()
-  if self.mode == "docker" then self.session:exec("docker rm -f " .. CONTAINER .. " >/dev/null 2>&1; true", { quiet = true }) end
+  if self.mode == "docker" then self.session:exec("docker rm -f " .. self.container .. " >/dev/null 2>&1; true", { quiet = true }) end
   -- On a machine the run did not create (runara.scenario sets this), its log goes too.
   if self.remove_log then self.session:exec("rm -f " .. quote(self.log), { quiet = true, check = false }) end
 end
@@ -182,17 +209,21 @@ local function launch(s, opts)
   local port = opts.port or 8000
   local log = opts.log or "vllm.log"
   local serve = serve_args(opts, port)
+  -- Only these GPUs for this server (several servers on one machine, each on GPUs of its own).
+  local visible = opts.devices and (M.VISIBLE_DEVICES[gpu] .. "=" .. table.concat(opts.devices, ",")) or nil
   -- pip mode installs vLLM first where the machine lacks it (the image's Python, no venv).
   local install = opts.install ~= false and "command -v vllm >/dev/null || python3 -m pip install --quiet vllm || exit 1; " or ""
   -- The server's own command line (for the run manifest): the docker run, or vllm serve.
-  local server_command = mode == "docker" and docker_command(opts, gpu, serve) or serve
-  local command = (mode == "docker" and server_command or install .. serve) .. " 2>&1 | tee " .. quote(log)
+  local server_command = mode == "docker" and docker_command(opts, gpu, serve, visible) or
+    ((visible and visible .. " " or "") .. serve)
+  local command = (mode == "docker" and server_command or install .. server_command) .. " 2>&1 | tee " .. quote(log)
   runara.log(string.format("vllm: starting %s on %s (%s, %s)", opts.model, s.name, mode,
     mode == "docker" and (opts.image or IMAGES[gpu]) or "pip"))
   local process = s:spawn("set -o pipefail 2>/dev/null; " .. command,
     { env = opts.hf_token and { HF_TOKEN = opts.hf_token } or nil, quiet = opts.quiet ~= false })
   local server = setmetatable({ session = s, process = process, model = opts.model, mode = mode, gpu = gpu,
-    port = port, log = log, url = s:forward(port), command = server_command,
+    port = port, log = log, url = s:forward(port), command = server_command, devices = opts.devices,
+    container = opts.container or CONTAINER,
     image = mode == "docker" and (opts.image or IMAGES[gpu]) or nil }, Server)
   local ready_s, not_ready = wait_ready(server, opts.ready_timeout or 1800, opts.poll or (runara.simulated and 0.5 or 2))
   if not ready_s then return nil, not_ready end

@@ -227,10 +227,14 @@ t.test("sc:machine and sc:serve: their own checks, and vllm.start's errors raise
     at(function() sc:serve({ session = fake_session("cpu-box") }, { model = MODEL }) end, "vllm.start: no GPU tool (amd-smi, rocm-smi or nvidia-smi) on cpu-box")
     at(function() sc:serve({ session = fake_session("dead", "none none", "OOM\n") }, { model = MODEL, gpu = "amd", mode = "pip", poll = 0.01 }) end,
        "vllm.start: the server on dead exited before it was ready; its last lines:\nOOM")
+    at(function() sc:serve_replicas(nil, { model = MODEL, count = 3, gpus = 8 }) end, "replicas.start: 3 replicas do not divide the machine's 8 GPUs evenly")
+    at(function() sc:serve_replicas(nil, { model = MODEL, count = 2, gpus = 8 }) end, "sc:serve_replicas: argument 'machine' must be what sc:machine returned, got nil")
+    at(function() sc:serve_replicas({ session = fake_session("dead", "none none", "OOM\n") }, { model = MODEL, count = 2, gpus = 8, gpu = "amd", mode = "pip", poll = 0.01 }) end,
+       "replicas.start: replica 1 of 2 (port 8001, GPUs 0,1,2,3) failed: the server on dead exited before it was ready; its last lines:\nOOM")
     t.eq(#sc.servers, 0)
   end)
 end)
 
-t.test("every check above ran", function() t.eq(checked, 103) end)
+t.test("every check above ran", function() t.eq(checked, 106) end)
 
 t.done()

@@ -22,12 +22,10 @@ computing() {
   [ -f "$state/gpu.busy" ] && kill -0 "$(cat "$state/gpu.busy")" 2>/dev/null
 }
 
-serving() {
-  [ -f "$state/vllm.pid" ] && kill -0 "$(cat "$state/vllm.pid")" 2>/dev/null
-}
-
+# Established connections to a server's port (default: the last server started) in /proc/net/tcp.
 streams() {
-  port=$(cat "$state/vllm.port" 2>/dev/null) || { echo 0; return; }
+  port=${1:-$(cat "$state/vllm.port" 2>/dev/null)} || { echo 0; return; }
+  [ -n "$port" ] || { echo 0; return; }
   # Boxed, every connection in /proc/net/tcp is the machine's own: the port says which.
   awk -v ip="${RUNARA_SIM_IP:-127.0.0.1}" -v port="$port" -v boxed="${RUNARA_SIM_ISOLATED:-0}" '
     BEGIN { split(ip, o, "."); want = sprintf("%02X%02X%02X%02X:%04X", o[4], o[3], o[2], o[1], port)
@@ -36,28 +34,48 @@ streams() {
     END { print n + 0 }' /proc/net/tcp 2>/dev/null || echo 0
 }
 
+# Per GPU "up,streams,vram_fraction" (space-separated, GPU 0 first): each running server
+# (bin/vllm's record in $state/vllm/PORT: pid port fraction devices) loads the GPUs it was
+# given, so replicas on GPUs of their own each show their own load.
+per_gpu() {
+  local i rec pid port frac devs d n
+  local -a load
+  for ((i = 0; i < count; i++)); do load[i]="0,0,0"; done
+  for rec in "$state"/vllm/*; do
+    [ -f "$rec" ] || continue
+    read -r pid port frac devs < "$rec"
+    kill -0 "$pid" 2>/dev/null || continue
+    n=$(streams "$port")
+    for d in ${devs//,/ }; do [ "$d" -lt "$count" ] && load[d]="1,$n,$frac"; done
+  done
+  echo "${load[*]}"
+}
+
 # One line per GPU: index power_w gfx_pct mem_pct vram_used_mib vram_total_mib temp_edge temp_hot
 # temp_mem sm_mhz mem_mhz energy_j. Energy accumulates in $state/gpu-energy between calls.
 readings() {
-  if serving; then up=1; vram_fraction=$(cat "$state/vllm.vram_fraction" 2>/dev/null || echo 0.9); else up=0; vram_fraction=0; fi
-  n=$(streams)
-  if computing; then up=1; n=1000; vram_fraction=0.35; fi
+  busy=0; computing && busy=1
+  gpus=$(per_gpu)
   now=$(date +%s.%N)
   # Fault energy_counter_stuck: the energy counter reads 0 whatever the board draws, as recorded
   # on real AMD boards (power readings stay live).
   stuck=0
   case ",$RUNARA_SIM_FAULTS," in *,energy_counter_stuck,*) stuck=1 ;; esac
-  awk -v gpu="$gpu" -v count="$count" -v up="$up" -v n="$n" -v frac="$vram_fraction" -v now="$now" \
+  awk -v gpu="$gpu" -v count="$count" -v busy="$busy" -v gpus="$gpus" -v now="$now" \
       -v efile="$state/gpu-energy" -v stuck="$stuck" '
     BEGIN {
       if (gpu == "mi300x") { idle = 140; ready = 190; cap = 750; total = 196592; tidle = 38; tmax = 76; clk0 = 132; clk1 = 2100; m0 = 900; m1 = 1300 }
       else { idle = 69; ready = 115; cap = 700; total = 81559; tidle = 33; tmax = 66; clk0 = 345; clk1 = 1980; m0 = 1593; m1 = 2619 }
-      load = up ? n / (n + 8) : 0
+      split(gpus, per, " ")
       srand(int(now * 1000) % 100000)
       last = now; getline line < efile; split(line, e, " "); if (e[1] > 0) last = e[1]
       dt = now - last; if (dt < 0 || dt > 60) dt = 0
       out = now
       for (i = 0; i < count; i++) {
+        # the server on this GPU (or the compute job on every GPU): up, streams, VRAM fraction
+        split(per[i + 1], u, ","); up = u[1] + 0; n = u[2] + 0; frac = u[3] + 0
+        if (busy) { up = 1; n = 1000; frac = 0.35 }
+        load = up ? n / (n + 8) : 0
         j = 1 + (rand() - 0.5) * 0.04
         p = (up ? ready + (cap * 0.93 - ready) * load : idle) * j
         g = up ? (n > 0 ? 100 * (0.6 + 0.4 * load) : 1) : 0
