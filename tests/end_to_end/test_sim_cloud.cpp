@@ -129,6 +129,17 @@ struct ClaimsEverything : runara::MachineRoutes {
   }
 };
 
+// A run of the fake API at `dir`, its output folder inside.
+runara::Options options_for(const runara::sim::FakeDigitalOcean& api, const std::string& dir) {
+  runara::Options o;
+  o.out_dir = dir + "/out";
+  o.cloud.api_base = api.base_url();
+  o.cloud.token = "test-token";
+  o.cloud.state_dir = dir;
+  o.cloud.poll_s = 0.2;
+  return o;
+}
+
 }  // namespace
 
 // Routes are not the simulator's privilege: an embedding host's own, for the API the run talks
@@ -137,12 +148,7 @@ TEST_CASE("a host's machine routes for the run's API decide how ssh reaches its 
   runara::sim::FakeDigitalOcean api;
   api.start(0);
   const std::string dir = temp_dir("sim-own-routes");
-  runara::Options o;
-  o.out_dir = dir + "/out";
-  o.cloud.api_base = api.base_url();
-  o.cloud.token = "test-token";
-  o.cloud.state_dir = dir;
-  o.cloud.poll_s = 0.2;
+  runara::Options o = options_for(api, dir);
   auto routes = std::make_shared<ClaimsEverything>();
   routes->api = api.base_url();
   o.cloud.routes = routes;
@@ -167,12 +173,7 @@ TEST_CASE("the simulator's port and user are not honoured when the run talks to 
   runara::sim::FakeDigitalOcean api;
   api.start(0);
   const std::string dir = temp_dir("sim-other-api");
-  runara::Options o;
-  o.out_dir = dir + "/out";
-  o.cloud.api_base = api.base_url();
-  o.cloud.token = "test-token";
-  o.cloud.state_dir = dir;
-  o.cloud.poll_s = 0.2;
+  runara::Options o = options_for(api, dir);
   o.cloud.routes = std::make_shared<ClaimsEverything>();
   std::string printed;
   runara::Events events;
