@@ -263,7 +263,7 @@ std::string parse_command_line(int argc, char** argv, CommandLine& out) {
       out.options.cloud.max_droplets = static_cast<int>(n);
     } else if (a == "--assume-price") {
       if (!(error = value(a, v)).empty()) return error;
-      if (std::string bad = parse_assumed_price(v, out.options.cloud.assumed_prices); !bad.empty()) return bad;
+      if (Status parsed = parse_assumed_price(v, out.options.cloud.assumed_prices); !parsed) return parsed.error();
     } else if (a == "--out") {
       if (!(error = value(a, out.options.out_dir)).empty()) return error;
     } else if (a == "--context") {
