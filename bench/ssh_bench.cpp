@@ -61,8 +61,8 @@ ssh::SessionOptions options_for(const test::SshdFixture& sshd) {
 std::unique_ptr<ssh::SshSession> connect(uv_loop_t* loop, const test::SshdFixture& sshd) {
   auto s = std::make_unique<ssh::SshSession>(loop, options_for(sshd));
   bool done = false;
-  s->connect([&](const std::string& e) {
-    if (!e.empty()) std::fprintf(stderr, "connect: %s\n", e.c_str());
+  s->connect([&](Status connected) {
+    if (!connected) std::fprintf(stderr, "connect: %s\n", connected.error().c_str());
     done = true;
   });
   run_until(loop, [&] { return done; });
@@ -71,7 +71,8 @@ std::unique_ptr<ssh::SshSession> connect(uv_loop_t* loop, const test::SshdFixtur
 
 double transfer(uv_loop_t* loop, ssh::SshSession& s, ssh::TransferOptions o) {
   std::optional<ssh::TransferResult> r;
-  ssh::SftpTransfer t(s, std::move(o), [&](const ssh::TransferResult& x) { r = x; });
+  auto t = ssh::SftpTransfer::start(s, std::move(o), [&](const ssh::TransferResult& x) { r = x; });
+  if (!t) return std::fprintf(stderr, "transfer: %s\n", t.error().c_str()), 0.0;
   run_until(loop, [&] { return r.has_value(); });
   if (!r->error.empty()) std::fprintf(stderr, "transfer: %s\n", r->error.c_str());
   return r->seconds;
@@ -128,7 +129,8 @@ void bench_execs(uv_loop_t* loop, test::SshdFixture& sshd) {
   const auto t0 = Clock::now();
   for (int i = 0; i < 100; ++i) {
     std::optional<ssh::ExecResult> r;
-    ssh::SshExec e(*s, ssh::ExecOptions{.command = "true"}, [&](const ssh::ExecResult& x) { r = x; });
+    auto e = ssh::SshExec::start(*s, ssh::ExecOptions{.command = "true"}, [&](const ssh::ExecResult& x) { r = x; });
+    if (!e) break;
     run_until(loop, [&] { return r.has_value(); });
   }
   const double ours = since(t0);
@@ -163,7 +165,7 @@ void bench_stall(uv_loop_t* loop, test::SshdFixture& sshd) {
     ssh::ExecOptions o;
     o.command = "yes 'a line of output, about sixty bytes long, streamed' | head -c 50000000";
     o.on_stdout = [&](std::string_view) { ++lines; };
-    execs.push_back(std::make_unique<ssh::SshExec>(*s, o, [&](const ssh::ExecResult&) { ++done; }));
+    if (auto e = ssh::SshExec::start(*s, o, [&](const ssh::ExecResult&) { ++done; })) execs.push_back(std::move(*e));
   }
   probe.done = &done;
   probe.last = probe.first = uv_hrtime();

@@ -9,8 +9,11 @@
 #include <optional>
 
 #include "base/clock.hpp"
-#include "script/args.hpp"
 #include "cloud/droplet_fleet.hpp"
+#include "cloud/size_catalog.hpp"
+#include "kit/functions.hpp"
+#include "kit/wait.hpp"
+#include "script/args.hpp"
 #include "script/pretty.hpp"
 #include "script/values.hpp"
 #include "runara/primitive.hpp"
@@ -125,17 +128,10 @@ void remember(Context& ctx, DropletFleet& fleet, const Machine& m) {
   ctx.add_machine(std::move(machine));
 }
 
-// Resumes a waiting task with a droplet object, or fails it.
-DropletFleet::MachineDone resume_with_machine(Context& rt, DropletFleet& fleet, WaitId wait) {
-  return [&rt, &fleet, wait](std::string error, const Machine* m) {
-    if (!error.empty() || !m) return rt.fail(wait, error.empty() ? "droplet operation failed" : error);
-    Machine copy = *m;
-    remember(rt, fleet, copy);
-    rt.resume(wait, [copy](lua_State* L) {
-      push_machine(L, copy);
-      return 1;
-    });
-  };
+// The fleet's messages are given to the script as they are (kit::Wait with no name): they
+// already say what failed, and scripts match them whole.
+std::shared_ptr<kit::Wait> wait_unnamed(lua_State* L, std::function<void()> on_cancel = {}) {
+  return kit::Wait::start(L, "", std::move(on_cancel));
 }
 
 int create(lua_State* L) {
@@ -151,51 +147,59 @@ int create(lua_State* L) {
   request.tags = string_list(L, 1, "tags");
   request.wait = args::opt_bool(L, 1, kFn, "wait").value_or(true);
   request.timeout_s = args::opt_number(L, 1, kFn, "timeout").value_or(900);
-  auto& rt = Context::from(L);
+  auto& ctx = Context::from(L);
   DropletFleet& fleet = fleet_of(L);
-  const WaitId wait = rt.suspend(L, {});
-  fleet.create(std::move(request), resume_with_machine(rt, fleet, wait));
-  return rt.yield(L);
-}
-
-int refresh(lua_State* L) {
-  const std::int64_t id = self_id(L, "droplet:refresh");
-  auto& rt = Context::from(L);
-  lua_pushvalue(L, 1);
-  const int self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  const WaitId wait = rt.suspend(L, [L, self_ref] { luaL_unref(L, LUA_REGISTRYINDEX, self_ref); });
-  DropletFleet& fleet = fleet_of(L);
-  fleet.refresh(id, [&rt, &fleet, wait, self_ref, L](std::string error, const Machine* m) {
-    if (!error.empty() || !m) {
-      luaL_unref(L, LUA_REGISTRYINDEX, self_ref);
-      return rt.fail(wait, error);
-    }
-    Machine copy = *m;
-    remember(rt, fleet, copy);
-    rt.resume(wait, [copy, self_ref](lua_State* co) {
-      lua_rawgeti(co, LUA_REGISTRYINDEX, self_ref);
-      luaL_unref(co, LUA_REGISTRYINDEX, self_ref);
-      fill(co, copy);
+  auto wait = wait_unnamed(L);
+  fleet.create(std::move(request), [wait, &ctx, &fleet](Result<Machine> made) {
+    if (!made) return wait->fail(made.error().empty() ? "droplet operation failed" : made.error());
+    remember(ctx, fleet, *made);
+    wait->resume([m = std::move(*made)](lua_State* co) {
+      push_machine(co, m);
       return 1;
     });
   });
-  return rt.yield(L);
+  return wait->yield(L);
+}
+
+// Updates the droplet object the script called it on (kept in the registry while it waits).
+int refresh(lua_State* L) {
+  const std::int64_t id = self_id(L, "droplet:refresh");
+  auto& ctx = Context::from(L);
+  lua_pushvalue(L, 1);
+  const int self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  auto wait = wait_unnamed(L, [L, self_ref] { luaL_unref(L, LUA_REGISTRYINDEX, self_ref); });
+  DropletFleet& fleet = fleet_of(L);
+  fleet.refresh(id, [wait, &ctx, &fleet, self_ref, L](Result<Machine> found) {
+    if (wait->settled()) return;
+    if (!found) {
+      luaL_unref(L, LUA_REGISTRYINDEX, self_ref);
+      return wait->fail(found.error());
+    }
+    remember(ctx, fleet, *found);
+    wait->resume([m = std::move(*found), self_ref](lua_State* co) {
+      lua_rawgeti(co, LUA_REGISTRYINDEX, self_ref);
+      luaL_unref(co, LUA_REGISTRYINDEX, self_ref);
+      fill(co, m);
+      return 1;
+    });
+  });
+  return wait->yield(L);
 }
 
 int destroy(lua_State* L) {
   const std::int64_t id = self_id(L, "droplet:destroy");
-  auto& rt = Context::from(L);
-  const WaitId wait = rt.suspend(L, {});
+  auto& ctx = Context::from(L);
+  auto wait = wait_unnamed(L);
   // From the moment it is asked for: whatever the API answers, the script is done with it.
-  if (const Machine* m = fleet_of(L).find(id)) forget(rt, *m);
-  fleet_of(L).destroy(id, [&rt, wait](std::string error, const Machine*) {
-    if (!error.empty()) return rt.fail(wait, error);
-    rt.resume(wait, [](lua_State* co) {
+  if (const Machine* m = fleet_of(L).find(id)) forget(ctx, *m);
+  fleet_of(L).destroy(id, [wait](Result<Machine> destroyed) {
+    if (!destroyed) return wait->fail(destroyed.error());
+    wait->resume([](lua_State* co) {
       lua_pushboolean(co, 1);
       return 1;
     });
   });
-  return rt.yield(L);
+  return wait->yield(L);
 }
 
 int cost(lua_State* L) {
@@ -215,21 +219,9 @@ int list(lua_State* L) {
   return 1;
 }
 
-nlohmann::json size_entry(const nlohmann::json& s) {
-  nlohmann::json out = {{"slug", s.value("slug", "")},
-                        {"price_hourly", s.value("price_hourly", 0.0)},
-                        {"price_monthly", s.value("price_monthly", 0.0)},
-                        {"vcpus", s.value("vcpus", 0)},
-                        {"memory_mb", s.value("memory", 0)},
-                        {"disk_gb", s.value("disk", 0)},
-                        {"available", s.value("available", false)},
-                        {"regions", s.value("regions", nlohmann::json::array())}};
-  if (s.contains("gpu_info") && s["gpu_info"].is_object()) {
-    const auto& g = s["gpu_info"];
-    const auto vram = g.value("vram", nlohmann::json::object());
-    out["gpu"] = {{"count", g.value("count", 0)}, {"model", g.value("model", "")}, {"vram_gb", vram.value("amount", 0)}};
-  }
-  return out;
+int push_json_value(lua_State* L, nlohmann::json& value) {
+  push_json(L, value);
+  return 1;
 }
 
 int sizes(lua_State* L) {
@@ -239,33 +231,18 @@ int sizes(lua_State* L) {
     args::only_fields(L, 1, "droplet.sizes", {"gpu"});
     gpu_only = args::opt_bool(L, 1, "droplet.sizes", "gpu").value_or(false);
   }
-  auto& rt = Context::from(L);
-  const WaitId wait = rt.suspend(L, {});
-  fleet_of(L).sizes([&rt, wait, gpu_only](std::string error, const nlohmann::json& all) {
-    if (!error.empty()) return rt.fail(wait, "droplet.sizes: " + error);
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& s : all) {
-      if (!gpu_only || s.contains("gpu_info")) list.push_back(size_entry(s));
-    }
-    rt.resume(wait, [list](lua_State* co) {
-      push_json(co, list);
-      return 1;
-    });
+  auto wait = kit::Wait::start(L, "droplet.sizes");
+  fleet_of(L).sizes([wait, gpu_only](Result<nlohmann::json> all) {
+    if (!all) return wait->fail(all.error());
+    wait->settle<nlohmann::json>(size_catalog(*all, gpu_only), push_json_value);
   });
-  return rt.yield(L);
+  return wait->yield(L);
 }
 
 int account(lua_State* L) {
-  auto& rt = Context::from(L);
-  const WaitId wait = rt.suspend(L, {});
-  fleet_of(L).account([&rt, wait](std::string error, const nlohmann::json& value) {
-    if (!error.empty()) return rt.fail(wait, "droplet.account: " + error);
-    rt.resume(wait, [value](lua_State* co) {
-      push_json(co, value);
-      return 1;
-    });
-  });
-  return rt.yield(L);
+  auto wait = kit::Wait::start(L, "droplet.account");
+  fleet_of(L).account([wait](Result<nlohmann::json> value) { wait->settle<nlohmann::json>(std::move(value), push_json_value); });
+  return wait->yield(L);
 }
 
 int droplet_tostring(lua_State* L) {
@@ -297,10 +274,10 @@ class DropletPrimitive final : public Primitive {
 
     lua_pushlightuserdata(L, &kMethodsKey);
     lua_newtable(L);  // metatable of droplet objects
+    using kit::Waits;
     lua_newtable(L);  // methods
-    add(L, rt, "refresh", refresh, true);
-    add(L, rt, "destroy", destroy, true);
-    add(L, rt, "cost", cost, false);
+    kit::set_functions(L, rt, {{"refresh", refresh, Waits::yes}, {"destroy", destroy, Waits::yes}, {"cost", cost}},
+                       fleet_.get());
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, droplet_tostring);
     lua_setfield(L, -2, "__tostring");
@@ -310,30 +287,22 @@ class DropletPrimitive final : public Primitive {
     lua_rawset(L, LUA_REGISTRYINDEX);
 
     lua_newtable(L);
-    add(L, rt, "create", create, true);
-    add(L, rt, "sizes", sizes, true);
-    add(L, rt, "account", account, true);
-    add(L, rt, "list", list, false);
+    kit::set_functions(L, rt,
+                       {{"create", create, Waits::yes},
+                        {"sizes", sizes, Waits::yes},
+                        {"account", account, Waits::yes},
+                        {"list", list}},
+                       fleet_.get());
   }
 
   void teardown(Context&, std::function<void(std::string)> done) override {
     if (!fleet_) return done({});
-    fleet_->teardown(std::move(done));
+    fleet_->teardown([done](Status torn_down) { done(torn_down.error()); });
   }
 
   std::string pending_teardown() const override { return fleet_ ? fleet_->pending() : ""; }
 
  private:
-  void add(lua_State* L, Context& rt, const char* name, lua_CFunction fn, bool waits) {
-    lua_pushlightuserdata(L, fleet_.get());
-    if (waits) {
-      rt.push_async(L, fn, 1);
-    } else {
-      lua_pushcclosure(L, fn, 1);
-    }
-    lua_setfield(L, -2, name);
-  }
-
   // Unrounded: the record is where the exact figure lives (printed costs are rounded).
   std::vector<RecordedMachine> recorded_machines() const {
     std::vector<RecordedMachine> out;

@@ -7,12 +7,13 @@
 // secrets masked in what it writes (a machine the script controls can hold their values).
 #include <fcntl.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <filesystem>
 
-#include "script/args.hpp"
 #include "guards/permissions.hpp"
+#include "kit/raise.hpp"
+#include "kit/wait.hpp"
+#include "script/args.hpp"
 #include "base/run_output.hpp"
 #include "run_target_policy.hpp"
 #include "ssh_state.hpp"
@@ -37,57 +38,31 @@ std::string output_folder_inside(const std::string& root) {
   return {};
 }
 
-std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
-
-int run_transfer(lua_State* L, const char* fn, const std::shared_ptr<SessionBox>& box, ssh::TransferOptions o) {
-  Context& ctx = *box->ctx;
-  const std::uint64_t id = box->next_transfer++;
-  auto last = std::make_shared<double>(0);
-  const std::string name = box->name;
-  Context* c = &ctx;
-  o.progress = [c, last, name, fn](const std::string& path, std::uint64_t done, std::uint64_t size, std::uint64_t) {
-    const double now = static_cast<double>(uv_hrtime()) / 1e9;
-    if (size < (64u << 20) || now - *last < 1) return;  // only large files, once a second
-    *last = now;
-    c->progress(std::string(fn) + " " + name + ": " + path + " " + mib(done) + " / " + mib(size));
-  };
-  SessionBox* raw = box.get();
-  const bool up = o.direction == ssh::TransferOptions::Direction::Upload;
-  // The transfer's two blocks (a download's twice a block each) are filled at once: held from
-  // --max-memory for as long as the transfer lives (transfers on other sessions run in parallel).
-  const std::size_t buffers = (up ? 2 : 4) * o.block_bytes;
-  if (std::string refused = ctx.reserve_memory(buffers, "an SFTP transfer"); !refused.empty())
-    args::raise(L, "%s: %s", fn, refused.c_str());
-  auto held = std::shared_ptr<void>(nullptr, [c, buffers](void*) { c->release_memory(buffers); });
-  const WaitId wait = ctx.suspend(L, [raw, id] { raw->transfers.erase(id); });
-  const std::string where = box->where();
-  std::string local = o.local, remote = o.remote;
-  try {
-    auto t = std::make_unique<ssh::SftpTransfer>(*box->session, std::move(o), [=, held = held](const ssh::TransferResult& r) {
-      auto node = raw->transfers.extract(id);  // freed at the end of this call: its last act
-      const std::string line = std::string(fn) + " " + (up ? local + " -> " + remote : remote + " -> " + local) + ": ";
-      if (!r.error.empty()) {
-        raw->log.line(*c, "# " + line + r.error);
-        return c->fail(wait, std::string(fn) + " on " + where + ": " + r.error);
-      }
-      raw->log.line(*c, "# " + line + std::to_string(r.files) + " file(s), " + std::to_string(r.bytes) + " bytes in " +
-                            std::to_string(r.seconds).substr(0, 6) + " s");
-      c->resume(wait, [r](lua_State* co) {
-        lua_createtable(co, 0, 3);
-        lua_pushnumber(co, static_cast<lua_Number>(r.bytes));
-        lua_setfield(co, -2, "bytes");
-        lua_pushinteger(co, r.files);
-        lua_setfield(co, -2, "files");
-        lua_pushnumber(co, r.seconds);
-        lua_setfield(co, -2, "seconds");
-        return 1;
-      });
+// Reserves the transfer's buffers (refused: raised here, nothing started), then waits for it.
+int run_transfer(lua_State* L, const char* fn, const std::shared_ptr<ssh::MachineSession>& session,
+                 ssh::TransferOptions o) {
+  auto reserved = kit::value_or_raise(L, fn, session->reserve_transfer(o));
+  const std::string waits_for = std::string(fn) + " on " + session->where();
+  auto id = std::make_shared<std::uint64_t>(0);
+  std::weak_ptr<ssh::MachineSession> weak = session;
+  auto wait = kit::Wait::start(L, waits_for.c_str(), [weak, id] {
+    if (auto s = weak.lock()) s->cancel_transfer(*id);
+  });
+  auto started = session->transfer(std::move(reserved), std::move(o), fn, [wait](Result<ssh::TransferResult> r) {
+    wait->settle<ssh::TransferResult>(std::move(r), [](lua_State* co, ssh::TransferResult& done) {
+      lua_createtable(co, 0, 3);
+      lua_pushnumber(co, static_cast<lua_Number>(done.bytes));
+      lua_setfield(co, -2, "bytes");
+      lua_pushinteger(co, done.files);
+      lua_setfield(co, -2, "files");
+      lua_pushnumber(co, done.seconds);
+      lua_setfield(co, -2, "seconds");
+      return 1;
     });
-    box->transfers[id] = SessionBox::Transfer{std::move(t), wait};
-  } catch (const std::exception& e) {
-    ctx.fail(wait, std::string(fn) + ": " + e.what());
-  }
-  return ctx.yield(L);
+  });
+  if (started) *id = *started;
+  else wait->fail(started.error());
+  return wait->yield(L);
 }
 
 std::string remote_path(lua_State* L, int index, const char* fn) {
@@ -101,11 +76,11 @@ std::string remote_path(lua_State* L, int index, const char* fn) {
 
 int session_upload(lua_State* L) {
   const char* fn = "s:upload";
-  auto box = check_session(L, 1, fn);
+  auto session = check_session(L, 1, fn);
   const std::string local = args::string(L, 2, fn, "local");
   const std::string remote = remote_path(L, 3, fn);
   std::string error;
-  const std::string real = box->ctx->readable_path(local, error);
+  const std::string real = run_of(L).ctx->readable_path(local, error);
   if (real.empty()) args::raise(L, "%s: %s", fn, error.c_str());
   if (const std::string inside = output_folder_inside(real); !inside.empty())
     args::raise(L, "%s: '%s' holds a runara output folder ('%s'), which scripts cannot read (runara redacts secrets "
@@ -114,12 +89,12 @@ int session_upload(lua_State* L) {
   o.direction = ssh::TransferOptions::Direction::Upload;
   o.local = real;
   o.remote = remote;
-  return run_transfer(L, fn, box, std::move(o));
+  return run_transfer(L, fn, session, std::move(o));
 }
 
 int session_download(lua_State* L) {
   const char* fn = "s:download";
-  auto box = check_session(L, 1, fn);
+  auto session = check_session(L, 1, fn);
   const std::string remote = remote_path(L, 2, fn);
   const std::string local = args::string(L, 3, fn, "local");
   std::string error;
@@ -129,7 +104,8 @@ int session_download(lua_State* L) {
     args::raise(L, "%s: '%s' is written by runara itself; choose another name", fn, local.c_str());
   // The parent folders are made from the output folder's descriptor, refusing any symlink on
   // the way; the engine then writes the destination without following a link in its last part.
-  const int dir = box->ctx->open_out_dir(error);
+  Context& ctx = *run_of(L).ctx;
+  const int dir = ctx.open_out_dir(error);
   if (dir < 0) args::raise(L, "%s: %s", fn, error.c_str());
   const auto slash = relative.rfind('/');
   if (slash != std::string::npos) {
@@ -143,52 +119,63 @@ int session_download(lua_State* L) {
   ::close(dir);
   ssh::TransferOptions o;
   o.direction = ssh::TransferOptions::Direction::Download;
-  o.local = box->ctx->out_dir() + "/" + relative;
+  o.local = ctx.out_dir() + "/" + relative;
   o.remote = remote;
-  o.mask = box->ctx->secret_mask();  // the output folder holds no secret, whatever the machine wrote
-  return run_transfer(L, fn, box, std::move(o));
+  o.mask = ctx.secret_mask();  // the output folder holds no secret, whatever the machine wrote
+  return run_transfer(L, fn, session, std::move(o));
 }
 
-int session_forward(lua_State* L) {
-  const char* fn = "s:forward";
-  auto box = check_session(L, 1, fn);
-  Context& ctx = *box->ctx;
-  const double port = args::number(L, 2, fn, "remote_port");
-  if (port < 1 || port > 65535 || port != static_cast<int>(port))
-    args::raise(L, "%s: 'remote_port' must be a whole number from 1 to 65535", fn);
-  const int remote_port = static_cast<int>(port);
-  std::string host = lua_isnoneornil(L, 3) ? "127.0.0.1" : args::string(L, 3, fn, "remote_host");
-  if (host.empty() || host.find_first_of(std::string_view(" \t\n\r\0", 5)) != std::string::npos)
-    args::raise(L, "%s: 'remote_host' must be a host name or address as the remote machine sees it", fn);
-  const RunMachine* machine = box->run_machine ? ctx.machine(box->host) : nullptr;
-  if (box->run_machine && !machine)
+namespace {
+
+struct ForwardTo {
+  std::string host;  // as the machine connects to it
+  std::string to;    // RunTunnel::to: "" for the machine itself
+  bool to_own = false;
+};
+
+// Where a tunnel through `login` to host:port may lead, judged by address before the machine is
+// asked for anything: through a granted host it would otherwise reach that host's whole network
+// from here. Raises when it may not.
+ForwardTo forward_target(lua_State* L, const char* fn, Context& ctx, const ssh::MachineSession& session,
+                         const std::string& host, int port) {
+  const auto& login = session.login();
+  const RunMachine* machine = login.run_machine ? ctx.machine(login.host) : nullptr;
+  if (login.run_machine && !machine)
     args::raise(L, "%s: %s was destroyed: it is no longer the run's machine, and no tunnel leads through it", fn,
-                box->where().c_str());
-  // Where the tunnel may lead is judged by address, before the machine is asked for anything:
-  // through a granted host it would otherwise reach that host's whole network from here.
-  std::vector<std::string> own{box->host};
+                session.where().c_str());
+  std::vector<std::string> own{login.host};
   if (machine) own.insert(own.end(), {machine->address, machine->private_address});
   std::string why;
-  const auto target = run_target_policy(ctx, fn)->tunnel_target(host, remote_port, own, box->where(), why);
+  const auto target = run_target_policy(ctx, fn)->tunnel_target(host, port, own, session.where(), why);
   if (!target) args::raise(L, "%s", why.c_str());
-  host = target->connect_host;
+  ForwardTo out{target->connect_host, target->to, target->to_own};
   // A machine whose loopback has an address of its own (its route's: one sharing this
   // computer's loopback with others, as --sim-unisolated's do): that is its "own loopback", and
   // so is every other spelling of itself (its private address does not exist here: on this
   // computer it is the LAN's).
-  if (machine && !machine->route.loopback.empty() && target->to.empty()) host = machine->route.loopback;
-  try {
-    auto forward = std::make_unique<ssh::PortForward>(ctx.loop(), *box->session, host, remote_port);
-    const int local = forward->port();
-    box->forwards.push_back(std::move(forward));
-    ctx.add_tunnel(RunTunnel{local, box->host, box->port, box->run_machine, target->to, remote_port, target->to_own});
-    ctx.log("ssh: forwarding 127.0.0.1:" + std::to_string(local) + " to " + host + ":" + std::to_string(remote_port) +
-            " on " + box->where());
-    lua_pushfstring(L, "http://127.0.0.1:%d", local);
-    return 1;
-  } catch (const std::exception& e) {
-    args::raise(L, "%s: %s", fn, e.what());
-  }
+  if (machine && !machine->route.loopback.empty() && target->to.empty()) out.host = machine->route.loopback;
+  return out;
+}
+
+}  // namespace
+
+int session_forward(lua_State* L) {
+  const char* fn = "s:forward";
+  auto session = check_session(L, 1, fn);
+  Context& ctx = *run_of(L).ctx;
+  const double port = args::number(L, 2, fn, "remote_port");
+  if (port < 1 || port > 65535 || port != static_cast<int>(port))
+    args::raise(L, "%s: 'remote_port' must be a whole number from 1 to 65535", fn);
+  const int remote_port = static_cast<int>(port);
+  const std::string host = lua_isnoneornil(L, 3) ? "127.0.0.1" : args::string(L, 3, fn, "remote_host");
+  if (host.empty() || host.find_first_of(std::string_view(" \t\n\r\0", 5)) != std::string::npos)
+    args::raise(L, "%s: 'remote_host' must be a host name or address as the remote machine sees it", fn);
+  const ForwardTo target = forward_target(L, fn, ctx, *session, host, remote_port);
+  const int local = kit::value_or_raise(L, fn, session->forward(target.host, remote_port));
+  const auto& login = session->login();
+  ctx.add_tunnel(RunTunnel{local, login.host, login.port, login.run_machine, target.to, remote_port, target.to_own});
+  lua_pushfstring(L, "http://127.0.0.1:%d", local);
+  return 1;
 }
 
 }  // namespace runara::sshb

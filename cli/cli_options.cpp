@@ -222,7 +222,7 @@ void declare_options(CommandLineParser& p, CommandLine& out) {
         if (!parse_positive(v, n) || n != static_cast<int>(n)) return "--max-droplets expects a whole number > 0, got '" + v + "'";
         return o.cloud.max_droplets = static_cast<int>(n), std::string();
       })
-      .option("--assume-price", [&o](const std::string& v) { return parse_assumed_price(v, o.cloud.assumed_prices); })
+      .option("--assume-price", [&o](const std::string& v) { return parse_assumed_price(v, o.cloud.assumed_prices).error(); })
       .option("--out", [&o](const std::string& v) { return o.out_dir = v, std::string(); })
       .option("--context", [&o](const std::string& v) {
         return non_empty(o.cloud.context = v, "--context needs a doctl auth context name");

@@ -117,7 +117,9 @@ std::vector<std::string> SimMachine::environment() const {
 
 void SimMachine::write_config() {
   const std::string& d = spec_.dir;
-  write_private(d + "/host_key", make_ed25519_keypair("runara-sim-host").private_openssh, 0600);
+  auto host_key = make_ed25519_keypair("runara-sim-host");
+  if (!host_key) throw std::runtime_error(host_key.error());
+  write_private(d + "/host_key", host_key->private_openssh, 0600);
   std::string keys;
   for (const auto& k : spec_.public_keys) keys += k + "\n";
   write_private(d + "/authorized_keys", keys, 0600);

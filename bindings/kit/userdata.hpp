@@ -82,6 +82,11 @@ class Userdata {
     const std::string expected = std::string("a ") + (name_ ? name_ : "runara object") + " (call it with ':')";
     args::fail(L, fn, index, "self", expected.c_str());
   }
+  // The same, the expected value in the caller's words ("an ssh session (call it with ':')").
+  static T& check(lua_State* L, int index, const char* fn, const char* expected) {
+    if (T* object = test(L, index)) return *object;
+    args::fail(L, fn, index, "self", expected);
+  }
 
  private:
   static int gc(lua_State* L) {

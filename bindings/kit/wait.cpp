@@ -29,12 +29,14 @@ void Wait::resume_nothing() {
   resume([](lua_State*) { return 0; });
 }
 
+std::string Wait::named(const std::string& message) const { return fn_.empty() ? message : fn_ + ": " + message; }
+
 void Wait::fail(const std::string& message) {
-  if (take()) ctx_->fail(id_, fn_ + ": " + message);
+  if (take()) ctx_->fail(id_, named(message));
 }
 
 void Wait::fail_as_is(const std::string& message) {
-  if (take()) ctx_->fail_as_is(id_, fn_ + ": " + message);
+  if (take()) ctx_->fail_as_is(id_, named(message));
 }
 
 }  // namespace runara::kit

@@ -29,7 +29,8 @@ class Wait : public std::enable_shared_from_this<Wait> {
  public:
   using Push = std::function<int(lua_State*)>;
 
-  // Suspends the calling task. `fn` names the Lua function in failures ("ssh.connect").
+  // Suspends the calling task. `fn` names the Lua function in failures ("ssh.connect"); "" leaves
+  // the engine's messages as they are (droplet's, whose texts scripts and tests match whole).
   static std::shared_ptr<Wait> start(lua_State* L, const char* fn, std::function<void()> on_cancel = {});
 
   int yield(lua_State* L);  // `return wait->yield(L);` right after start
@@ -57,6 +58,7 @@ class Wait : public std::enable_shared_from_this<Wait> {
  private:
   Wait(Context& ctx, const char* fn) : ctx_(&ctx), fn_(fn) {}
   bool take();  // true once, for the first resume/fail of a live wait
+  std::string named(const std::string& message) const;
 
   Context* ctx_;
   std::string fn_;

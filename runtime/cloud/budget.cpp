@@ -11,12 +11,12 @@ std::string format_dollars(double usd) {
   return text;
 }
 
-std::string check_budget(const BudgetLimits& limits, const std::string& size, double price_hourly,
+Status check_budget(const BudgetLimits& limits, const std::string& size, double price_hourly,
                          double remaining_s, const std::vector<RunningMachine>& running) {
   if (static_cast<int>(running.size()) + 1 > limits.max_droplets) {
-    return "this would be droplet number " + std::to_string(running.size() + 1) +
-           " of the run, above the limit of " + std::to_string(limits.max_droplets) +
-           " (raise it with --max-droplets N)";
+    return Error{"this would be droplet number " + std::to_string(running.size() + 1) +
+                 " of the run, above the limit of " + std::to_string(limits.max_droplets) +
+                 " (raise it with --max-droplets N)"};
   }
   const double hours = std::max(0.0, remaining_s) / 3600.0;
   double others = 0;
@@ -31,17 +31,17 @@ std::string check_budget(const BudgetLimits& limits, const std::string& size, do
     message += ", plus " + format_dollars(others) + " for the " + std::to_string(running.size()) +
                " droplet(s) already running";
   }
-  return message + ", total " + format_dollars(others + mine) + " > budget " + format_dollars(limits.budget_usd) +
-         " (raise it with --budget USD, or shorten the run with --max-runtime / watchdog.limit)";
+  return Error{message + ", total " + format_dollars(others + mine) + " > budget " + format_dollars(limits.budget_usd) +
+               " (raise it with --budget USD, or shorten the run with --max-runtime / watchdog.limit)"};
 }
 
-std::string parse_assumed_price(const std::string& text, std::map<std::string, double>& into) {
+Status parse_assumed_price(const std::string& text, std::map<std::string, double>& into) {
   const std::size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return "--assume-price expects SLUG=USD_PER_HOUR, got '" + text + "'";
+  if (eq == std::string::npos || eq == 0) return Error{"--assume-price expects SLUG=USD_PER_HOUR, got '" + text + "'"};
   char* end = nullptr;
   const double price = std::strtod(text.c_str() + eq + 1, &end);
   if (!end || *end != '\0' || !(price >= 0) || !std::isfinite(price)) {
-    return "--assume-price " + text + ": the price must be a number of dollars per hour";
+    return Error{"--assume-price " + text + ": the price must be a number of dollars per hour"};
   }
   into[text.substr(0, eq)] = price;
   return {};

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 struct BudgetLimits {
@@ -22,12 +24,12 @@ struct RunningMachine {
 
 // "" if a machine at `price_hourly` may start now; otherwise the refusal, with the figures and
 // the flag to change. `remaining_s` is the time left until the run's hard deadline.
-std::string check_budget(const BudgetLimits& limits, const std::string& size, double price_hourly,
+Status check_budget(const BudgetLimits& limits, const std::string& size, double price_hourly,
                          double remaining_s, const std::vector<RunningMachine>& running);
 
 std::string format_dollars(double usd);  // "$1.99"
 
-// Parses "SLUG=PRICE"; returns "" or an error message.
-std::string parse_assumed_price(const std::string& text, std::map<std::string, double>& into);
+// Parses "SLUG=PRICE" into `into`, or says what is wrong with it.
+Status parse_assumed_price(const std::string& text, std::map<std::string, double>& into);
 
 }  // namespace runara

@@ -83,7 +83,11 @@ DropletFleet::~DropletFleet() {
   http_.reset();
 }
 
-std::string DropletFleet::check_ready() {
+Status DropletFleet::check_ready() {
+  return status_from(readiness());
+}
+
+std::string DropletFleet::readiness() {
   if (token_.empty()) {
     // The how-to is given once per run: a fleet created from several tasks would otherwise
     // repeat it in every task's failure and again in the final error.
@@ -144,14 +148,18 @@ void DropletFleet::with_account(std::function<void(std::string)> then) {
 }
 
 void DropletFleet::sizes(JsonDone done) {
-  if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
-  with_sizes([this, done](std::string error) { done(error, error.empty() ? *sizes_ : nlohmann::json()); });
+  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  with_sizes([this, done](std::string error) {
+    if (!error.empty()) return done(Error{error});
+    done(*sizes_);
+  });
 }
 
 void DropletFleet::account(JsonDone done) {
-  if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
+  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
   client_->get_account([done](DoResult result) {
-    done(result.ok ? "" : result.error, result.ok ? result.body.value("account", nlohmann::json::object()) : nlohmann::json());
+    if (!result.ok) return done(Error{result.error});
+    done(result.body.value("account", nlohmann::json::object()));
   });
 }
 
@@ -159,12 +167,12 @@ std::string DropletFleet::validate_names(const CreateRequest& request) const {
   // runara appends "-<run id>-<n>" to the name; the whole must fit DigitalOcean's limit.
   const std::size_t suffix = 2 + run_id_.size() + 10;
   if (!request.name.empty()) {
-    if (std::string error = droplet_name_error(request.name, kMaxDropletNameLength - suffix); !error.empty()) {
-      return "droplet.create: " + error;
+    if (Status valid = check_droplet_name(request.name, kMaxDropletNameLength - suffix); !valid) {
+      return "droplet.create: " + valid.error();
     }
   }
   for (const auto& tag : request.tags) {
-    if (std::string error = tag_error(tag); !error.empty()) return "droplet.create: option 'tags': " + error;
+    if (Status valid = check_tag(tag); !valid) return "droplet.create: option 'tags': " + valid.error();
   }
   return {};
 }
@@ -191,8 +199,8 @@ std::string DropletFleet::validate(const CreateRequest& request, double& price) 
          "size, state its price with --assume-price " + request.size + "=USD_PER_HOUR";
 }
 
-bool DropletFleet::ensure_guardian(std::string& error) {
-  if (guardian_) return true;
+Status DropletFleet::ensure_guardian() {
+  if (guardian_) return {};
   try {
     RunRecord run;
     run.run_id = run_id_;
@@ -200,30 +208,31 @@ bool DropletFleet::ensure_guardian(std::string& error) {
     run.deadline = static_cast<double>(std::time(nullptr)) + remaining_s_();
     ledger_->begin_run(run);
   } catch (const std::exception& e) {
-    error = std::string("cannot record the run in the ledger: ") + e.what();
-    return false;
+    return Error{std::string("cannot record the run in the ledger: ") + e.what()};
   }
   GuardianSpec spec{options_.guardian_executable, run_id_, state_dir_, api_base_, token_,
                     static_cast<double>(std::time(nullptr)) + remaining_s_() + 300};
-  guardian_ = Guardian::start(spec, error);
-  return guardian_ != nullptr;
+  auto started = Guardian::start(spec);
+  if (!started) return Error{started.error()};
+  guardian_ = std::move(*started);
+  return {};
 }
 
 void DropletFleet::create(CreateRequest request, MachineDone done) {
-  if (stopping_) return done("the run is ending", nullptr);
-  if (std::string invalid = validate_names(request); !invalid.empty()) return done(invalid, nullptr);
-  if (std::string error = check_ready(); !error.empty()) return done(error, nullptr);
+  if (stopping_) return done(Error{"the run is ending"});
+  if (std::string invalid = validate_names(request); !invalid.empty()) return done(Error{invalid});
+  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
   with_sizes([this, request = std::move(request), done](std::string sizes_error) mutable {
     with_account([this, request = std::move(request), done, sizes_error](std::string error) mutable {
       if (!error.empty() && !stopping_) {
-        return done("cannot read the account behind the token (GET /v2/account): " + error, nullptr);
+        return done(Error{"cannot read the account behind the token (GET /v2/account): " + error});
       }
       if (!request.ssh_keys.empty() || stopping_) return start_create(std::move(request), sizes_error, std::move(done));
       double price = 0;
-      if (std::string refusal = precheck(request, sizes_error, price); !refusal.empty()) return done(refusal, nullptr);
+      if (std::string refusal = precheck(request, sizes_error, price); !refusal.empty()) return done(Error{refusal});
       // No key of the script's own: the machine gets the run's key, registered once per run.
       with_run_key([this, request = std::move(request), done, sizes_error](std::string key_error) mutable {
-        if (!key_error.empty()) return done("cannot register the run's SSH key: " + key_error, nullptr);
+        if (!key_error.empty()) return done(Error{"cannot register the run's SSH key: " + key_error});
         request.ssh_keys = {std::to_string(run_key_id_)};
         request.run_key = true;
         start_create(std::move(request), sizes_error, std::move(done));
@@ -249,7 +258,7 @@ std::string DropletFleet::precheck(const CreateRequest& request, const std::stri
     running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
   }
   BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
-  return check_budget(limits, request.size, price, remaining_s_(), running);
+  return check_budget(limits, request.size, price, remaining_s_(), running).error();
 }
 
 // From the checks to the POST without a wait: the budget sees every create already in flight.
@@ -258,10 +267,10 @@ void DropletFleet::start_create(CreateRequest request, const std::string& sizes_
   // over), so nothing may be created any more.
   auto creation = std::make_shared<Creation>();
   if (std::string refusal = precheck(request, sizes_error, creation->price); !refusal.empty()) {
-    return done(refusal, nullptr);
+    return done(Error{refusal});
   }
-  if (std::string guardian_error; !ensure_guardian(guardian_error)) {
-    return done(guardian_error + "; no machine is created without a guardian", nullptr);
+  if (Status guardian = ensure_guardian(); !guardian) {
+    return done(Error{guardian.error() + "; no machine is created without a guardian"});
   }
   creation->name = (request.name.empty() ? std::string("runara") : request.name) + "-" + run_id_ + "-" +
                    std::to_string(++counter_);
@@ -272,7 +281,7 @@ void DropletFleet::start_create(CreateRequest request, const std::string& sizes_
     ledger_->record_intent({run_id_, creation->name, tag(), api_base_, account_uuid_, creation->price,
                             creation->request.size, creation->request.region});
   } catch (const std::exception& e) {
-    return creation->done(std::string("cannot record the create in the ledger: ") + e.what(), nullptr);
+    return creation->done(Error{std::string("cannot record the create in the ledger: ") + e.what()});
   }
   send_create(creation);
 }
@@ -299,7 +308,7 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
     if (result.ambiguous) return reconcile(creation, result.error);
     --in_flight_creates_;
     ledger_->mark_create_failed(creation->name);
-    creation->done("DigitalOcean refused to create " + creation->name + ": " + result.error, nullptr);
+    creation->done(Error{"DigitalOcean refused to create " + creation->name + ": " + result.error});
     settle_check();
   });
 }
@@ -321,8 +330,8 @@ void DropletFleet::reconcile(std::shared_ptr<Creation> creation, std::string why
     }
     --in_flight_creates_;
     // Not marked create_failed: teardown and the guardian keep looking for it by tag.
-    creation->done("the create of " + creation->name + " failed (" + why +
-                   ") and the droplet does not show up under the run's tag", nullptr);
+    creation->done(Error{"the create of " + creation->name + " failed (" + why +
+                   ") and the droplet does not show up under the run's tag"});
     settle_check();
   });
 }
@@ -346,7 +355,7 @@ void DropletFleet::adopt(std::shared_ptr<Creation> creation, const nlohmann::jso
   update(machine, droplet);
   settle_check();
   if (stopping_) return;
-  if (!creation->request.wait) return creation->done({}, &machine);
+  if (!creation->request.wait) return creation->done(machine);
   wait_active(creation);
 }
 
@@ -356,12 +365,12 @@ void DropletFleet::wait_active(std::shared_ptr<Creation> creation) {
   const double waited = monotonic_seconds() - creation->started;
   if (machine.status == "active" && !machine.ip.empty()) {
     log_("droplet " + machine.name + " is active at " + machine.ip + " after " + duration_text(waited));
-    return creation->done({}, &machine);
+    return creation->done(machine);
   }
   if (waited > creation->request.timeout_s) {
-    return creation->done("droplet " + machine.name + " did not become active within " +
+    return creation->done(Error{"droplet " + machine.name + " did not become active within " +
                           duration_text(creation->request.timeout_s) + " (status '" + machine.status +
-                          "'); it is destroyed at the end of the run, or now with :destroy()", nullptr);
+                          "'); it is destroyed at the end of the run, or now with :destroy()"});
   }
   progress_("droplet " + machine.name + ": " + machine.status + " (" + duration_text(waited) + ")");
   delayed_.after(options_.poll_s, [this, creation] {
@@ -371,8 +380,8 @@ void DropletFleet::wait_active(std::shared_ptr<Creation> creation) {
         m.destroyed_at = monotonic_seconds();
         m.status = "gone";
         ledger_->mark_destroyed(api_base_, creation->id);
-        return creation->done("droplet " + m.name + " disappeared after it was created (DigitalOcean removes GPU "
-                              "droplets whose placement failed); try again or another region", nullptr);
+        return creation->done(Error{"droplet " + m.name + " disappeared after it was created (DigitalOcean removes GPU "
+                              "droplets whose placement failed); try again or another region"});
       }
       if (result.ok) update(m, result.body.value("droplet", nlohmann::json::object()));
       wait_active(creation);
@@ -391,25 +400,25 @@ void DropletFleet::update(Machine& machine, const nlohmann::json& droplet) {
 }
 
 void DropletFleet::refresh(std::int64_t id, MachineDone done) {
-  if (!machines_.count(id)) return done("droplet " + std::to_string(id) + " does not belong to this run", nullptr);
+  if (!machines_.count(id)) return done(Error{"droplet " + std::to_string(id) + " does not belong to this run"});
   client_->get_droplet(id, [this, id, done](DoResult result) {
     Machine& m = machines_[id];
     if (result.status == 404) {
       if (m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
       m.status = "gone";
-      return done({}, &m);
+      return done(m);
     }
-    if (!result.ok) return done(result.error, nullptr);
+    if (!result.ok) return done(Error{result.error});
     update(m, result.body.value("droplet", nlohmann::json::object()));
-    done({}, &m);
+    done(m);
   });
 }
 
 void DropletFleet::destroy(std::int64_t id, MachineDone done) {
-  if (!machines_.count(id)) return done("droplet " + std::to_string(id) + " does not belong to this run", nullptr);
+  if (!machines_.count(id)) return done(Error{"droplet " + std::to_string(id) + " does not belong to this run"});
   machines_[id].destroy_asked = true;
   client_->delete_droplet(id, [this, id, done](DoResult result) {
-    if (!result.ok) return done("could not destroy droplet " + std::to_string(id) + ": " + result.error, nullptr);
+    if (!result.ok) return done(Error{"could not destroy droplet " + std::to_string(id) + ": " + result.error});
     ledger_->mark_destroying(api_base_, id);
     auto poll = std::make_shared<std::function<void()>>();
     *poll = [this, id, done, poll] {
@@ -422,7 +431,7 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
           log_("droplet " + m.name + " destroyed after " + duration_text(m.destroyed_at - m.created_at) + ", " +
                format_cost(m.cost()));
           auto self = std::move(*poll);  // break the cycle
-          return done({}, &m);
+          return done(m);
         }
         delayed_.after(options_.poll_s, *poll);
       });
@@ -460,7 +469,7 @@ void DropletFleet::report_costs() {
   for (const auto& line : cost_report(parts)) log_(line);
 }
 
-void DropletFleet::teardown(std::function<void(std::string)> done) {
+void DropletFleet::teardown(std::function<void(Status)> done) {
   stopping_ = true;
   // No guardian means no create was ever recorded: nothing of this run can be on the cloud.
   if (!client_ || !ledger_ || !guardian_) return done({});
@@ -499,8 +508,8 @@ void DropletFleet::teardown(std::function<void(std::string)> done) {
     for (const auto& line : report.remaining) what += (what.empty() ? "" : ", ") + line;
     // The run stays "running" in the ledger: the guardian takes over when its pipe closes.
     guardian_.reset();
-    done("could not confirm that these are destroyed: " + what + (report.error.empty() ? "" : " (" + report.error + ")") +
-         ". The guardian keeps trying in the background; to finish by hand run: runara reap --run " + run_id_);
+    done(Error{"could not confirm that these are destroyed: " + what + (report.error.empty() ? "" : " (" + report.error + ")") +
+               ". The guardian keeps trying in the background; to finish by hand run: runara reap --run " + run_id_});
   });
 }
 

@@ -22,6 +22,7 @@
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
 #include "base/delayed_calls.hpp"
+#include "base/result.hpp"
 #include "curl/http_client.hpp"
 #include "runara/runtime.hpp"
 
@@ -50,8 +51,8 @@ struct CreateRequest {
 class DropletFleet {
  public:
   using Log = std::function<void(const std::string&)>;
-  using MachineDone = std::function<void(std::string error, const Machine* machine)>;
-  using JsonDone = std::function<void(std::string error, const nlohmann::json& value)>;
+  using MachineDone = std::function<void(Result<Machine>)>;
+  using JsonDone = std::function<void(Result<nlohmann::json>)>;
 
   // `remaining_s` tells how long the run may still last (for the budget).
   DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions options, Log log, Log progress,
@@ -59,7 +60,8 @@ class DropletFleet {
   ~DropletFleet();
 
   // Fails with a clear message when the token is missing or the API base is invalid.
-  std::string check_ready();
+  Status check_ready();
+  std::string readiness();  // check_ready's message, "" when ready
   const std::string& token() const { return token_; }
 
   void create(CreateRequest request, MachineDone done);
@@ -75,7 +77,7 @@ class DropletFleet {
   void pin_host_key(const std::string& machine_name, const std::string& fingerprint);
   std::vector<const Machine*> machines() const;
 
-  void teardown(std::function<void(std::string error)> done);
+  void teardown(std::function<void(Status)> done);
   std::string pending() const;
 
  private:
@@ -96,7 +98,7 @@ class DropletFleet {
   void update(Machine& machine, const nlohmann::json& droplet);
   void report_costs();
   void settle_check();
-  bool ensure_guardian(std::string& error);
+  Status ensure_guardian();
   std::string tag() const { return "runara:run-" + run_id_; }
   static constexpr double kInProcessCleanupS = 240;  // below the runtime's 300 s teardown budget
   // No answer at all this long (longer than any single retry wait): hand over to the guardian.

@@ -18,38 +18,38 @@ std::string quoted_prefix(std::string_view text) {
   return "'" + std::string(text.substr(0, kQuoteChars)) + "...' (" + std::to_string(text.size()) + " characters)";
 }
 
-std::string droplet_name_error(std::string_view name, std::size_t max_length) {
+Status check_droplet_name(std::string_view name, std::size_t max_length) {
   const std::string what = "name " + quoted_prefix(name);
-  if (name.empty()) return "name must not be empty";
+  if (name.empty()) return Error{"name must not be empty"};
   if (name.size() > max_length) {
-    return what + " is too long: at most " + std::to_string(max_length) + " characters (DigitalOcean's limit of " +
-           std::to_string(kMaxDropletNameLength) + " less the suffix runara adds)";
+    return Error{what + " is too long: at most " + std::to_string(max_length) + " characters (DigitalOcean's limit of " +
+                 std::to_string(kMaxDropletNameLength) + " less the suffix runara adds)"};
   }
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (is_name_char(name[i])) continue;
-    if (name[i] == '_') return what + " is not a valid droplet name: no underscores (letters, digits, '.' and '-')";
-    return what + " is not a valid droplet name: character " + std::to_string(i + 1) +
-           " is not a letter, digit, '.' or '-'";
+    if (name[i] == '_') return Error{what + " is not a valid droplet name: no underscores (letters, digits, '.' and '-')"};
+    return Error{what + " is not a valid droplet name: character " + std::to_string(i + 1) +
+                 " is not a letter, digit, '.' or '-'"};
   }
-  if (!is_alnum(name.back())) return what + " is not a valid droplet name: it must end in a letter or digit";
+  if (!is_alnum(name.back())) return Error{what + " is not a valid droplet name: it must end in a letter or digit"};
   return {};
 }
 
-std::string tag_error(std::string_view tag) {
+Status check_tag(std::string_view tag) {
   const std::string what = "tag " + quoted_prefix(tag);
-  if (tag.empty()) return "a tag must not be empty";
+  if (tag.empty()) return Error{"a tag must not be empty"};
   if (tag.size() > kMaxTagLength) {
-    return what + " is not valid: at most " + std::to_string(kMaxTagLength) + " characters (DigitalOcean's limit)";
+    return Error{what + " is not valid: at most " + std::to_string(kMaxTagLength) + " characters (DigitalOcean's limit)"};
   }
   for (std::size_t i = 0; i < tag.size(); ++i) {
     if (!is_tag_char(tag[i])) {
-      return what + " is not valid: character " + std::to_string(i + 1) +
-             " is not a letter, digit, '_', '-' or ':'";
+      return Error{what + " is not valid: character " + std::to_string(i + 1) +
+                   " is not a letter, digit, '_', '-' or ':'"};
     }
   }
   if (tag.substr(0, kReservedTagPrefix.size()) == kReservedTagPrefix) {
-    return what + " is reserved: tags starting with 'runara:' are set by runara itself (they find a run's "
-                  "machines for teardown)";
+    return Error{what + " is reserved: tags starting with 'runara:' are set by runara itself (they find a run's "
+                        "machines for teardown)"};
   }
   return {};
 }

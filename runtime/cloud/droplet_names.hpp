@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 // DigitalOcean's limit for a droplet name and for a tag name.
@@ -20,12 +22,12 @@ constexpr std::size_t kMaxTagLength = 255;
 // may set one.
 constexpr std::string_view kReservedTagPrefix = "runara:";
 
-// "" when `name` is a valid droplet name of at most `max_length` characters (letters, digits,
+// Ok when `name` is a valid droplet name of at most `max_length` characters (letters, digits,
 // '.' and '-', ending in a letter or digit), else what is wrong, naming the name.
-std::string droplet_name_error(std::string_view name, std::size_t max_length = kMaxDropletNameLength);
-// "" when `tag` is a tag a script may set (letters, digits, '_', '-', ':', at most 255
+Status check_droplet_name(std::string_view name, std::size_t max_length = kMaxDropletNameLength);
+// Ok when `tag` is a tag a script may set (letters, digits, '_', '-', ':', at most 255
 // characters, not starting with "runara:"), else what is wrong.
-std::string tag_error(std::string_view tag);
+Status check_tag(std::string_view tag);
 // At most the first 40 characters of `text`, with "..." and the full length when cut.
 std::string quoted_prefix(std::string_view text);
 

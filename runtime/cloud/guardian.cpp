@@ -105,10 +105,10 @@ int clean_up(const std::string& run_id, const std::string& state_dir, const std:
 
 }  // namespace
 
-std::unique_ptr<Guardian> Guardian::start(const GuardianSpec& spec, std::string& error) {
+Result<std::unique_ptr<Guardian>> Guardian::start(const GuardianSpec& spec) {
+  std::string error;
   if (access(spec.executable.c_str(), X_OK) != 0) {
-    error = "cannot start the guardian: '" + spec.executable + "' is not executable";
-    return nullptr;
+    return Error{"cannot start the guardian: '" + spec.executable + "' is not executable"};
   }
   char deadline[32];
   std::snprintf(deadline, sizeof deadline, "%.0f", spec.deadline_unix);
@@ -117,16 +117,14 @@ std::unique_ptr<Guardian> Guardian::start(const GuardianSpec& spec, std::string&
                                       "--api", spec.api_base, "--runtime-pid", runtime_pid, "--deadline", deadline},
                                      3, error);
   if (!watcher) {
-    error = "cannot start the guardian: " + error;
-    return nullptr;
+    return Error{"cannot start the guardian: " + error};
   }
   const int fd = watcher->pipe_fd;
   // The token travels through the pipe, never through argv or the environment.
   const std::string line = spec.token + "\n";
   if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     close(fd);
-    error = "cannot start the guardian: could not hand it the token";
-    return nullptr;
+    return Error{"cannot start the guardian: could not hand it the token"};
   }
   return std::unique_ptr<Guardian>(new Guardian(watcher->pid, fd));
 }

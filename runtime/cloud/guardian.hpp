@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 struct GuardianSpec {
@@ -22,8 +24,8 @@ struct GuardianSpec {
 
 class Guardian {
  public:
-  // Starts the guardian process; nullptr and `error` set if it could not be started.
-  static std::unique_ptr<Guardian> start(const GuardianSpec& spec, std::string& error);
+  // Starts the guardian process, or says why it could not be started.
+  static Result<std::unique_ptr<Guardian>> start(const GuardianSpec& spec);
   ~Guardian();  // closes the pipe: the guardian then checks the ledger and acts or exits
   pid_t pid() const { return pid_; }
 

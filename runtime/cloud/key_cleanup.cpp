@@ -52,7 +52,7 @@ void KeyCleanup::look(const std::string& name) {
     }
     if (!result.ok) return retry(name, result, &KeyCleanup::look);
     const auto answer = result.body.value("ssh_key", nlohmann::json::object());
-    if (std::string why = key_ownership_error(answer, t.key.name, t.key.fingerprint); !why.empty()) {
+    if (std::string why = check_key_owned(answer, t.key.name, t.key.fingerprint).error(); !why.empty()) {
       t.refused = "ssh key " + t.key.fingerprint + " at " + client_.api_base() + " is not this run's (" + why +
                   "), so it is not deleted";
       log_(t.refused);

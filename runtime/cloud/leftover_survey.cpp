@@ -120,7 +120,7 @@ void add_keys(Ledger& ledger, ApiSession* api, Survey& s) {
       }
       if (r.ok) {
         l.checked = true;
-        const std::string why = key_ownership_error(r.body.value("ssh_key", nlohmann::json::object()), k.name, k.fingerprint);
+        const std::string why = check_key_owned(r.body.value("ssh_key", nlohmann::json::object()), k.name, k.fingerprint).error();
         l.foreign = !why.empty();
         l.status = why.empty() ? "registered" : "not runara's (" + why + "; never deleted)";
       } else if (r.status == 404) {

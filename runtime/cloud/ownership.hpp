@@ -8,17 +8,19 @@
 // - An SSH key (when the ledger records keys) is the run's if both its name and its fingerprint
 //   are the ones recorded for the run.
 //
-// Pure functions over the API's JSON: any thread, no I/O. "" means owned; otherwise the reason
-// to report (never to delete).
+// Pure functions over the API's JSON: any thread, no I/O. Ok means owned; otherwise the error is
+// the reason to report (never to delete).
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.hpp"
+
 namespace runara {
 
-std::string droplet_ownership_error(const nlohmann::json& droplet, const std::string& run_tag);
-std::string key_ownership_error(const nlohmann::json& key, const std::string& name, const std::string& fingerprint);
+Status check_droplet_owned(const nlohmann::json& droplet, const std::string& run_tag);
+Status check_key_owned(const nlohmann::json& key, const std::string& name, const std::string& fingerprint);
 
 }  // namespace runara

@@ -13,7 +13,7 @@ namespace {
 double unix_now() { return static_cast<double>(std::time(nullptr)); }
 
 bool has_tag(const nlohmann::json& droplet, const std::string& tag) {
-  return droplet_ownership_error(droplet, tag).empty();
+  return check_droplet_owned(droplet, tag).ok();
 }
 
 std::string row_text(const LedgerEntry& e) {

@@ -56,13 +56,15 @@ void DropletFleet::with_run_key(std::function<void(std::string)> then) {
   };
   if (stopping_) return finish("the run is ending");
   // The guardian must be watching before anything is registered: after a SIGKILL it deletes the key.
-  if (std::string guardian_error; !ensure_guardian(guardian_error)) {
-    return finish(guardian_error + "; no key is registered without a guardian");
+  if (Status guardian = ensure_guardian(); !guardian) {
+    return finish(guardian.error() + "; no key is registered without a guardian");
   }
   if (run_key_private_.empty()) {
     try {
       run_key_name_ = "runara-" + run_id_;
-      SshKeyPair pair = make_ed25519_keypair(run_key_name_);
+      auto made = make_ed25519_keypair(run_key_name_);
+      if (!made) return finish(made.error());
+      SshKeyPair pair = std::move(*made);
       std::string error;
       run_key_path_ = write_private_key(state_dir_, run_id_, pair.private_openssh, error);
       if (!error.empty()) return finish(error);
@@ -93,8 +95,8 @@ void DropletFleet::register_run_key(std::function<void(std::string)> finish) {
 }
 
 void DropletFleet::adopt_run_key(const nlohmann::json& key, std::function<void(std::string)> finish) {
-  if (std::string why = key_ownership_error(key, run_key_name_, run_key_fingerprint_); !why.empty()) {
-    return finish("the API's answer is not the key the run registered: " + why);
+  if (Status owned = check_key_owned(key, run_key_name_, run_key_fingerprint_); !owned) {
+    return finish("the API's answer is not the key the run registered: " + owned.error());
   }
   const std::int64_t id = key.value("id", std::int64_t{0});
   if (id <= 0) return finish("the API answered the key without an id");

@@ -84,9 +84,8 @@ std::string pem_wrap(const std::string& body) {
   return out + "-----END OPENSSH PRIVATE KEY-----\n";
 }
 
-}  // namespace
-
-SshKeyPair make_ed25519_keypair(std::string_view comment) {
+// OpenSSL's failures are thrown inside this file and turned into an Error at its surface.
+SshKeyPair make_keypair_or_throw(std::string_view comment) {
   std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nullptr),
                                                                   EVP_PKEY_CTX_free);
   EVP_PKEY* raw = nullptr;
@@ -125,6 +124,16 @@ SshKeyPair make_ed25519_keypair(std::string_view comment) {
   while (!sha.empty() && sha.back() == '=') sha.pop_back();
   pair.sha256_fingerprint = "SHA256:" + sha;
   return pair;
+}
+
+}  // namespace
+
+Result<SshKeyPair> make_ed25519_keypair(std::string_view comment) {
+  try {
+    return make_keypair_or_throw(comment);
+  } catch (const std::exception& e) {
+    return Error{e.what()};
+  }
 }
 
 }  // namespace runara

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/result.hpp"
+
 namespace runara {
 
 struct SshKeyPair {
@@ -19,7 +21,7 @@ struct SshKeyPair {
   std::string sha256_fingerprint;  // "SHA256:<base64 without padding>"
 };
 
-// Throws std::runtime_error if OpenSSL cannot make a key (no entropy, no ed25519).
-SshKeyPair make_ed25519_keypair(std::string_view comment);
+// A new key, or why OpenSSL could not make one (no entropy, no ed25519).
+Result<SshKeyPair> make_ed25519_keypair(std::string_view comment);
 
 }  // namespace runara

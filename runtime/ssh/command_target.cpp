@@ -94,12 +94,12 @@ std::unique_ptr<CommandTarget::Running> SshCommandTarget::run(const std::string&
     if (*alive) dying_.erase(raw);
     if (on_exit) on_exit(exit);
   };
-  try {
-    job->exec = std::make_unique<SshExec>(session_, std::move(options), std::move(done));
-  } catch (const std::exception& e) {
+  if (auto exec = SshExec::start(session_, std::move(options), std::move(done))) {
+    job->exec = std::move(*exec);
+  } else {
     // Could not start (session gone): report it the way a lost command is reported, at once.
     Exit exit;
-    exit.error = std::string("cannot run on ") + name_ + ": " + e.what();
+    exit.error = std::string("cannot run on ") + name_ + ": " + exec.error();
     job->finished = true;
     if (job->handlers.on_exit) job->handlers.on_exit(exit);
     job->handlers = {};
@@ -150,15 +150,13 @@ void SshCommandTarget::install_step(Install& job) {
     TransferOptions options;
     options.local = job.local;
     options.remote = job.part;
-    try {
-      job.upload = std::make_unique<SftpTransfer>(session_, std::move(options), [this, raw](const TransferResult& r) {
-        if (!r.error.empty()) return install_done(raw, "cannot upload " + raw->local + " to " + name_ + ": " + r.error);
-        raw->step = 2;
-        install_step(*raw);
-      });
-    } catch (const std::exception& e) {
-      install_done(raw, std::string("cannot upload to ") + name_ + ": " + e.what());
-    }
+    auto upload = SftpTransfer::start(session_, std::move(options), [this, raw](const TransferResult& r) {
+      if (!r.error.empty()) return install_done(raw, "cannot upload " + raw->local + " to " + name_ + ": " + r.error);
+      raw->step = 2;
+      install_step(*raw);
+    });
+    if (upload) job.upload = std::move(*upload);
+    else install_done(raw, std::string("cannot upload to ") + name_ + ": " + upload.error());
   } else {
     auto command = run("chmod 755 " + shell_quote(job.part) + " && mv -f " + shell_quote(job.part) + " " + shell_quote(job.remote), {nullptr, exited});
     if (installs_.count(raw)) raw->command = std::move(command);

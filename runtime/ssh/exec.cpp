@@ -18,11 +18,20 @@ constexpr std::size_t kMaxHeader = 64;  // the marker line is short; anything lo
 
 }  // namespace
 
-SshExec::SshExec(SshSession& session, ExecOptions options, Done done)
+Result<std::unique_ptr<SshExec>> SshExec::start(SshSession& session, ExecOptions options, Done done) {
+  auto script = preamble(options.command, options.env);
+  if (!script) return Error{script.error()};
+  if (!session.ready())
+    return Error{"exec: the SSH session to " + session.where() + " is not connected" +
+                 (session.error().empty() ? "" : " (" + session.error() + ")")};
+  return std::unique_ptr<SshExec>(new SshExec(session, std::move(options), std::move(*script), std::move(done)));
+}
+
+SshExec::SshExec(SshSession& session, ExecOptions options, std::string preamble, Done done)
     : session_(&session),
       options_(std::move(options)),
       done_(std::move(done)),
-      input_(preamble(options_.command, options_.env) + options_.stdin_data),
+      input_(std::move(preamble) + options_.stdin_data),
       out_(options_.tail_bytes, options_.max_line),
       err_(options_.tail_bytes, options_.max_line) {
   options_.stdin_data.clear();  // kept once, in input_
@@ -30,9 +39,6 @@ SshExec::SshExec(SshSession& session, ExecOptions options, Done done)
   err_.set_on_line(std::move(options_.on_stderr));
   started_ = now();
   if (options_.timeout_s > 0) term_at_ = started_ + options_.timeout_s;
-  if (!session_->ready())
-    throw std::runtime_error("exec: the SSH session to " + session_->where() + " is not connected" +
-                             (session_->error().empty() ? "" : " (" + session_->error() + ")"));
   id_ = session_->attach(this);
 }
 
@@ -245,7 +251,8 @@ void SshExec::send_kill(const std::string& signal) {
   kill_options.command = kill_group_command(pgid_, signal);
   kill_options.timeout_s = 10;
   kill_options.tail_bytes = 4096;
-  killers_.push_back(std::make_unique<SshExec>(*session_, std::move(kill_options), [](const ExecResult&) {}));
+  // A session that is no longer ready has lost the command too: nothing is left to signal.
+  if (auto killer = start(*session_, std::move(kill_options), [](const ExecResult&) {})) killers_.push_back(std::move(*killer));
 }
 
 bool SshExec::failed(const std::string& what) {

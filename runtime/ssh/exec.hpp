@@ -51,9 +51,8 @@ struct ExecResult {
 class SshExec final : public Stepper {
  public:
   using Done = std::function<void(const ExecResult&)>;
-  // Starts at once. Throws std::invalid_argument for a bad env name, std::runtime_error when
-  // the session is not ready.
-  SshExec(SshSession& session, ExecOptions options, Done done);
+  // Starts at once, or fails (nothing sent) for a bad env name or a session that is not ready.
+  static Result<std::unique_ptr<SshExec>> start(SshSession& session, ExecOptions options, Done done);
   ~SshExec() override;
   SshExec(const SshExec&) = delete;
   SshExec& operator=(const SshExec&) = delete;
@@ -74,6 +73,7 @@ class SshExec final : public Stepper {
 
  private:
   enum class Phase { Open, Exec, Run, Close, Free, Done };
+  SshExec(SshSession& session, ExecOptions options, std::string preamble, Done done);
   bool open_channel();
   bool run_exec();
   bool write_stdin(bool& progressed);

@@ -13,6 +13,13 @@ struct PortForward::Reaper {
   uv_timer_t timer;
 };
 
+Result<std::unique_ptr<PortForward>> PortForward::open(uv_loop_t* loop, SshSession& session, std::string remote_host,
+                                                      int remote_port) {
+  std::unique_ptr<PortForward> forward(new PortForward(loop, session, std::move(remote_host), remote_port));
+  if (!forward->listen_error_.empty()) return Error{forward->listen_error_};
+  return forward;
+}
+
 PortForward::PortForward(uv_loop_t* loop, SshSession& session, std::string remote_host, int remote_port)
     : loop_(loop), session_(session), remote_host_(std::move(remote_host)), remote_port_(remote_port) {
   listener_ = new uv_tcp_t;
@@ -36,13 +43,14 @@ PortForward::PortForward(uv_loop_t* loop, SshSession& session, std::string remot
   }
   if (rc != 0) {
     close_handles();
-    throw std::runtime_error(std::string("forward: cannot listen on 127.0.0.1: ") + uv_strerror(rc));
+    listen_error_ = std::string("forward: cannot listen on 127.0.0.1: ") + uv_strerror(rc);
+    return;
   }
   // Without it, OpenSSH's sshd holds each small reply until our delayed ACK (see
   // command_started): +33 ms on a stream's first token and 50 ms token gaps, measured; as
   // with `ssh -N -L`. Its result does not matter: once it started, the connection is set.
   if (!session_.command_started() && session_.ready())
-    primer_ = std::make_unique<SshExec>(session_, ExecOptions{.command = "true"}, [](const ExecResult&) {});
+    if (auto primer = SshExec::start(session_, ExecOptions{.command = "true"}, [](const ExecResult&) {})) primer_ = std::move(*primer);
 }
 
 PortForward::~PortForward() { close_handles(); }

@@ -29,8 +29,9 @@ class Tunnel;
 
 class PortForward {
  public:
-  // Listens at once; throws std::runtime_error if it cannot.
-  PortForward(uv_loop_t* loop, SshSession& session, std::string remote_host, int remote_port);
+  // Listens at once, or fails when it cannot.
+  static Result<std::unique_ptr<PortForward>> open(uv_loop_t* loop, SshSession& session, std::string remote_host,
+                                                   int remote_port);
   ~PortForward();
   PortForward(const PortForward&) = delete;
   PortForward& operator=(const PortForward&) = delete;
@@ -42,6 +43,7 @@ class PortForward {
 
  private:
   friend class Tunnel;
+  PortForward(uv_loop_t* loop, SshSession& session, std::string remote_host, int remote_port);
   void on_connection(int status);
   void tunnel_ended(Tunnel* tunnel, const std::string& error);
   void reap();
@@ -58,6 +60,7 @@ class PortForward {
   std::map<Tunnel*, std::unique_ptr<Tunnel>> tunnels_, ended_;
   std::uint64_t opened_ = 0;
   std::string last_error_;
+  std::string listen_error_;  // why the listener could not start ("" when it did)
   std::unique_ptr<SshExec> primer_;  // `true`, run when the session had run no command yet
 };
 

@@ -44,13 +44,13 @@ std::string shell_quote(std::string_view text) {
   return out + "'";
 }
 
-std::string preamble(const std::string& command, const EnvList& env) {
+Result<std::string> preamble(const std::string& command, const EnvList& env) {
   // Commands start in $HOME: where sshd starts them anyway, except on the simulated cloud, whose
   // machines have a HOME of their own (sshd's SetEnv) but the real user's passwd entry.
   std::string script = "cd \"$HOME\" 2>/dev/null\n";
   for (const auto& [name, value] : env) {
     if (!is_identifier(name))
-      throw std::invalid_argument("env name '" + name + "' is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)");
+      return Error{"env name '" + name + "' is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)"};
     script += "export " + name + "=" + shell_quote(value) + "\n";
   }
   script += kLeadGroup;

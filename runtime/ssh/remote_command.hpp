@@ -18,13 +18,15 @@
 #include <utility>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace runara::ssh {
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 const std::string& bootstrap_command();
 // The bytes to send first on stdin. Throws std::invalid_argument naming a bad env name.
-std::string preamble(const std::string& command, const EnvList& env);
+Result<std::string> preamble(const std::string& command, const EnvList& env);  // refuses a bad env name
 // The command that sends `signal` ("TERM", "KILL", ...) to process group `pgid`.
 std::string kill_group_command(long pgid, const std::string& signal);
 std::string shell_quote(std::string_view text);  // 'text', safe for any POSIX shell

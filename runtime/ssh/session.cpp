@@ -144,14 +144,14 @@ std::string SshSession::last_error() const {
 
 void SshSession::connect(Done done) {
   if (state_ != State::Idle) {
-    done("connect: the SSH session to " + where() + " was already started");
+    done(Error{"connect: the SSH session to " + where() + " was already started"});
     return;
   }
   done_ = std::move(done);
   if (!options_.accept_host_key) {
     state_ = State::Failed;
     error_ = "connect: no host key check was given for " + where();
-    done_(error_);
+    done_(Error{error_});
     return;
   }
   deadline_ = now() + options_.connect_timeout_s;
@@ -362,7 +362,7 @@ void SshSession::attempt_failed(const std::string& why, bool retryable) {
                 " within " + seconds_text(options_.connect_timeout_s) + " s)";
     uv_timer_stop(handles_->tick);
     Done done = std::move(done_);
-    if (done) done(error_);
+    if (done) done(Error{error_});
     return;
   }
   state_ = State::Waiting;
@@ -382,7 +382,7 @@ void SshSession::become_ready() {
   configure_keepalive();
   rearm();
   Done done = std::move(done_);
-  if (done) done("");
+  if (done) done(Status{});
 }
 
 // --- driving ---
@@ -614,8 +614,8 @@ void SshSession::close(Done done) {
     if (state_ != State::Failed) state_ = State::Closed;
     Done connect_done = std::move(done_);
     auto alive = alive_;
-    if (connect_done) connect_done("connect: the SSH session to " + where() + " was closed before it was ready");
-    if (*alive && done) done("");
+    if (connect_done) connect_done(Error{"connect: the SSH session to " + where() + " was closed before it was ready"});
+    if (*alive && done) done(Status{});
     return;
   }
   close_done_ = std::move(done);
@@ -633,7 +633,7 @@ void SshSession::finish_close() {
   if (!*alive) return;
   drop_connection();
   Done done = std::move(close_done_);
-  if (done) done("");
+  if (done) done(Status{});
 }
 
 // Frees libssh2 without waiting on the peer: with the socket shut down, every send fails at

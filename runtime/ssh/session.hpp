@@ -28,6 +28,8 @@
 
 #include <libssh2.h>
 
+#include "base/result.hpp"
+
 typedef struct uv_loop_s uv_loop_t;
 typedef struct uv_poll_s uv_poll_t;
 typedef struct uv_timer_s uv_timer_t;
@@ -86,7 +88,7 @@ class Stepper {
 
 class SshSession {
  public:
-  using Done = std::function<void(const std::string& error)>;  // "" on success
+  using Done = std::function<void(Status)>;
   enum class State { Idle, Connecting, Waiting, Ready, Closing, Closed, Failed };
 
   SshSession(uv_loop_t* loop, SessionOptions options);
@@ -94,8 +96,8 @@ class SshSession {
   SshSession(const SshSession&) = delete;
   SshSession& operator=(const SshSession&) = delete;
 
-  void connect(Done done);  // once; `done` gets "" when Ready or the final error
-  void close(Done done);    // polite disconnect; steppers are told lost("... closed")
+  void connect(Done done);  // once; `done` gets ok when Ready, or the final error
+  void close(Done done);    // polite disconnect (always ok); steppers are told lost("... closed")
 
   State state() const { return state_; }
   bool ready() const { return state_ == State::Ready; }

@@ -41,10 +41,13 @@ unsigned c_len(const std::string& s) { return static_cast<unsigned>(s.size()); }
 
 }  // namespace
 
+Result<std::unique_ptr<SftpTransfer>> SftpTransfer::start(SshSession& session, TransferOptions options, Done done) {
+  if (!session.ready()) return Error{"transfer: the SSH session to " + session.where() + " is not connected"};
+  return std::unique_ptr<SftpTransfer>(new SftpTransfer(session, std::move(options), std::move(done)));
+}
+
 SftpTransfer::SftpTransfer(SshSession& session, TransferOptions options, Done done)
     : session_(&session), options_(std::move(options)), done_(std::move(done)), started_(now_s()) {
-  if (!session_->ready())
-    throw std::runtime_error("transfer: the SSH session to " + session_->where() + " is not connected");
   if (options_.block_bytes < 32768) options_.block_bytes = 32768;
   // A block must be longer than what masking holds back of it.
   options_.block_bytes = std::max(options_.block_bytes, 2 * options_.mask.longest());

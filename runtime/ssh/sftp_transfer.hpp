@@ -50,8 +50,8 @@ struct TransferResult {
 class SftpTransfer final : public Stepper {
  public:
   using Done = std::function<void(const TransferResult&)>;
-  // Starts at once; throws std::runtime_error when the session is not ready.
-  SftpTransfer(SshSession& session, TransferOptions options, Done done);
+  // Starts at once, or fails (nothing sent) when the session is not ready.
+  static Result<std::unique_ptr<SftpTransfer>> start(SshSession& session, TransferOptions options, Done done);
   ~SftpTransfer() override;
   SftpTransfer(const SftpTransfer&) = delete;
   SftpTransfer& operator=(const SftpTransfer&) = delete;
@@ -66,6 +66,7 @@ class SftpTransfer final : public Stepper {
     unsigned mode = 0644;
   };
   enum class Phase { Init, Plan, Work, Shutdown, Done };
+  SftpTransfer(SshSession& session, TransferOptions options, Done done);
   bool init();
   bool plan();
   bool work(bool& progressed);

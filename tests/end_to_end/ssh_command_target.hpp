@@ -13,6 +13,7 @@
 #include <runara/command_target.hpp>
 
 #include "ssh/exec.hpp"
+#include "ssh_test_session.hpp"
 
 namespace runara::test {
 
@@ -32,7 +33,7 @@ class SshCommandTarget : public CommandTarget {
     };
     execs_.push_back(nullptr);
     auto it = std::prev(execs_.end());
-    *it = std::make_unique<ssh::SshExec>(session_, std::move(o), [this, slot, it](const ssh::ExecResult& r) {
+    *it = test::must(ssh::SshExec::start(session_, std::move(o), [this, slot, it](const ssh::ExecResult& r) {
       Exit e;
       e.code = r.exit_code.value_or(-1);
       e.error = !r.error.empty() ? r.error : r.signal.empty() ? "" : "killed by SIG" + r.signal;
@@ -43,7 +44,7 @@ class SshCommandTarget : public CommandTarget {
       execs_.erase(it);
       if (on_exit) on_exit(e);
       dying_.push_back(std::move(self));  // freed with the target, not inside its own callback
-    });
+    }));
     return std::make_unique<Run>(slot, it->get());
   }
 

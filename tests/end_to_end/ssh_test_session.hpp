@@ -6,7 +6,10 @@
 #include "ssh/session.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+
+#include "base/result.hpp"
 
 namespace runara::test {
 
@@ -22,13 +25,21 @@ inline ssh::SessionOptions sshd_options(const SshdFixture& sshd) {
   return o;
 }
 
+// An engine object the test needs started (SshExec::start, SftpTransfer::start,
+// PortForward::open): a failure is thrown, so Catch reports it where it happened.
+template <class T>
+std::unique_ptr<T> must(Result<std::unique_ptr<T>> started) {
+  if (!started) throw std::runtime_error(started.error());
+  return std::move(*started);
+}
+
 // Connects on `loop`, driving it with `run_until`; returns "" or the error.
 template <class Loop>
 std::string connect_session(Loop& loop, ssh::SshSession& session, double max_s = 15) {
   bool done = false;
   std::string error;
-  session.connect([&](const std::string& e) {
-    error = e;
+  session.connect([&](Status connected) {
+    error = connected.error();
     done = true;
   });
   if (!loop.run_until([&] { return done; }, max_s)) return "connect did not finish";

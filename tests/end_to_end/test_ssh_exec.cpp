@@ -35,7 +35,8 @@ namespace {
 // Runs one command to the end on a connected session.
 ExecResult run(TestLoop& t, SshSession& session, ExecOptions options, double max_s = 20) {
   std::optional<ExecResult> result;
-  SshExec exec(session, std::move(options), [&](const ExecResult& r) { result = r; });
+  auto exec_owned = runara::test::must(SshExec::start(session, std::move(options), [&](const ExecResult& r) { result = r; }));
+  [[maybe_unused]] SshExec& exec = *exec_owned;
   if (!t.run_until([&] { return result.has_value(); }, max_s)) FAIL("the exec did not finish in time");
   return *result;
 }
@@ -115,7 +116,8 @@ TEST_CASE("ssh exec: env reaches the command but never a command line", "[ssh]")
   o.command = "printf '%s' \"$API_TOKEN\"; sleep 2";
   o.env = {{"API_TOKEN", secret}, {"OTHER", "x"}};
   std::optional<ExecResult> result;
-  SshExec exec(*c.session, o, [&](const ExecResult& r) { result = r; });
+  auto exec_owned = runara::test::must(SshExec::start(*c.session, o, [&](const ExecResult& r) { result = r; }));
+  [[maybe_unused]] SshExec& exec = *exec_owned;
   // While it runs: no process on the machine shows the value in its arguments.
   bool running_seen = false;
   REQUIRE(c.t.run_until([&] { return !processes_with("sleep 2").empty(); }, 10));
@@ -133,8 +135,8 @@ TEST_CASE("ssh exec: a bad env name is refused before anything is sent", "[ssh]"
   ExecOptions o;
   o.command = "true";
   o.env = {{"BAD-NAME", "v"}};
-  CHECK_THROWS_WITH(SshExec(*c.session, o, [](const ExecResult&) {}),
-                    "env name 'BAD-NAME' is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)");
+  CHECK(SshExec::start(*c.session, o, [](const ExecResult&) {}).error() ==
+        "env name 'BAD-NAME' is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)");
 }
 
 TEST_CASE("ssh exec: lines stream while the command runs", "[ssh]") {
@@ -207,7 +209,7 @@ TEST_CASE("ssh exec: kill() on demand", "[ssh]") {
   ExecOptions o;
   o.command = "echo started; sleep 3175";
   std::optional<ExecResult> result;
-  auto exec = std::make_unique<SshExec>(*c.session, o, [&](const ExecResult& r) { result = r; });
+  auto exec = runara::test::must(SshExec::start(*c.session, o, [&](const ExecResult& r) { result = r; }));
   REQUIRE(c.t.run_until([&] { return exec->pgid() > 0; }, 10));
   exec->kill();
   REQUIRE(c.t.run_until([&] { return result.has_value(); }, 10));
@@ -233,7 +235,7 @@ TEST_CASE("ssh exec: 50 concurrent commands across 5 sessions", "[ssh]") {
       ExecOptions o;
       o.command = "sleep 1; echo $N; echo e$N >&2; exit $((N % 7))";
       o.env = {{"N", std::to_string(i)}};
-      execs.push_back(std::make_unique<SshExec>(*sessions[i % 5], o, [&results, i](const ExecResult& r) { results[i] = r; }));
+      execs.push_back(runara::test::must(SshExec::start(*sessions[i % 5], o, [&results, i](const ExecResult& r) { results[i] = r; })));
     }
     REQUIRE(t.run_until([&] { return std::all_of(results.begin(), results.end(), [](auto& r) { return r.has_value(); }); }, 60));
     // Side by side, not one after another (50 s); generous, since CI cores are shared.
@@ -260,7 +262,8 @@ TEST_CASE("ssh exec: sshd killed mid-command ends it with a clear error, no hang
   bool started = false;  // sshd is killed only once the line has arrived: it must be kept
   o.on_stdout = [&](std::string_view) { started = true; };
   std::optional<ExecResult> result;
-  SshExec exec(*c.session, o, [&](const ExecResult& r) { result = r; });
+  auto exec_owned = runara::test::must(SshExec::start(*c.session, o, [&](const ExecResult& r) { result = r; }));
+  [[maybe_unused]] SshExec& exec = *exec_owned;
   REQUIRE(c.t.run_until([&] { return exec.pgid() > 0 && started; }, 10));
   const auto t0 = Clock::now();
   c.sshd.kill_now();
@@ -270,8 +273,8 @@ TEST_CASE("ssh exec: sshd killed mid-command ends it with a clear error, no hang
                            " was lost") == 0);
   CHECK(result->stdout_tail == "started\n");  // what came before is kept
   CHECK_FALSE(c.session->ready());
-  CHECK_THROWS_WITH(SshExec(*c.session, o, [](const ExecResult&) {}),
-                    Catch::Contains("is not connected") && Catch::Contains("was lost"));
+  CHECK_THAT(SshExec::start(*c.session, o, [](const ExecResult&) {}).error(),
+             Catch::Contains("is not connected") && Catch::Contains("was lost"));
 }
 
 TEST_CASE("ssh exec: a host gone silent is declared lost by the keepalive, no hang", "[ssh]") {
@@ -286,7 +289,8 @@ TEST_CASE("ssh exec: a host gone silent is declared lost by the keepalive, no ha
     bool started = false;  // frozen only once the line has arrived: it must be kept
     ExecOptions o{.command = "echo started; sleep 3178"};
     o.on_stdout = [&](std::string_view) { started = true; };
-    SshExec exec(session, o, [&](const ExecResult& r) { result = r; });
+    auto exec_owned = runara::test::must(SshExec::start(session, o, [&](const ExecResult& r) { result = r; }));
+    [[maybe_unused]] SshExec& exec = *exec_owned;
     REQUIRE(t.run_until([&] { return exec.pgid() > 0 && started; }, 10));
     const auto t0 = Clock::now();
     sshd.freeze_connections();  // TCP stays up; nothing answers any more
@@ -307,10 +311,11 @@ TEST_CASE("ssh exec: closing the session ends running commands", "[ssh]") {
   ExecOptions o;
   o.command = "sleep 3177";
   std::optional<ExecResult> result;
-  SshExec exec(*c.session, o, [&](const ExecResult& r) { result = r; });
+  auto exec_owned = runara::test::must(SshExec::start(*c.session, o, [&](const ExecResult& r) { result = r; }));
+  [[maybe_unused]] SshExec& exec = *exec_owned;
   REQUIRE(c.t.run_until([&] { return exec.pgid() > 0; }, 10));
   bool closed = false;
-  c.session->close([&](const std::string&) { closed = true; });
+  c.session->close([&](runara::Status) { closed = true; });
   REQUIRE(c.t.run_until([&] { return closed && result.has_value(); }, 5));
   CHECK(result->error.find("was closed") != std::string::npos);
   // Closing does not kill what runs there (teardown kills process groups first): clean up, by

@@ -47,7 +47,8 @@ TEST_CASE("ssh forward: HTTP through the tunnel, many connections at once, bodie
   {
     SshSession session(&t.loop, sshd_options(sshd));
     REQUIRE(connect_session(t, session) == "");
-    PortForward forward(&t.loop, session, "127.0.0.1", server.port);
+    auto forward_owned = runara::test::must(PortForward::open(&t.loop, session, "127.0.0.1", server.port));
+    PortForward& forward = *forward_owned;
     REQUIRE(forward.port() > 0);
     std::atomic<int> ok{0}, finished{0};
     std::vector<std::thread> clients;
@@ -80,7 +81,8 @@ TEST_CASE("ssh forward: a closed remote port closes the local connection and say
     SshSession session(&t.loop, sshd_options(sshd));
     REQUIRE(connect_session(t, session) == "");
     const int closed = runara::test::unused_loopback_port();
-    PortForward forward(&t.loop, session, "127.0.0.1", closed);
+    auto forward_owned = runara::test::must(PortForward::open(&t.loop, session, "127.0.0.1", closed));
+    PortForward& forward = *forward_owned;
     std::atomic<bool> done{false};
     bool failed = false;
     std::thread client([&] {
@@ -108,7 +110,7 @@ TEST_CASE("ssh forward: a tunnel dropped while its channel opens leaves nothing 
     REQUIRE(connect_session(t, session) == "");
     int failures = 0;
     for (int round = 0; round < 8; ++round) {
-      auto forward = std::make_unique<PortForward>(&t.loop, session, "127.0.0.1", runara::test::unused_loopback_port());
+      auto forward = runara::test::must(PortForward::open(&t.loop, session, "127.0.0.1", runara::test::unused_loopback_port()));
       const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
       const sockaddr_in a = runara::test::loopback_address(forward->port());
       ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
@@ -117,8 +119,8 @@ TEST_CASE("ssh forward: a tunnel dropped while its channel opens leaves nothing 
       forward.reset();  // mid-open, in some rounds
       ::close(fd);
       std::optional<runara::ssh::ExecResult> result;
-      runara::ssh::SshExec exec(session, runara::ssh::ExecOptions{.command = "echo fine"},
-                                [&](const runara::ssh::ExecResult& r) { result = r; });
+      auto exec = runara::test::must(runara::ssh::SshExec::start(session, runara::ssh::ExecOptions{.command = "echo fine"},
+                                                   [&](const runara::ssh::ExecResult& r) { result = r; }));
       REQUIRE(t.run_until([&] { return result.has_value(); }, 20));
       if (result->error != "" || result->stdout_tail != "fine\n") {
         ++failures;

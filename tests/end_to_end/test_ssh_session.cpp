@@ -35,8 +35,8 @@ TEST_CASE("ssh session: connects, sees the host key as ssh-keygen prints it, clo
     CHECK(seen.type == "ssh-ed25519");
     CHECK(seen.blob.size() == 51);  // string "ssh-ed25519" + string of 32 key bytes
     bool closed = false;
-    session.close([&](const std::string& e) {
-      CHECK(e == "");
+    session.close([&](runara::Status e) {
+      CHECK(e.ok());
       closed = true;
     });
     REQUIRE(t.run_until([&] { return closed; }, 5));
@@ -188,7 +188,7 @@ TEST_CASE("ssh session: destroyed while its host name is being looked up, nothin
   options.accept_host_key = [](const HostKey&) { return true; };
   for (int i = 0; i < 20; ++i) {
     auto session = std::make_unique<SshSession>(&t.loop, options);
-    session->connect([](const std::string&) {});
+    session->connect([](runara::Status) {});
     session.reset();  // the lookup is still on the thread pool (or just done): its callback must not see us
   }
   CHECK(t.close() == 0);  // every handle and request finished (ASan: nothing freed is touched)

@@ -32,7 +32,7 @@ namespace {
 
 TransferResult transfer(TestLoop& t, SshSession& session, TransferOptions options, double max_s = 60) {
   std::optional<TransferResult> result;
-  SftpTransfer tr(session, std::move(options), [&](const TransferResult& r) { result = r; });
+  auto tr = runara::test::must(SftpTransfer::start(session, std::move(options), [&](const TransferResult& r) { result = r; }));
   if (!t.run_until([&] { return result.has_value(); }, max_s)) FAIL("the transfer did not finish in time");
   return *result;
 }
@@ -198,7 +198,7 @@ TEST_CASE("ssh sftp: a transfer destroyed while a block is read or written on th
         o.remote = direction == Direction::Upload ? dir + "/remote" : dir + "/src";
         o.block_bytes = 1u << 20;
         bool done = false;
-        auto tr = std::make_unique<SftpTransfer>(session, o, [&](const TransferResult&) { done = true; });
+        auto tr = runara::test::must(SftpTransfer::start(session, o, [&](const TransferResult&) { done = true; }));
         for (int i = 0; i < iterations && !done; ++i) uv_run(&t.loop, UV_RUN_ONCE);
         tr.reset();  // mid-block, mid-open or finished: each must be safe (ASan checks the rest)
       }

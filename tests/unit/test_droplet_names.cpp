@@ -11,8 +11,8 @@
 #include "cloud/ownership.hpp"
 #include "test_text.hpp"
 
-using runara::droplet_name_error;
-using runara::tag_error;
+using runara::check_droplet_name;
+using runara::check_tag;
 
 using runara::test::contains;
 
@@ -22,50 +22,50 @@ namespace {
 TEST_CASE("droplet names: DigitalOcean's hostname rule and length, plain code", "[droplet_names]") {
   for (const char* ok : {"a", "web-1", "example.com", "A1.b-2", "-lead", ".lead"}) {
     INFO(ok);
-    CHECK(droplet_name_error(ok).empty());
+    CHECK(check_droplet_name(ok).ok());
   }
-  CHECK(contains(droplet_name_error(""), "must not be empty"));
-  CHECK(contains(droplet_name_error("bad_name"), "no underscores"));
-  CHECK(contains(droplet_name_error("web-"), "end in a letter or digit"));
-  CHECK(contains(droplet_name_error("a b"), "character 2"));
-  CHECK(droplet_name_error(std::string(255, 'a')).empty());
-  CHECK(contains(droplet_name_error(std::string(256, 'a')), "at most 255"));
-  CHECK(contains(droplet_name_error(std::string(20, 'a'), 10), "at most 10"));
+  CHECK(contains(check_droplet_name("").error(), "must not be empty"));
+  CHECK(contains(check_droplet_name("bad_name").error(), "no underscores"));
+  CHECK(contains(check_droplet_name("web-").error(), "end in a letter or digit"));
+  CHECK(contains(check_droplet_name("a b").error(), "character 2"));
+  CHECK(check_droplet_name(std::string(255, 'a')).ok());
+  CHECK(contains(check_droplet_name(std::string(256, 'a')).error(), "at most 255"));
+  CHECK(contains(check_droplet_name(std::string(20, 'a'), 10).error(), "at most 10"));
   // Hostile sizes: an error quoting a prefix, no crash, no recursion.
   for (std::size_t n : {50000u, 5000000u}) {
-    const std::string error = droplet_name_error(std::string(n, 'a'));
+    const std::string error = check_droplet_name(std::string(n, 'a')).error();
     CHECK(contains(error, "(" + std::to_string(n) + " characters)"));
     CHECK(error.size() < 300);
   }
-  CHECK(contains(droplet_name_error(std::string(100000, '.')), "too long"));
+  CHECK(contains(check_droplet_name(std::string(100000, '.')).error(), "too long"));
 }
 
 TEST_CASE("tags: letters, digits, _ - :, at most 255, runara: reserved", "[droplet_names]") {
   for (const char* ok : {"web", "env:prod", "a_b-c", "RUNARA", "runara", "my:runara:x"}) {
     INFO(ok);
-    CHECK(tag_error(ok).empty());
+    CHECK(check_tag(ok).ok());
   }
-  CHECK(contains(tag_error(""), "must not be empty"));
-  CHECK(contains(tag_error("no spaces"), "character 3"));
-  CHECK(tag_error(std::string(255, 't')).empty());
-  CHECK(contains(tag_error(std::string(256, 't')), "at most 255"));
-  const std::string huge = tag_error(std::string(50000, 't'));
+  CHECK(contains(check_tag("").error(), "must not be empty"));
+  CHECK(contains(check_tag("no spaces").error(), "character 3"));
+  CHECK(check_tag(std::string(255, 't')).ok());
+  CHECK(contains(check_tag(std::string(256, 't')).error(), "at most 255"));
+  const std::string huge = check_tag(std::string(50000, 't')).error();
   CHECK(contains(huge, "(50000 characters)"));
   CHECK(huge.size() < 300);
-  CHECK(contains(tag_error("runara:run-OTHER"), "reserved"));
-  CHECK(contains(tag_error("runara:"), "reserved"));
+  CHECK(contains(check_tag("runara:run-OTHER").error(), "reserved"));
+  CHECK(contains(check_tag("runara:").error(), "reserved"));
 }
 
 TEST_CASE("ownership: a droplet needs the run's tag; a key its recorded name and fingerprint", "[droplet_names]") {
   using nlohmann::json;
   const std::string tag = "runara:run-ab12cd34";
-  CHECK(runara::droplet_ownership_error(json{{"tags", {"runara", tag}}}, tag).empty());
-  CHECK_FALSE(runara::droplet_ownership_error(json{{"tags", json::array()}}, tag).empty());
-  CHECK_FALSE(runara::droplet_ownership_error(json{{"tags", {"runara", "runara:run-other"}}}, tag).empty());
-  CHECK_FALSE(runara::droplet_ownership_error(json{{"tags", "runara:run-ab12cd34"}}, tag).empty());
-  CHECK_FALSE(runara::droplet_ownership_error(json(), tag).empty());
+  CHECK(runara::check_droplet_owned(json{{"tags", {"runara", tag}}}, tag).ok());
+  CHECK_FALSE(runara::check_droplet_owned(json{{"tags", json::array()}}, tag).ok());
+  CHECK_FALSE(runara::check_droplet_owned(json{{"tags", {"runara", "runara:run-other"}}}, tag).ok());
+  CHECK_FALSE(runara::check_droplet_owned(json{{"tags", "runara:run-ab12cd34"}}, tag).ok());
+  CHECK_FALSE(runara::check_droplet_owned(json(), tag).ok());
   const json key = {{"name", "runara-ab12cd34"}, {"fingerprint", "3b:16:bf"}};
-  CHECK(runara::key_ownership_error(key, "runara-ab12cd34", "3b:16:bf").empty());
-  CHECK_FALSE(runara::key_ownership_error(key, "runara-ab12cd34", "3b:16:00").empty());
-  CHECK_FALSE(runara::key_ownership_error(key, "someone-else", "3b:16:bf").empty());
+  CHECK(runara::check_key_owned(key, "runara-ab12cd34", "3b:16:bf").ok());
+  CHECK_FALSE(runara::check_key_owned(key, "runara-ab12cd34", "3b:16:00").ok());
+  CHECK_FALSE(runara::check_key_owned(key, "someone-else", "3b:16:bf").ok());
 }
