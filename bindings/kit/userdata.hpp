@@ -80,7 +80,7 @@ class Userdata {
   static T& check(lua_State* L, int index, const char* fn) {
     if (T* object = test(L, index)) return *object;
     const std::string expected = std::string("a ") + (name_ ? name_ : "runara object") + " (call it with ':')";
-    args::fail(L, fn, index, "self", expected.c_str());
+    return check(L, index, fn, expected.c_str());
   }
   // The same, the expected value in the caller's words ("an ssh session (call it with ':')").
   static T& check(lua_State* L, int index, const char* fn, const char* expected) {

@@ -25,7 +25,7 @@
 
 namespace runara::kit {
 
-class Wait : public std::enable_shared_from_this<Wait> {
+class Wait {
  public:
   using Push = std::function<int(lua_State*)>;
 

@@ -9,16 +9,11 @@
 
 #include "cloud/doctl_config.hpp"
 
+#include "doctl_config_text.hpp"
+
 namespace {
 
-// As `doctl auth init --context work` leaves it, with the current context switched to "work".
-const char* const kConfig =
-    "access-token: dop_v1_default\n"
-    "auth-contexts:\n"
-    "  personal: \"dop_v1_personal\"\n"
-    "  work: dop_v1_work # the team's\n"
-    "context: work\n"
-    "output: text\n";
+const char* const kConfig = runara::test::kDoctlConfig;
 
 }  // namespace
 
