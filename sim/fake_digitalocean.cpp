@@ -39,6 +39,7 @@ fakedo::StoreConfig store_config(const FakeDoConfig& c) {
   s.on_deleted = c.on_deleted;
   s.default_vpcs = c.default_vpcs;
   s.firewall_apply_s = c.firewall_apply_s;
+  s.multi_node_gpus = c.multi_node_gpus;
   return s;
 }
 

@@ -42,6 +42,7 @@ struct StoreConfig {
   std::function<void(std::int64_t)> on_deleted;
   bool default_vpcs = true;       // every region starts with its default VPC (see Vpcs)
   double firewall_apply_s = 0.5;  // a firewall's change is "waiting" this long, then "succeeded"
+  bool multi_node_gpus = true;    // false: 8-GPU sizes (gpu-*x8-*) are refused (see FakeDoConfig)
 };
 
 struct DropletFilter {
