@@ -47,6 +47,9 @@ struct FakeDoConfig {
   // held, on the server's thread: must not call back into the fake, and should be quick.
   std::function<void(const SimulatedDroplet&)> on_created;
   std::function<void(std::int64_t droplet_id)> on_deleted;
+  // The simulated cloud's VPC fabric: after every request that changed the account (a 2xx answer
+  // to anything but GET), the account's Droplets and firewalls now. Same rules as on_created.
+  std::function<void(const SimulatedNetwork&)> on_network_changed;
   // Every region starts with its default VPC ("default-<region>", 10.116.x.0/20, never deletable)
   // as in an account that has used the regions. false: a region has none until its first VPC is
   // made, which becomes the default and so cannot be deleted (the spec's trap), or a Droplet is

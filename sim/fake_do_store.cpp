@@ -403,6 +403,9 @@ SimulatedDroplet Store::simulated(const Droplet& d, const json& body) {
   out.region_slug = d.region->slug;
   out.image_slug = d.image ? d.image->slug : "";
   out.public_ipv4 = d.public_ip;
+  out.vpc_uuid = d.vpc_uuid;
+  out.private_ipv4 = d.private_ip;
+  out.tags = d.tags;
   out.price_hourly = d.size->price_hourly;
   if (body.contains("ssh_keys") && body["ssh_keys"].is_array()) {
     for (const auto& k : body["ssh_keys"]) {

@@ -121,6 +121,8 @@ class Store {
   const std::vector<nlohmann::json>& create_bodies() const { return create_bodies_; }  // each POST /v2/droplets body
   std::vector<nlohmann::json> vpcs() const { return vpcs_.all(); }
   std::vector<nlohmann::json> firewalls() const { return firewalls_.all(); }
+  // Every Droplet not deleted (as the simulated cloud sees it) and every firewall.
+  SimulatedNetwork network();
 
  private:
   struct Droplet {
