@@ -77,8 +77,13 @@ std::vector<std::string> bwrap_arguments(const IsolationLayout& l) {
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp", "--dir", "/run",
                      "--bind", l.machine_dir, l.machine_dir, "--ro-bind", l.shims_dir, l.shims_dir, "--ro-bind",
                      l.runara_executable, l.runara_executable});
-  // The machine's VPC fabric (sim_fabric.hpp), shared with the other members of its VPC only.
-  if (!l.fabric_dir.empty()) a.insert(a.end(), {"--bind", l.fabric_dir, l.fabric_dir});
+  // The machine's VPC fabric (sim_fabric.hpp), shared with the other members of its VPC only. Its
+  // firewall/ folder is runara's to write (it follows the fake API's firewalls): read-only here, or
+  // a script's command could swap it for a link and have runara write, or delete, files of the
+  // user's through it. Being a mount point, the box cannot rename or remove it either.
+  if (!l.fabric_dir.empty())
+    a.insert(a.end(), {"--bind", l.fabric_dir, l.fabric_dir, "--ro-bind", l.fabric_dir + "/firewall",
+                       l.fabric_dir + "/firewall"});
   a.insert(a.end(), {"--chdir", l.machine_dir + "/home", "--"});
   return a;
 }

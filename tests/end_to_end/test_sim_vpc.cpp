@@ -247,3 +247,20 @@ TEST_CASE("sim VPC shims: a port the cloud firewall does not open fails as the r
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "Error: No such option: --bogus"));
 }
+
+TEST_CASE("sim VPC: a machine's commands cannot write, swap or remove runara's firewall files", "[sim_vpc][sandbox]") {
+  const std::string out = temp_dir("sim-vpc-tamper") + "/out";
+  const auto r = cluster(out, {"mode=tamper"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* tag : {"write code=", "swap code=", "remove code="}) {
+    CHECK(contains(r.out, tag));
+    CHECK_FALSE(contains(r.out, std::string(tag) + "0\n"));
+  }
+  CHECK(contains(block(r.out, "write", "err"), "Read-only file system"));
+  CHECK(contains(r.out, "listen out=ok"));  // the shims' own part of the fabric stays theirs
+  // runara's rewrite after droplet.firewall went to the real folder: the head's file for the worker
+  // lets 6379 through from the head, and nothing was written through a link into /tmp.
+  CHECK(contains(block(r.out, "after", "out"), "tcp 6379 6379 "));
+  check_torn_down(r, out, 4);  // 2 droplets, the firewall, the VPC
+}

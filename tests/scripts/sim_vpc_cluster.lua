@@ -3,6 +3,7 @@
 -- `ray status`, multi-node vLLM over Ray, torchrun across the nodes. Used by
 -- tests/end_to_end/test_sim_vpc.cpp; params (runara.params):
 --   mode      cluster (default) | fault | two_vpcs | torchrun | firewall (the run's VPC and firewall)
+--             | tamper (the box's commands against runara's firewall files)
 --   region2   the worker's region (default: the head's, so the same default VPC)
 --   fault_wait seconds to wait after vLLM answers (mode fault)
 -- Prints "TAG code=N", "TAG out=…" and "TAG err=…" blocks for the test to read.
@@ -10,7 +11,7 @@ local P = runara.params
 local mode = P.mode or "cluster"
 local size, image = "gpu-h100x8-640gb", "gpu-h100x8-base"
 -- mode firewall: the run's own VPC, and a firewall that first leaves Ray's port closed.
-local vpc = mode == "firewall" and droplet.vpc{ region = "nyc2" } or nil
+local vpc = (mode == "firewall" or mode == "tamper") and droplet.vpc{ region = "nyc2" } or nil
 if vpc then droplet.firewall{ ports = { 8265, "29500-29510" }, sources = { "203.0.113.7" } } end
 local head = droplet.create{ name = "head", size = size, image = image, region = "nyc2", vpc = vpc }
 local work = droplet.create{ name = "work", size = size, image = image, region = P.region2 or "nyc2", vpc = vpc }
@@ -36,6 +37,17 @@ local serve = "docker run %s --name vllm --network host --gpus all -e VLLM_HOST_
   " --pipeline-parallel-size 2 --distributed-executor-backend ray --port 8000"
 local function nodes_in(status) return select(2, status:gsub("\n 1 node_", "")) end
 
+if mode == "tamper" then
+  -- A script's commands try to take runara's firewall files (read-only in the box) for their own.
+  local f = "$RUNARA_SIM_FABRIC/firewall"
+  run(h, "write", "echo open > " .. f .. "/" .. work.private_ip)
+  run(h, "swap", "mv " .. f .. " $RUNARA_SIM_FABRIC/old && ln -s /tmp " .. f)
+  run(h, "remove", "rm -rf " .. f)
+  run(h, "listen", "touch $RUNARA_SIM_FABRIC/listen/mine && echo ok")
+  droplet.firewall{ ports = { 6379 }, sources = { "203.0.113.7" } }  -- runara rewrites the files
+  run(h, "after", "cat " .. f .. "/" .. work.private_ip)
+  return
+end
 if mode == "torchrun" then
   local function torchrun(rank, id)
     return "docker run --rm --gpus all --network host nvcr.io/nvidia/pytorch:24.10-py3 torchrun --nnodes=2" ..
