@@ -11,6 +11,7 @@
 #include "base/clock.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "cloud/size_catalog.hpp"
+#include "droplet_network_binding.hpp"
 #include "kit/functions.hpp"
 #include "kit/wait.hpp"
 #include "script/args.hpp"
@@ -136,7 +137,7 @@ std::shared_ptr<kit::Wait> wait_unnamed(lua_State* L, std::function<void()> on_c
 
 int create(lua_State* L) {
   args::table(L, 1, kFn, "options");
-  args::only_fields(L, 1, kFn, {"name", "size", "image", "region", "ssh_keys", "tags", "user_data", "wait", "timeout"});
+  args::only_fields(L, 1, kFn, {"name", "size", "image", "region", "ssh_keys", "tags", "user_data", "wait", "timeout", "vpc"});
   CreateRequest request;
   request.name = args::opt_string(L, 1, kFn, "name").value_or("");
   request.size = required(L, "size", "gpu-mi300x1-192gb");
@@ -145,6 +146,7 @@ int create(lua_State* L) {
   request.user_data = args::opt_string(L, 1, kFn, "user_data").value_or("");
   request.ssh_keys = string_list(L, 1, "ssh_keys");
   request.tags = string_list(L, 1, "tags");
+  request.vpc_uuid = vpc_option(L, 1, kFn);
   request.wait = args::opt_bool(L, 1, kFn, "wait").value_or(true);
   request.timeout_s = args::opt_number(L, 1, kFn, "timeout").value_or(900);
   auto& ctx = Context::from(L);
@@ -293,6 +295,7 @@ class DropletPrimitive final : public Primitive {
                         {"account", account, Waits::yes},
                         {"list", list}},
                        fleet_.get());
+    add_droplet_network_functions(L, rt, fleet_.get());
   }
 
   void teardown(Context&, std::function<void(std::string)> done) override {

@@ -39,6 +39,7 @@ fakedo::StoreConfig store_config(const FakeDoConfig& c) {
   s.on_deleted = c.on_deleted;
   s.default_vpcs = c.default_vpcs;
   s.firewall_apply_s = c.firewall_apply_s;
+  s.multi_node_gpus = c.multi_node_gpus;
   return s;
 }
 
@@ -206,6 +207,8 @@ HttpResponse FakeDigitalOcean::Impl::handle(const HttpRequest& req) {
         } catch (const std::exception&) {
           reply = fakedo::error_reply(500, "server_error", "Unexpected server-side error");
         }
+        if (reply.status >= 200 && reply.status < 300 && api.method != "GET" && cfg.on_network_changed)
+          cfg.on_network_changed(store.network());
         // A lost answer: the request took effect, its answer never arrives.
         if (reply.status >= 200 && reply.status < 300) {
           const std::string line = fakedo::request_line(api);

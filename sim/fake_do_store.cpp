@@ -219,6 +219,8 @@ Reply Store::create_droplets(const json& body) {
   const SizeInfo* size = nullptr;
   if (body.contains("size") && body["size"].is_string()) size = find_size(body["size"].get<std::string>());
   if (!size) return unprocessable("You specified an invalid size for Droplet creation.");
+  if (!cfg_.multi_node_gpus && size->slug.rfind("gpu-", 0) == 0 && size->slug.find("x8-") != std::string::npos)
+    return unprocessable("This size is currently restricted please send an additional payment to unlock.");
 
   const ImageInfo* image = body.contains("image") ? find_image(body["image"]) : nullptr;
   if (!image) return unprocessable("You specified an invalid image for Droplet creation.");
@@ -401,6 +403,9 @@ SimulatedDroplet Store::simulated(const Droplet& d, const json& body) {
   out.region_slug = d.region->slug;
   out.image_slug = d.image ? d.image->slug : "";
   out.public_ipv4 = d.public_ip;
+  out.vpc_uuid = d.vpc_uuid;
+  out.private_ipv4 = d.private_ip;
+  out.tags = d.tags;
   out.price_hourly = d.size->price_hourly;
   if (body.contains("ssh_keys") && body["ssh_keys"].is_array()) {
     for (const auto& k : body["ssh_keys"]) {

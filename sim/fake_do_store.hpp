@@ -42,6 +42,7 @@ struct StoreConfig {
   std::function<void(std::int64_t)> on_deleted;
   bool default_vpcs = true;       // every region starts with its default VPC (see Vpcs)
   double firewall_apply_s = 0.5;  // a firewall's change is "waiting" this long, then "succeeded"
+  bool multi_node_gpus = true;    // false: 8-GPU sizes (gpu-*x8-*) are refused (see FakeDoConfig)
 };
 
 struct DropletFilter {
@@ -120,6 +121,8 @@ class Store {
   const std::vector<nlohmann::json>& create_bodies() const { return create_bodies_; }  // each POST /v2/droplets body
   std::vector<nlohmann::json> vpcs() const { return vpcs_.all(); }
   std::vector<nlohmann::json> firewalls() const { return firewalls_.all(); }
+  // Every Droplet not deleted (as the simulated cloud sees it) and every firewall.
+  SimulatedNetwork network();
 
  private:
   struct Droplet {

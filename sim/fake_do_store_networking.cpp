@@ -33,6 +33,15 @@ FirewallRefs Store::firewall_refs() {
   return refs;
 }
 
+SimulatedNetwork Store::network() {
+  refresh();
+  SimulatedNetwork out;
+  for (const auto& [id, d] : droplets_)
+    if (!d.deleted && !d.vanish_at) out.droplets.push_back(simulated(d, json::object()));
+  out.firewalls = firewalls_.all();
+  return out;
+}
+
 // ---- VPCs -----------------------------------------------------------------------------------
 
 Reply Store::create_vpc(const json& body) {

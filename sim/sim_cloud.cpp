@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 
 #include "sim/fake_digitalocean.hpp"
+#include "sim/sim_fabric.hpp"
 #include "sim/sim_isolation.hpp"
 #include "sim/sim_machine.hpp"
 #include "sim/sim_sweeper.hpp"
@@ -42,6 +44,15 @@ std::string default_shims_dir() {
 
 SimCloud::SimCloud(SimCloudConfig config)
     : config_(std::move(config)), token_("sim-" + random_hex(16)), user_(current_user()) {
+  if (config_.join_timeout_s.empty())
+    if (const char* t = std::getenv("RUNARA_SIM_JOIN_TIMEOUT_S")) config_.join_timeout_s = t;
+  if (!config_.join_timeout_s.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(config_.join_timeout_s.c_str(), &end);
+    if (end == config_.join_timeout_s.c_str() || *end != '\0' || !(v > 0 && v <= 86400))
+      throw std::runtime_error("RUNARA_SIM_JOIN_TIMEOUT_S=" + config_.join_timeout_s +
+                               ": expected a number of seconds, above 0 and at most 86400");
+  }
   std::string error;
   sweeper_ = SimSweeper::start(config_.runara_executable, config_.root_dir, cloud_entry(config_.root_dir), error);
   if (!sweeper_) throw std::runtime_error(error);
@@ -54,6 +65,7 @@ SimCloud::SimCloud(SimCloudConfig config)
   api.public_ipv4 = [this](std::int64_t id) { return allocate_address(id); };
   api.on_created = [this](const SimulatedDroplet& d) { on_created(d); };
   api.on_deleted = [this](std::int64_t id) { on_deleted(id); };
+  api.on_network_changed = [this](const SimulatedNetwork& n) { on_network_changed(n); };
   api_ = std::make_unique<FakeDigitalOcean>(api);
   api_->start(0);
 }
@@ -131,7 +143,13 @@ void SimCloud::on_created(const SimulatedDroplet& d) {
   spec.time_scale = config_.time_scale;
   spec.faults = config_.faults;
   spec.isolated = config_.isolated;
+  spec.private_ip = d.private_ipv4;
+  spec.vpc_uuid = d.vpc_uuid;
+  spec.join_timeout_s = config_.join_timeout_s;
   try {
+    spec.fabric_dir = fabric_dir(config_.root_dir, d.vpc_uuid);
+    // The folder exists before the box that mounts it; its files follow (on_network_changed).
+    if (!spec.fabric_dir.empty()) make_fabric_dir(spec.fabric_dir);
     auto machine = std::make_unique<SimMachine>(spec);
     ports_[d.public_ipv4] = machine->ssh_port();
     machines_[d.id] = std::move(machine);
@@ -139,6 +157,15 @@ void SimCloud::on_created(const SimulatedDroplet& d) {
   } catch (const std::exception& e) {
     // The script's ssh.connect then fails with its own timeout; say why here.
     std::fprintf(stderr, "runara: simulated cloud: droplet %s: %s\n", d.name.c_str(), e.what());
+  }
+}
+
+// The fake API's lock is held: one writer at a time, and the files follow every change.
+void SimCloud::on_network_changed(const SimulatedNetwork& network) {
+  try {
+    write_fabric(config_.root_dir, network);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "runara: simulated cloud: %s\n", e.what());
   }
 }
 

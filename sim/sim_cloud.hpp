@@ -1,7 +1,8 @@
 // The simulated cloud behind `runara --sim`: the fake DigitalOcean API on loopback (so the real
 // client path runs: ledger, guardian, budget, teardown) and, for each Droplet it creates, a
 // SimMachine: a real sshd on a loopback address of its own with shim commands behaving like the
-// real GPU machine. DELETE of a Droplet kills its machine and everything it started.
+// real GPU machine. DELETE of a Droplet kills its machine and everything it started. The machines
+// of one VPC share its fabric folder (sim_fabric.hpp), kept in step with the account's firewalls.
 //
 // Contract: built by the host (the CLI) before the run, destroyed after it. Everything the cloud
 // starts carries the entry "RUNARA_SIM_DIR=<root_dir>" in its environment; a sweeper process
@@ -33,6 +34,10 @@ struct SimCloudConfig {
   double time_scale = 1;          // boot and other simulated delays are multiplied by this
   std::string faults;             // RUNARA_SIM_FAULTS for the shims
   bool isolated = true;           // false: machines' commands run on this computer (--sim-unisolated)
+  // How long the shims of the distributed tools wait for a peer (ray's GCS, vLLM's placement
+  // group, torchrun's rendezvous), in wall seconds; "" each tool's own default times time_scale.
+  // The constructor takes RUNARA_SIM_JOIN_TIMEOUT_S from the environment when this is empty.
+  std::string join_timeout_s;
 };
 
 // The shim folder (sim/machine) this build was made with, else the installed copy.
@@ -60,6 +65,7 @@ class SimCloud : public MachineRoutes {
   std::string allocate_address(std::int64_t droplet_id);
   void on_created(const SimulatedDroplet& droplet);
   void on_deleted(std::int64_t droplet_id);
+  void on_network_changed(const SimulatedNetwork& network);
 
   SimCloudConfig config_;
   std::string token_, user_;

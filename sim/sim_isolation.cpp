@@ -76,7 +76,10 @@ std::vector<std::string> bwrap_arguments(const IsolationLayout& l) {
     if (exists(f)) a.insert(a.end(), {"--ro-bind", f, f});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp", "--dir", "/run",
                      "--bind", l.machine_dir, l.machine_dir, "--ro-bind", l.shims_dir, l.shims_dir, "--ro-bind",
-                     l.runara_executable, l.runara_executable, "--chdir", l.machine_dir + "/home", "--"});
+                     l.runara_executable, l.runara_executable});
+  // The machine's VPC fabric (sim_fabric.hpp), shared with the other members of its VPC only.
+  if (!l.fabric_dir.empty()) a.insert(a.end(), {"--bind", l.fabric_dir, l.fabric_dir});
+  a.insert(a.end(), {"--chdir", l.machine_dir + "/home", "--"});
   return a;
 }
 

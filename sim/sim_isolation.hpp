@@ -22,6 +22,7 @@ struct IsolationLayout {
   std::string shims_dir;          // read-only
   std::string runara_executable;  // read-only (the shims start the simulated LLM server with it)
   std::string hostname;
+  std::string fabric_dir;         // read-write, at its own path: the VPC's fabric ("" none)
 };
 
 // The user the machine's sshd logs in (its own /etc/passwd names only this one).

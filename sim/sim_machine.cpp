@@ -75,7 +75,7 @@ SimMachine::SimMachine(SimMachineSpec spec) : spec_(std::move(spec)) {
     if (::mkdir((spec_.dir + sub).c_str(), 0700) != 0)
       throw std::runtime_error("simulated machine: cannot create " + spec_.dir + sub + ": " + std::strerror(errno));
   if (spec_.isolated)
-    write_isolated_etc({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet"});
+    write_isolated_etc({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet", spec_.fabric_dir});
   write_config();
   spawn_sshd();
 }
@@ -112,6 +112,10 @@ std::vector<std::string> SimMachine::environment() const {
           std::string("RUNARA_SIM_TIME_SCALE=") + scale,
           std::string("RUNARA_SIM_ISOLATED=") + (spec_.isolated ? "1" : "0"),
           "RUNARA_SIM_FAULTS=" + spec_.faults,
+          "RUNARA_SIM_FABRIC=" + spec_.fabric_dir,
+          "RUNARA_SIM_PRIVATE_IP=" + spec_.private_ip,
+          "RUNARA_SIM_VPC=" + spec_.vpc_uuid,
+          "RUNARA_SIM_JOIN_TIMEOUT_S=" + spec_.join_timeout_s,
           spec_.cloud_entry};
 }
 
@@ -141,7 +145,7 @@ void SimMachine::write_config() {
 std::vector<std::string> SimMachine::command_line() const {
   std::vector<std::string> sshd{"/usr/sbin/sshd", "-D", "-e", "-f", spec_.dir + "/sshd_config"};
   if (!spec_.isolated) return sshd;
-  std::vector<std::string> args = bwrap_arguments({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet"});
+  std::vector<std::string> args = bwrap_arguments({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet", spec_.fabric_dir});
   args.insert(args.end(), {spec_.runara_executable, "__sim_machine_init"});
   args.insert(args.end(), sshd.begin(), sshd.end());
   return args;

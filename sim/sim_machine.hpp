@@ -34,6 +34,10 @@ struct SimMachineSpec {
   // true: the machine runs boxed by bubblewrap (sim_isolation.hpp): its own files, processes and
   // network. false (--sim-unisolated): its commands run on this computer as this user.
   bool isolated = true;
+  // Its VPC (sim_fabric.hpp): the fabric folder mounted into its box (read-write, at the same
+  // path), its private address there and the VPC's id; empty when the Droplet has none.
+  std::string fabric_dir, private_ip, vpc_uuid;
+  std::string join_timeout_s;  // RUNARA_SIM_JOIN_TIMEOUT_S for the shims ("" their own defaults)
 };
 
 class SimMachine {

@@ -57,4 +57,8 @@ DoResult ApiSession::get_key(const std::string& ident) {
   return wait_for([this, ident](DoClient::Callback done) { client_->get_key(ident, std::move(done)); });
 }
 
+DoResult ApiSession::get_resource(const std::string& path) {
+  return wait_for([this, path](DoClient::Callback done) { client_->get_resource(path, std::move(done)); });
+}
+
 }  // namespace runara

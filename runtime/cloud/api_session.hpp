@@ -29,6 +29,7 @@ class ApiSession {
   DoResult list_droplets(const std::string& tag);
   DoResult get_droplet(std::int64_t id);
   DoResult get_key(const std::string& ident);
+  DoResult get_resource(const std::string& path);  // "/v2/vpcs/<id>"...
 
   uv_loop_t* loop() { return &loop_; }
   DoClient& client() { return *client_; }

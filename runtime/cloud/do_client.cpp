@@ -560,6 +560,79 @@ DoClient::OpId DoClient::list_droplets(const std::string& tag, Callback done) {
   return op;
 }
 
+DoClient::OpId DoClient::create_resource(const std::string& collection, const std::string& item_key,
+                                         const nlohmann::json& body, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  Impl::Call call{"POST", collection, body.dump(), false};  // never retried
+  im.request(op, call, [&im, op, call, item_key](HttpResponse resp) {
+    DoResult r = Impl::to_result(call, resp, false);
+    if (!resp.error.empty()) {
+      r.ambiguous = resp.ambiguous();
+    } else if (resp.status >= 500 || (resp.status < 300 && !r.ok)) {
+      r.ambiguous = true;
+    } else if (r.ok) {
+      const json& b = r.body;
+      const bool has_id = b.is_object() && b.contains(item_key) && b[item_key].is_object() &&
+                          b[item_key].contains("id") && b[item_key]["id"].is_string() &&
+                          !b[item_key]["id"].get<std::string>().empty();
+      if (!has_id) {
+        r.ok = false;
+        r.ambiguous = true;
+        r.error = "DigitalOcean API: " + std::to_string(resp.status) + " answer to POST " + call.path +
+                  " without a " + item_key + " id";
+      }
+    }
+    if (r.ambiguous) r.error += " (ambiguous: the " + item_key + " may exist)";
+    im.complete(op, std::move(r));
+  });
+  return op;
+}
+
+DoClient::OpId DoClient::update_resource(const std::string& path, const nlohmann::json& body, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  Impl::Call call{"PUT", path, body.dump(), true};  // PUT replaces: repeating it is harmless
+  im.request(op, call, [&im, op, call](HttpResponse resp) {
+    im.complete(op, Impl::to_result(call, resp, im.retried_out(call, resp)));
+  });
+  return op;
+}
+
+DoClient::OpId DoClient::get_resource(const std::string& path, Callback done) {
+  return impl_->simple("GET", path, std::move(done));
+}
+
+DoClient::OpId DoClient::delete_resource(const std::string& path, Callback done) {
+  return impl_->simple("DELETE", path, std::move(done), true);
+}
+
+DoClient::OpId DoClient::list_resources(const std::string& collection, const std::string& list_key, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  im.pages(op, collection + "?per_page=200", list_key,
+           [&im, op, list_key](std::optional<DoResult> failure, nlohmann::json items, std::size_t) {
+             if (failure) return im.complete(op, std::move(*failure));
+             DoResult r;
+             r.ok = true;
+             r.status = 200;
+             const auto n = items.size();
+             r.body = {{list_key, std::move(items)}, {"meta", {{"total", n}}}};
+             im.complete(op, std::move(r));
+           });
+  return op;
+}
+
+DoClient::OpId DoClient::create_tag(const std::string& name, Callback done) {
+  Impl& im = *impl_;
+  const OpId op = im.start(std::move(done));
+  Impl::Call call{"POST", "/v2/tags", nlohmann::json{{"name", name}}.dump(), true};  // idempotent at the API
+  im.request(op, call, [&im, op, call](HttpResponse resp) {
+    im.complete(op, Impl::to_result(call, resp, im.retried_out(call, resp)));
+  });
+  return op;
+}
+
 void DoClient::cancel(OpId op) { impl_->cancel(op); }
 
 void DoClient::cancel_all() {

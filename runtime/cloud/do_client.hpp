@@ -97,6 +97,18 @@ class DoClient {
   OpId get_key(const std::string& ident, Callback done);      // 404: ok=false, status 404
   OpId delete_key(const std::string& ident, Callback done);   // 204 or 404: ok
 
+  // Resources of resource_kinds.hpp (VPCs, firewalls), by collection path ("/v2/vpcs"). POST is
+  // never retried: an answer that may hide a create (transport failure after sending, 5xx, a
+  // 2xx without body[item_key].id) is `ambiguous`, and the caller looks the resource up by name.
+  OpId create_resource(const std::string& collection, const std::string& item_key, const nlohmann::json& body,
+                       Callback done);
+  OpId update_resource(const std::string& path, const nlohmann::json& body, Callback done);  // PUT, retried
+  OpId get_resource(const std::string& path, Callback done);     // 404: ok=false, status 404
+  OpId delete_resource(const std::string& path, Callback done);  // 204 or 404: ok; 409 and the rest: not
+  // Every page of GET collection (body[list_key] merged as for droplets).
+  OpId list_resources(const std::string& collection, const std::string& list_key, Callback done);
+  OpId create_tag(const std::string& name, Callback done);  // POST /v2/tags: the API answers 201 if it exists
+
   void cancel(OpId op);  // its callback will not run
   void cancel_all();
   std::size_t pending() const;

@@ -29,6 +29,11 @@ std::string duration_text(double seconds) {
   return text;
 }
 
+// 8-GPU sizes: the ones multi-node GPU clusters are made of, which an account must have enabled.
+bool multi_node_gpu_size(const std::string& size) {
+  return size.rfind("gpu-", 0) == 0 && size.find("x8-") != std::string::npos;
+}
+
 // The first IPv4 address of a type ("public" or "private") in a droplet's networks.
 std::string ipv4(const nlohmann::json& droplet, const std::string& type) {
   const auto networks = droplet.value("networks", nlohmann::json::object());
@@ -78,6 +83,7 @@ DropletFleet::DropletFleet(uv_loop_t* loop, std::string run_id, CloudOptions opt
 DropletFleet::~DropletFleet() {
   delayed_.cancel_all();
   cleanup_.reset();
+  network_.reset();
   client_.reset();
   if (http_) http_->close({});
   http_.reset();
@@ -145,6 +151,99 @@ void DropletFleet::with_account(std::function<void(std::string)> then) {
     account_waiters_.clear();
     for (auto& waiter : waiters) waiter(error);
   });
+}
+
+NetworkResources& DropletFleet::network() {
+  if (!network_) {
+    NetworkResources::Setup setup;
+    setup.loop = loop_;
+    setup.client = client_.get();
+    setup.ledger = ledger_.get();
+    setup.run_id = run_id_;
+    setup.api_base = api_base_;
+    setup.poll_s = options_.poll_s;
+    setup.ensure_guardian = [this] { return ensure_guardian(); };
+    setup.log = log_;
+    setup.settled = [this] { settle_check(); };
+    network_ = std::make_unique<NetworkResources>(std::move(setup));
+  }
+  return *network_;
+}
+
+void DropletFleet::vpc(VpcRequest request, std::function<void(Result<VpcInfo>)> done) {
+  if (stopping_) return done(Error{"the run is ending"});
+  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  with_account([this, request = std::move(request), done](std::string error) mutable {
+    if (!error.empty()) return done(Error{"cannot read the account behind the token (GET /v2/account): " + error});
+    if (stopping_) return done(Error{"the run is ending"});
+    network().vpc(std::move(request), account_uuid_, std::move(done));
+  });
+}
+
+void DropletFleet::firewall(FirewallRequest request, std::function<void(Result<FirewallInfo>)> done) {
+  if (stopping_) return done(Error{"the run is ending"});
+  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  with_account([this, request = std::move(request), done](std::string error) mutable {
+    if (!error.empty()) return done(Error{"cannot read the account behind the token (GET /v2/account): " + error});
+    if (stopping_) return done(Error{"the run is ending"});
+    network().firewall(std::move(request), account_uuid_, std::move(done));
+  });
+}
+
+// As many more machines as asked, one after another through the create's own budget check.
+void DropletFleet::check(const std::string& size, int count, std::function<void(Status)> done) {
+  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  with_sizes([this, size, count, done](std::string sizes_error) {
+    if (!sizes_error.empty() && !options_.assumed_prices.count(size)) {
+      return done(Error{"cannot check the size against /v2/sizes: " + sizes_error});
+    }
+    double price = 0;
+    if (std::string unknown = price_of(size, price); !unknown.empty()) return done(Error{unknown});
+    std::vector<RunningMachine> running = running_machines();
+    BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
+    for (int i = 1; i <= count; ++i) {
+      if (Status fits = check_budget(limits, size, price, remaining_s_(), running); !fits) {
+        return done(Error{std::to_string(count) + " x " + size + " do not fit: at machine " + std::to_string(i) +
+                          " of " + std::to_string(count) + ", " + fits.error()});
+      }
+      running.push_back({price, 0});
+    }
+    done({});
+  });
+}
+
+std::string DropletFleet::price_of(const std::string& size, double& price) const {
+  if (auto assumed = options_.assumed_prices.find(size); assumed != options_.assumed_prices.end()) {
+    price = assumed->second;
+    return {};
+  }
+  for (const auto& s : sizes_ ? *sizes_ : nlohmann::json::array()) {
+    if (s.value("slug", "") != size) continue;
+    price = s.value("price_hourly", 0.0);
+    return {};
+  }
+  return "unknown size '" + size + "': /v2/sizes does not list it (see droplet.sizes()). For a contract "
+         "size, state its price with --assume-price " + size + "=USD_PER_HOUR";
+}
+
+// A droplet joins a VPC of its own region: said here when the run knows the VPC's region.
+std::string DropletFleet::check_vpc(const CreateRequest& request) const {
+  if (request.vpc_uuid.empty() || !network_) return {};
+  const std::string region = network_->vpc_region(request.vpc_uuid);
+  if (region.empty() || region == request.region) return {};
+  return "droplet.create: the VPC " + request.vpc_uuid + " is in region '" + region + "', not '" + request.region +
+         "': a droplet joins a VPC of its own region";
+}
+
+std::vector<RunningMachine> DropletFleet::running_machines() const {
+  std::vector<RunningMachine> running;
+  for (const auto& [id, m] : machines_) {
+    if (m.destroyed_at == 0) running.push_back({m.price_hourly, m.cost()});
+  }
+  for (int i = 0; i < in_flight_creates_; ++i) {
+    running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
+  }
+  return running;
 }
 
 void DropletFleet::sizes(JsonDone done) {
@@ -250,15 +349,9 @@ std::string DropletFleet::precheck(const CreateRequest& request, const std::stri
   }
   if (!sizes_) sizes_ = nlohmann::json::array();
   if (std::string invalid = validate(request, price); !invalid.empty()) return invalid;
-  std::vector<RunningMachine> running;
-  for (const auto& [id, m] : machines_) {
-    if (m.destroyed_at == 0) running.push_back({m.price_hourly, m.cost()});
-  }
-  for (int i = 0; i < in_flight_creates_; ++i) {
-    running.push_back({i == 0 ? in_flight_price_ : 0, 0});  // counts each, prices them all once
-  }
+  if (std::string wrong = check_vpc(request); !wrong.empty()) return wrong;
   BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
-  return check_budget(limits, request.size, price, remaining_s_(), running).error();
+  return check_budget(limits, request.size, price, remaining_s_(), running_machines()).error();
 }
 
 // From the checks to the POST without a wait: the budget sees every create already in flight.
@@ -294,6 +387,7 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
   body["tags"] = tags;
   if (!r.ssh_keys.empty()) body["ssh_keys"] = r.ssh_keys;
   if (!r.user_data.empty()) body["user_data"] = r.user_data;
+  if (!r.vpc_uuid.empty()) body["vpc_uuid"] = r.vpc_uuid;
   ++in_flight_creates_;
   in_flight_price_ += creation->price;
   // `runara plan` reads this line back from run.log (cli/plan_record.cpp): keep its shape.
@@ -308,7 +402,12 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
     if (result.ambiguous) return reconcile(creation, result.error);
     --in_flight_creates_;
     ledger_->mark_create_failed(creation->name);
-    creation->done(Error{"DigitalOcean refused to create " + creation->name + ": " + result.error});
+    std::string hint;
+    if (result.status == 422 && multi_node_gpu_size(creation->request.size)) {
+      hint = ". multi-node GPU droplets must be enabled on the account: 8-GPU sizes (gpu-*x8-*) such as " +
+             creation->request.size + " are refused until DigitalOcean enables them for it (ask DigitalOcean support)";
+    }
+    creation->done(Error{"DigitalOcean refused to create " + creation->name + ": " + result.error + hint});
     settle_check();
   });
 }
@@ -453,7 +552,7 @@ std::vector<const Machine*> DropletFleet::machines() const {
 
 // Teardown waits for creates in flight; the last one to settle lets it go on.
 void DropletFleet::settle_check() {
-  if (in_flight_creates_ != 0 || !on_creates_settled_) return;
+  if (in_flight_creates_ != 0 || (network_ && network_->in_flight() != 0) || !on_creates_settled_) return;
   auto settled = std::move(on_creates_settled_);  // it may set a new one while it runs
   on_creates_settled_ = nullptr;
   settled();
@@ -471,18 +570,21 @@ void DropletFleet::report_costs() {
 
 void DropletFleet::teardown(std::function<void(Status)> done) {
   stopping_ = true;
+  if (network_) network_->stop();
   // No guardian means no create was ever recorded: nothing of this run can be on the cloud.
   if (!client_ || !ledger_ || !guardian_) return done({});
   // Creates still in flight settle first (answer, error or reconciliation): a cancelled POST
   // could still land after the listing below and leave a machine behind.
-  if (in_flight_creates_ > 0) {
+  const int in_flight = in_flight_creates_ + (network_ ? network_->in_flight() : 0);
+  if (in_flight > 0) {
     on_creates_settled_ = [this, done] { teardown(done); };
-    log_("waiting for " + std::to_string(in_flight_creates_) + " create request(s) in flight");
+    log_("waiting for " + std::to_string(in_flight) + " create request(s) in flight");
     return;
   }
   for (const auto& entry : ledger_->pending(run_id_)) {
     if (entry.droplet_id) log_("destroying droplet " + entry.name + " (" + std::to_string(*entry.droplet_id) + ")");
   }
+  for (const auto& r : ledger_->pending_resources(run_id_)) log_("deleting " + r.kind + " " + r.name + " after the droplets");
   CleanupOptions options;
   options.poll_s = options_.poll_s;
   // Give up in-process well before the runtime's own teardown budget, with a report naming
@@ -514,7 +616,8 @@ void DropletFleet::teardown(std::function<void(Status)> done) {
 }
 
 std::string DropletFleet::pending() const {
-  if (in_flight_creates_ > 0) return "waiting for " + std::to_string(in_flight_creates_) + " create request(s)";
+  const int in_flight = in_flight_creates_ + (network_ ? network_->in_flight() : 0);
+  if (in_flight > 0) return "waiting for " + std::to_string(in_flight) + " create request(s)";
   return cleanup_ ? cleanup_->pending() : "";
 }
 

@@ -20,6 +20,7 @@
 #include "cloud/do_client.hpp"
 #include "cloud/guardian.hpp"
 #include "cloud/ledger.hpp"
+#include "cloud/network_resources.hpp"
 #include "cloud/run_cleanup.hpp"
 #include "base/delayed_calls.hpp"
 #include "base/result.hpp"
@@ -43,6 +44,7 @@ struct Machine {
 struct CreateRequest {
   std::string name, size, image, region, user_data;
   std::vector<std::string> ssh_keys, tags;
+  std::string vpc_uuid;  // "" : the region's default VPC
   bool wait = true;
   double timeout_s = 900;
   bool run_key = false;  // set by the fleet: ssh_keys holds the run's own key
@@ -68,6 +70,11 @@ class DropletFleet {
   void refresh(std::int64_t id, MachineDone done);
   void destroy(std::int64_t id, MachineDone done);
   void sizes(JsonDone done);    // the /v2/sizes catalogue (fetched once per run)
+  // The run's VPC and firewall (network_resources.hpp), and the worst case of `count` more
+  // machines of `size` against --budget and --max-droplets (the create's refusal if it does not fit).
+  void vpc(VpcRequest request, std::function<void(Result<VpcInfo>)> done);
+  void firewall(FirewallRequest request, std::function<void(Result<FirewallInfo>)> done);
+  void check(const std::string& size, int count, std::function<void(Status)> done);
   void account(JsonDone done);
   const Machine* find(std::int64_t id) const;
   // The run's own SSH private key (OpenSSH format), "" until a create made it. A secret.
@@ -90,6 +97,10 @@ class DropletFleet {
   void start_create(CreateRequest request, const std::string& sizes_error, MachineDone done);
   std::string validate_names(const CreateRequest& request) const;  // before anything is sent
   std::string validate(const CreateRequest& request, double& price);
+  std::string price_of(const std::string& size, double& price) const;
+  std::vector<RunningMachine> running_machines() const;
+  std::string check_vpc(const CreateRequest& request) const;
+  NetworkResources& network();
   std::string precheck(const CreateRequest& request, const std::string& sizes_error, double& price);
   void send_create(std::shared_ptr<Creation> creation);
   void reconcile(std::shared_ptr<Creation> creation, std::string why);
@@ -116,6 +127,7 @@ class DropletFleet {
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<Guardian> guardian_;
   std::unique_ptr<RunCleanup> cleanup_;
+  std::unique_ptr<NetworkResources> network_;
   std::optional<nlohmann::json> sizes_;
   std::vector<std::function<void(std::string)>> sizes_waiters_;
   std::string account_uuid_;  // the token's account, known before the first create

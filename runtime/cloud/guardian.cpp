@@ -84,7 +84,7 @@ int clean_up(const std::string& run_id, const std::string& state_dir, const std:
     Ledger ledger(state_dir);
     RunCleanup cleanup(&loop, client, ledger, run_id, "runara:run-" + run_id, CleanupOptions{}, say);
     cleanup.start([&](CleanupReport report) {
-      for (const auto& line : report.destroyed) say("destroyed droplet " + line);
+      for (const auto& line : report.destroyed) say("destroyed " + std::string(line[0] >= '0' && line[0] <= '9' ? "droplet " : "") + line);
       for (const auto& line : report.refused) say("NOT TOUCHED: " + line);
       if (report.complete()) {
         ledger.finish_run(run_id, RunStatus::crashed);
@@ -157,7 +157,7 @@ int guardian_main(int argc, char** argv) {
     for (const auto& run : ledger.runs()) {
       if (run.run_id == run_id && run.status == RunStatus::finished && runtime_ended) return 0;
     }
-    if (ledger.pending(run_id).empty()) {
+    if (ledger.pending(run_id).empty() && ledger.pending_resources(run_id).empty() && ledger.pending_keys(run_id).empty()) {
       ledger.finish_run(run_id, RunStatus::crashed);
       return 0;
     }

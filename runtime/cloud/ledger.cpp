@@ -17,7 +17,9 @@ namespace runara {
 namespace {
 
 constexpr int kBusyTimeoutMs = 15000;
-constexpr int kSchemaVersion = 3;  // 2: resources.account; 3: resources.host_key, ssh_keys
+// 2: resources.account; 3: resources.host_key, ssh_keys; 4: cloud_resources (VPCs, firewalls).
+// A table is added by CREATE TABLE IF NOT EXISTS alone; a column needs its ALTER below.
+constexpr int kSchemaVersion = 4;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -149,6 +151,21 @@ CREATE TABLE IF NOT EXISTS ssh_keys (
   updated_at   REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ssh_keys_run ON ssh_keys (run_id, state);
+CREATE TABLE IF NOT EXISTS cloud_resources (
+  kind         TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  run_id       TEXT NOT NULL,
+  api_base     TEXT NOT NULL,
+  account      TEXT NOT NULL DEFAULT '',
+  region       TEXT NOT NULL DEFAULT '',
+  remote_id    TEXT,
+  state        TEXT NOT NULL CHECK (state IN
+                 ('intent', 'created', 'destroying', 'destroyed', 'create_failed')),
+  created_at   REAL NOT NULL,
+  updated_at   REAL NOT NULL,
+  PRIMARY KEY (kind, name)
+);
+CREATE INDEX IF NOT EXISTS cloud_resources_run ON cloud_resources (run_id, state);
 )sql";
 
 constexpr const char* kEntryColumns =
@@ -496,6 +513,83 @@ std::vector<LedgerKey> Ledger::pending_keys_all() {
                      " FROM ssh_keys WHERE state NOT IN ('destroyed', 'create_failed') ORDER BY created_at, rowid")
                         .c_str());
   return read_keys(s);
+}
+
+// --- generic cloud resources ---
+
+namespace {
+
+constexpr const char* kResourceColumns =
+    "kind, name, run_id, api_base, account, region, remote_id, state, created_at, updated_at";
+
+std::vector<LedgerResource> read_resources(Stmt& s) {
+  std::vector<LedgerResource> out;
+  while (s.step()) {
+    LedgerResource r;
+    r.kind = s.text(0);
+    r.name = s.text(1);
+    r.run_id = s.text(2);
+    r.api_base = s.text(3);
+    r.account = s.text(4);
+    r.region = s.text(5);
+    if (!s.null(6)) r.remote_id = s.text(6);
+    r.state = parse_resource_state(s.text(7)).value_or(ResourceState::intent);
+    r.created_at = s.real(8);
+    r.updated_at = s.real(9);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Ledger::record_resource_intent(const LedgerResource& r) {
+  Stmt s(impl_->db,
+         "INSERT INTO cloud_resources (kind, name, run_id, api_base, account, region, remote_id, state, created_at, "
+         "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, 'intent', ?7, ?7)");
+  s.bind(1, r.kind).bind(2, r.name).bind(3, r.run_id).bind(4, normalized_api_base(r.api_base));
+  s.bind(5, r.account).bind(6, r.region).bind(7, now_s());
+  s.run();
+}
+
+bool Ledger::record_resource_id(const std::string& kind, const std::string& name, const std::string& remote_id) {
+  Stmt s(impl_->db,
+         "UPDATE cloud_resources SET remote_id = ?3, updated_at = ?4, state = CASE WHEN state IN "
+         "('intent', 'create_failed') THEN 'created' ELSE state END WHERE kind = ?1 AND name = ?2");
+  s.bind(1, kind).bind(2, name).bind(3, remote_id).bind(4, now_s());
+  s.run();
+  return s.changes() > 0;
+}
+
+bool Ledger::mark_resource(const std::string& kind, const std::string& name, ResourceState state) {
+  Stmt s(impl_->db, "UPDATE cloud_resources SET state = ?3, updated_at = ?4 WHERE kind = ?1 AND name = ?2");
+  s.bind(1, kind).bind(2, name).bind(3, std::string(to_string(state))).bind(4, now_s());
+  s.run();
+  return s.changes() > 0;
+}
+
+std::optional<LedgerResource> Ledger::find_resource(const std::string& kind, const std::string& name) {
+  Stmt s(impl_->db, (std::string("SELECT ") + kResourceColumns + " FROM cloud_resources WHERE kind = ?1 AND name = ?2").c_str());
+  s.bind(1, kind).bind(2, name);
+  auto rows = read_resources(s);
+  if (rows.empty()) return std::nullopt;
+  return rows.front();
+}
+
+std::vector<LedgerResource> Ledger::pending_resources(const std::string& run_id) {
+  Stmt s(impl_->db, (std::string("SELECT ") + kResourceColumns +
+                     " FROM cloud_resources WHERE run_id = ?1 AND state NOT IN ('destroyed', 'create_failed') "
+                     "ORDER BY created_at, rowid")
+                        .c_str());
+  s.bind(1, run_id);
+  return read_resources(s);
+}
+
+std::vector<LedgerResource> Ledger::pending_resources_all() {
+  Stmt s(impl_->db, (std::string("SELECT ") + kResourceColumns +
+                     " FROM cloud_resources WHERE state NOT IN ('destroyed', 'create_failed') ORDER BY created_at, rowid")
+                        .c_str());
+  return read_resources(s);
 }
 
 bool Ledger::pin_host_key(const std::string& droplet_name, const std::string& fingerprint) {

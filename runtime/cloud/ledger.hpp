@@ -81,6 +81,19 @@ struct LedgerKey {
   double created_at = 0, updated_at = 0;
 };
 
+// A cloud resource of a kind in resource_kinds.hpp (a VPC, a firewall): same lifecycle words as
+// droplets. Its id at the API is text (VPC and firewall ids are UUIDs). Only resources the run
+// created are recorded: a VPC the script names as `existing` never is, so it is never deleted.
+struct LedgerResource {
+  std::string kind;  // "vpc", "firewall" (resource_kinds.hpp)
+  std::string name;  // unique per kind: "runara-<run id>-vpc"
+  std::string run_id, api_base, account;
+  std::string region;  // "" for kinds without one
+  std::optional<std::string> remote_id;
+  ResourceState state = ResourceState::intent;
+  double created_at = 0, updated_at = 0;
+};
+
 struct RunRecord {
   std::string run_id;
   std::int64_t pid = 0;
@@ -135,6 +148,16 @@ class Ledger {
   bool mark_key(const std::string& name, ResourceState state);  // destroyed or create_failed
   std::vector<LedgerKey> pending_keys(const std::string& run_id);  // not destroyed/create_failed
   std::vector<LedgerKey> pending_keys_all();
+  // --- generic cloud resources (VPCs, firewalls; resource_kinds.hpp) ---
+  // Durably records a resource about to be created; call BEFORE the POST. Throws on a duplicate
+  // (kind, name).
+  void record_resource_intent(const LedgerResource& resource);
+  // The create answered (or a listing showed it): intent/create_failed -> created with its id.
+  bool record_resource_id(const std::string& kind, const std::string& name, const std::string& remote_id);
+  bool mark_resource(const std::string& kind, const std::string& name, ResourceState state);
+  std::optional<LedgerResource> find_resource(const std::string& kind, const std::string& name);
+  std::vector<LedgerResource> pending_resources(const std::string& run_id);  // not destroyed/create_failed
+  std::vector<LedgerResource> pending_resources_all();
   // Trust on first use: the droplet's host key fingerprint (only written while none is).
   bool pin_host_key(const std::string& droplet_name, const std::string& fingerprint);
   // running -> finished or crashed, with ended_at = now. False: unknown run id.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cloud/ownership.hpp"
+#include "cloud/resource_kinds.hpp"
 
 namespace runara {
 
@@ -133,6 +134,43 @@ void add_keys(Ledger& ledger, ApiSession* api, Survey& s) {
   }
 }
 
+// The runs' VPCs and firewalls at this API and account: one GET by id each. 404 closes the row.
+void add_resources(Ledger& ledger, ApiSession* api, Survey& s) {
+  for (const auto& r : ledger.pending_resources_all()) {
+    if (r.api_base != s.api_base || (!s.account.empty() && !r.account.empty() && r.account != s.account)) continue;
+    Leftover l;
+    l.kind = r.kind;
+    l.run_id = r.run_id;
+    l.name = r.name;
+    l.region = r.region;
+    l.size = "(" + r.kind + ")";
+    l.source = "ledger";
+    l.remote_id = r.remote_id.value_or("");
+    l.created_at = r.created_at;
+    l.status = "unchecked (ledger: " + std::string(to_string(r.state)) + ")";
+    const ResourceKind* kind = find_resource_kind(r.kind);
+    if (s.error.empty() && api && kind && r.remote_id) {
+      const DoResult got = api->get_resource(std::string(kind->collection) + "/" + *r.remote_id);
+      if (got.status == 404) {
+        ledger.mark_resource(r.kind, r.name, ResourceState::destroyed);
+        continue;
+      }
+      if (got.ok) {
+        l.checked = true;
+        const auto item = got.body.value(std::string(kind->item_key), nlohmann::json::object());
+        const std::string why = check_resource_owned(item, r.kind, r.name, kRunTagPrefix + r.run_id).error();
+        l.foreign = !why.empty();
+        l.status = why.empty() ? "exists" : "not runara's (" + why + "; never deleted)";
+      } else {
+        s.error = "could not ask the API about " + r.kind + " " + r.name + " (" + got.error + ")";
+      }
+    } else if (s.error.empty() && api && !r.remote_id) {
+      l.status = "create of unknown outcome (no id yet)";
+    }
+    s.rows.push_back(std::move(l));
+  }
+}
+
 }  // namespace
 
 Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession* api) {
@@ -169,6 +207,7 @@ Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession*
     s.rows.push_back(std::move(l));
   }
   add_keys(ledger, api, s);
+  add_resources(ledger, api, s);
   return s;
 }
 

@@ -5,7 +5,9 @@
 // catches creates the ledger has no id for. Each ledger row is checked against the API (the
 // listing, else GET): a 404 closes the row (destroyed), a droplet without the run's tag is
 // reported as not runara's, and a row the API could not be asked about says so. The runs' own
-// SSH keys are rows too (kind "ssh_key"), each checked with one GET by fingerprint. Rows recorded
+// SSH keys are rows too (kind "ssh_key"), each checked with one GET by fingerprint, and so are
+// their VPCs and firewalls (kinds "vpc", "firewall": resource_kinds.hpp), each checked with one
+// GET by id. Rows recorded
 // at another endpoint or under another account are counted in `elsewhere`, never shown as
 // leftovers here. Without a token, or when the API cannot be asked, `error` says why and the
 // rows carry the ledger's word, marked unchecked: never an all-clear.
@@ -24,7 +26,8 @@
 namespace runara {
 
 struct Leftover {
-  std::string kind = "droplet";  // or "ssh_key" (the run's own key, registered with the account)
+  std::string kind = "droplet";  // or "ssh_key" (the run's own key, registered with the account), "vpc", "firewall"
+  std::string remote_id;         // vpc, firewall: the API's id (a UUID); "" when none is known
   std::string run_id, name, size, region;
   std::string ip;               // public IPv4 of a droplet the API showed
   std::string private_key_path;  // ssh_key: the run's private key file (0600, state folder)

@@ -60,6 +60,12 @@ std::vector<Leftover> select(const ReapOptions& options, std::vector<Leftover> a
   return out;
 }
 
+// A row's id at the API: a droplet's or key's number, a VPC's or firewall's UUID; "-" for none.
+std::string id_text(const Leftover& l) {
+  if (!l.remote_id.empty()) return l.remote_id;
+  return l.id ? std::to_string(l.id) : "-";
+}
+
 std::string price_text(const std::optional<double>& price) {
   char text[32];
   if (!price) return "?";
@@ -72,7 +78,7 @@ void print_table(const std::vector<Leftover>& list, const std::set<std::string>&
               "$/H", "SINCE");
   for (const auto& l : list) {
     std::printf("%-10s %-8s %-12s %-34s %-12s %-20s %7s  %s (%s)\n", shown(l.run_id).c_str(),
-                live.count(l.run_id) ? "yes" : "no", l.id ? std::to_string(l.id).c_str() : "-", shown(l.name).c_str(),
+                live.count(l.run_id) ? "yes" : "no", shown(id_text(l)).c_str(), shown(l.name).c_str(),
                 shown(l.status).c_str(), shown(l.size).c_str(), price_text(l.price_hourly).c_str(),
                 time_text(l.created_at).c_str(), shown(l.source).c_str());
   }
@@ -88,7 +94,8 @@ std::string iso_time(double unix_seconds) {
 void print_json(const Survey& survey, const std::vector<Leftover>& list, const std::set<std::string>& live) {
   nlohmann::json resources = nlohmann::json::array();
   for (const auto& l : list) {
-    resources.push_back({{"id", l.id ? nlohmann::json(l.id) : nlohmann::json()},
+    const nlohmann::json id = !l.remote_id.empty() ? nlohmann::json(l.remote_id) : l.id ? nlohmann::json(l.id) : nlohmann::json();
+    resources.push_back({{"id", id},
                          {"kind", l.kind},
                          {"run_id", l.run_id},
                          {"run_alive", live.count(l.run_id) > 0},
@@ -201,6 +208,9 @@ std::string leftover_warning(const std::string& state_dir) {
     for (const auto& e : ledger.pending_all()) {
       if (!live.count(e.run_id)) ++per_run[e.run_id];
     }
+    for (const auto& r : ledger.pending_resources_all()) {
+      if (!live.count(r.run_id)) ++per_run[r.run_id];
+    }
     if (per_run.empty()) return {};
     std::string runs;
     int total = 0;
@@ -246,7 +256,8 @@ int reap_leftovers(const ReapOptions& options) {
   std::vector<Leftover> targets, foreign;
   for (auto& l : select(options, survey.rows, live)) (l.foreign ? foreign : targets).push_back(std::move(l));
   for (const auto& l : foreign) {
-    std::printf("NOT TOUCHED %lld (%s): %s\n", static_cast<long long>(l.id), shown(l.name).c_str(), shown(l.status).c_str());
+    const std::string what = l.kind == "droplet" ? id_text(l) : l.kind + " " + id_text(l);
+    std::printf("NOT TOUCHED %s (%s): %s\n", shown(what).c_str(), shown(l.name).c_str(), shown(l.status).c_str());
   }
   if (!survey.error.empty()) {
     if (!targets.empty()) print_table(targets, live);

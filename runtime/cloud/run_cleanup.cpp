@@ -36,6 +36,7 @@ RunCleanup::~RunCleanup() { stop_everything(); }
 // Nothing of a finished cleanup may keep the loop alive or call back into it.
 void RunCleanup::stop_everything() {
   if (keys_) keys_->stop();
+  if (network_) network_->stop();
   for (DoClient::OpId op : ops_) client_.cancel(op);
   ops_.clear();
   delayed_.cancel_all();
@@ -56,6 +57,7 @@ void RunCleanup::start(std::function<void(CleanupReport)> done) {
     }
   }
   start_keys(api);
+  prepare_network(api);
   for (const auto& entry : rows()) {
     if (!entry.droplet_id) continue;
     if (options_.own_creates.count(*entry.droplet_id)) {
@@ -82,6 +84,27 @@ void RunCleanup::start_keys(const std::string& api) {
   KeyCleanup::Limits limits{options_.poll_s, give_up_at_, options_.max_create_s};
   keys_ = std::make_unique<KeyCleanup>(loop_, client_, ledger_, std::move(mine), limits, log_, [this] { maybe_finish(); });
   keys_->start();
+}
+
+void RunCleanup::prepare_network(const std::string& api) {
+  std::vector<LedgerResource> mine;
+  for (auto& r : ledger_.pending_resources(run_id_)) {
+    const std::string what = r.kind + " " + r.name;
+    if (r.api_base != api) {
+      foreign_rows_.push_back(what + ": recorded at " + r.api_base + ", not " + api + "; not touched");
+    } else if (!options_.account.empty() && !r.account.empty() && r.account != options_.account) {
+      foreign_rows_.push_back(what + ": recorded under another account than the token's; not touched");
+    } else {
+      mine.push_back(std::move(r));
+    }
+  }
+  if (mine.empty()) return;
+  NetworkCleanup::Limits limits;
+  limits.poll_s = options_.poll_s;
+  limits.give_up_at = give_up_at_;
+  limits.max_create_s = options_.max_create_s;
+  network_ = std::make_unique<NetworkCleanup>(loop_, client_, ledger_, tag_, std::move(mine), limits, log_,
+                                              [this] { maybe_finish(); });
 }
 
 std::vector<LedgerEntry> RunCleanup::rows() {
@@ -251,7 +274,11 @@ void RunCleanup::maybe_finish() {
   // Creates of unknown outcome keep the listing going (on_listed) until they show up or can
   // no longer land; finishing now would leave them unwatched.
   const bool keys_done = !keys_ || keys_->finished();
-  if (timed_out || (all_gone && keys_done && !has_unresolved_intents())) finish();
+  const bool droplets_done = all_gone && !has_unresolved_intents();
+  // Dependency order: the firewall and the VPC only once no droplet of the run is left.
+  if (droplets_done && network_ && !network_->started()) network_->start();
+  const bool network_done = !network_ || network_->finished();
+  if (timed_out || (droplets_done && keys_done && network_done)) finish();
 }
 
 void RunCleanup::finish() {
@@ -263,6 +290,10 @@ void RunCleanup::finish() {
   if (keys_) {
     keys_->report(report.destroyed, report.remaining, report.refused);
     if (report.error.empty()) report.error = keys_->last_error();
+  }
+  if (network_) {
+    network_->report(report.destroyed, report.remaining, report.refused);
+    if (report.error.empty()) report.error = network_->last_error();
   }
   for (const auto& [id, target] : targets_) {
     const std::string line = std::to_string(id) + " (" + target.name + ")";
@@ -287,6 +318,8 @@ std::string RunCleanup::pending() const {
   std::string keys = keys_ ? keys_->pending() : "";
   std::string droplets = out.empty() ? (listing_ ? "listing droplets tagged " + tag_ : "") : "destroying droplets " + out;
   if (!keys.empty()) droplets += (droplets.empty() ? "deleting " : "; deleting ") + keys;
+  const std::string network = network_ ? network_->pending() : "";
+  if (!network.empty()) droplets += (droplets.empty() ? "deleting " : "; deleting ") + network;
   return droplets;
 }
 

@@ -2,7 +2,8 @@
 // One mechanism with three users: the run's own teardown, the guardian after the runtime died,
 // and `runara reap`. It trusts only the ledger and the cloud's own lists, never the script.
 //
-// What it destroys: the run's SSH keys (key_cleanup.hpp), and every ledger entry of the run that has a droplet id, plus whatever carries
+// What it destroys: the run's SSH keys (key_cleanup.hpp), its VPC and firewall once every droplet
+// is gone (network_cleanup.hpp: firewall, then VPC), and every ledger entry of the run that has a droplet id, plus whatever carries
 // the run's tag (creates whose response never arrived). An intent without an id stays open
 // until a listing shows it or it is older than `max_create_s` (its create can no longer land).
 //
@@ -27,6 +28,7 @@
 
 #include "cloud/do_client.hpp"
 #include "cloud/key_cleanup.hpp"
+#include "cloud/network_cleanup.hpp"
 #include "cloud/ledger.hpp"
 #include "base/delayed_calls.hpp"
 
@@ -68,6 +70,7 @@ class RunCleanup {
   };
   std::vector<LedgerEntry> rows();  // the run's pending rows at this API and account
   void start_keys(const std::string& api);
+  void prepare_network(const std::string& api);  // started by maybe_finish once the droplets are gone
   void verify(std::int64_t id);     // GET, then destroy only if it carries the run's tag
   void refuse(std::int64_t id, const std::string& why);
   void list();
@@ -100,6 +103,7 @@ class RunCleanup {
   DelayedCalls delayed_;
   std::vector<DoClient::OpId> ops_;  // calls made (cancelling a finished one is harmless)
   std::unique_ptr<KeyCleanup> keys_;  // the run's SSH keys, beside the droplets
+  std::unique_ptr<NetworkCleanup> network_;  // the run's firewall and VPC, after the droplets
 };
 
 }  // namespace runara

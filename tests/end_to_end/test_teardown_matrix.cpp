@@ -201,3 +201,117 @@ TEST_CASE("teardown: SIGKILL of the runtime at every moment (the guardian cleans
 TEST_CASE("teardown: a crash of the runtime right after a create (the guardian cleans up)", "[teardown]") {
   run_case({"crash", Moment::after_active, 1, 128 + SIGABRT});
 }
+
+// --- the run's private network: a VPC, a firewall and droplets in the VPC ---
+
+namespace {
+
+struct NetworkCase {
+  const char* ending;  // normal, error, watchdog, SIGINT, SIGTERM, SIGKILL
+  int expected_exit;
+  const char* lost_answer = "";  // "POST /v2/vpcs" or "POST /v2/firewalls": its answer is dropped
+  const char* existing = "";     // the script uses this account VPC instead of its own
+};
+
+// Index of the first (or last) request starting with `prefix`; -1 when there is none.
+long request_at(const std::vector<std::string>& log, const std::string& prefix, bool last) {
+  long found = -1;
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    if (log[i].rfind(prefix, 0) != 0) continue;
+    found = static_cast<long>(i);
+    if (!last) break;
+  }
+  return found;
+}
+
+int count_named(const std::vector<nlohmann::json>& items, const std::string& prefix) {
+  int n = 0;
+  for (const auto& item : items) n += item.value("name", "").rfind(prefix, 0) == 0;
+  return n;
+}
+
+void run_network_case(const NetworkCase& c) {
+  INFO("network case: ending " << c.ending << ", lost answer '" << c.lost_answer << "', existing '" << c.existing << "'");
+  runara::sim::FakeDoConfig config;
+  config.token = "matrix-token-3f9a";
+  config.active_after_s = 0.2;
+  config.delete_after_s = 0.2;
+  config.firewall_apply_s = 0.2;
+  config.enforce_rate_limits = false;
+  runara::sim::FakeDigitalOcean fake(config);
+  fake.start();
+  if (*c.lost_answer) fake.drop_next_response(c.lost_answer);
+  const std::string dir = runara::test::temp_dir("matrix-net");
+  const std::string ending = c.ending;
+  std::map<std::string, std::string> env{{"RUNARA_DO_API_URL", fake.base_url()},
+                                         {"DIGITALOCEAN_TOKEN", config.token},
+                                         {"RUNARA_STATE_DIR", dir + "/state"},
+                                         {"RUNARA_POLL_S", "0.1"},
+                                         {"HOME", dir}};
+  std::vector<std::string> args{RUNARA_BINARY, "--out", dir + "/out"};
+  std::string script_ending = signal_of(ending) ? "wait" : ending;
+  if (ending == "watchdog") {
+    args.insert(args.end(), {"--max-runtime", "4"});
+    script_ending = "busy";
+  }
+  args.insert(args.end(), {std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/fleet_network.lua", "n=2",
+                           "ending=" + script_ending});
+  if (*c.existing) args.push_back(std::string("existing=") + c.existing);
+  const auto vpcs_before = fake.vpcs().size();
+  ChildProcess child(args, env);
+  if (const int sig = signal_of(ending)) {
+    REQUIRE(child.wait_for_output("ALL ACTIVE", 30));
+    CHECK(count_named(fake.firewalls(), "runara-") == 1);
+    child.signal(sig);
+  }
+  ChildResult result = child.wait(90);
+  INFO("stdout: " << result.out);
+  INFO("stderr: " << result.err);
+  CHECK_FALSE(result.timed_out);
+  CHECK(result.exit_code == c.expected_exit);
+  CHECK(runara::test::contains(result.out, "ALL ACTIVE"));
+  CHECK(runara::test::contains(result.out, " private 10."));  // each droplet's address in the VPC
+  // Everything of the run is gone: droplets, key, firewall, VPC.
+  CHECK(eventually([&] { return fake.existing_droplets() == 0; }, 60));
+  CHECK(eventually([&] { return fake.firewalls().empty(); }, 60));
+  CHECK(eventually([&] { return count_named(fake.vpcs(), "runara-") == 0; }, 60));
+  CHECK(eventually([&] { return fake.keys().empty(); }, 60));
+  // Nothing created twice, a lost answer included (found by name, not sent again).
+  if (*c.lost_answer) CHECK(runara::test::contains(result.err, "ended ambiguously"));
+  CHECK(fake.creates() == 2);
+  CHECK(fake.requests("POST /v2/firewalls") == 1);
+  CHECK(fake.requests("POST /v2/vpcs") == (*c.existing ? 0 : 1));
+  // Dependency order: every droplet's DELETE before the firewall's, the firewall's before the VPC's.
+  const auto log = fake.request_log();
+  const long last_droplet = request_at(log, "DELETE /v2/droplets/", true);
+  const long first_fw = request_at(log, "DELETE /v2/firewalls/", false), last_fw = request_at(log, "DELETE /v2/firewalls/", true);
+  const long first_vpc = request_at(log, "DELETE /v2/vpcs/", false);
+  CHECK(last_droplet >= 0);
+  CHECK(first_fw > last_droplet);
+  if (*c.existing) {
+    CHECK(first_vpc == -1);  // an existing VPC is never deleted
+    CHECK(fake.vpcs().size() == vpcs_before);
+  } else {
+    CHECK(first_vpc > last_fw);
+  }
+  CHECK(result.err.find(config.token) == std::string::npos);
+  CHECK(result.out.find(config.token) == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("teardown of a VPC and a firewall: every ending, in dependency order", "[teardown][teardown_network]") {
+  run_network_case({"normal", 0});
+  run_network_case({"error", 1});
+  run_network_case({"watchdog", 3});
+  run_network_case({"SIGINT", 130});
+  run_network_case({"SIGTERM", 143});
+  run_network_case({"SIGKILL", 128 + SIGKILL});  // the guardian tears down
+}
+
+TEST_CASE("teardown of a VPC and a firewall: lost create answers, an existing VPC", "[teardown][teardown_network]") {
+  run_network_case({"normal", 0, "POST /v2/vpcs"});
+  run_network_case({"normal", 0, "POST /v2/firewalls"});
+  run_network_case({"SIGKILL", 128 + SIGKILL, "POST /v2/vpcs"});
+  run_network_case({"normal", 0, "", "default-nyc3"});  // the account's VPC: used, never deleted
+}

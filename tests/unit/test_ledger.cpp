@@ -285,3 +285,84 @@ TEST_CASE("Ledger upgrades a version-1 file: its rows are kept, with no account"
   ledger.record_intent(in);
   CHECK(ledger.find("new")->account == "acct");
 }
+
+TEST_CASE("Ledger records a VPC's and a firewall's lifecycle in the generic table", "[ledger]") {
+  TempDir dir;
+  Ledger ledger(dir.path);
+  runara::LedgerResource vpc;
+  vpc.kind = "vpc";
+  vpc.name = "runara-r1-vpc";
+  vpc.run_id = "r1";
+  vpc.api_base = "https://api.digitalocean.com/";
+  vpc.account = "acct";
+  vpc.region = "atl1";
+  ledger.record_resource_intent(vpc);
+  CHECK_THROWS_AS(ledger.record_resource_intent(vpc), LedgerError);  // (kind, name) is unique
+  runara::LedgerResource fw = vpc;
+  fw.kind = "firewall";
+  fw.name = "runara-r1-vpc";  // the same name under another kind is another resource
+  ledger.record_resource_intent(fw);
+
+  auto row = ledger.find_resource("vpc", "runara-r1-vpc");
+  REQUIRE(row);
+  CHECK(row->state == ResourceState::intent);
+  CHECK_FALSE(row->remote_id);
+  CHECK(row->api_base == "https://api.digitalocean.com");  // normalized
+  CHECK(row->region == "atl1");
+  CHECK(row->account == "acct");
+  CHECK(row->created_at > 0);
+
+  const std::string uuid = "5a4981aa-9653-4bd1-bef5-d6bff52042e4";
+  CHECK(ledger.record_resource_id("vpc", "runara-r1-vpc", uuid));
+  CHECK_FALSE(ledger.record_resource_id("vpc", "no-such", uuid));
+  row = ledger.find_resource("vpc", "runara-r1-vpc");
+  CHECK(row->state == ResourceState::created);
+  CHECK(row->remote_id == uuid);  // text: UUIDs, not integers
+  CHECK(ledger.pending_resources("r1").size() == 2);
+  CHECK(ledger.pending_resources("r2").empty());
+
+  CHECK(ledger.mark_resource("vpc", "runara-r1-vpc", ResourceState::destroying));
+  CHECK(ledger.pending_resources("r1").size() == 2);
+  CHECK(ledger.mark_resource("vpc", "runara-r1-vpc", ResourceState::destroyed));
+  CHECK(ledger.mark_resource("firewall", "runara-r1-vpc", ResourceState::create_failed));
+  CHECK(ledger.pending_resources("r1").empty());
+  CHECK(ledger.pending_resources_all().empty());
+  CHECK(ledger.find_resource("vpc", "runara-r1-vpc")->state == ResourceState::destroyed);
+  // Droplets and keys live in their own tables: untouched by any of this.
+  CHECK(ledger.pending("r1").empty());
+  CHECK(ledger.pending_keys("r1").empty());
+}
+
+TEST_CASE("Ledger upgrades a version-3 file: droplets and keys kept, resources table added", "[ledger]") {
+  TempDir dir;
+  {
+    Ledger ledger(dir.path);  // today's schema, then taken back to version 3 by hand
+    ledger.record_intent(intent("r0", "runara-r0-a"));
+    ledger.record_id("runara-r0-a", 7);
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((dir.path + "/ledger.db").c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "DROP TABLE cloud_resources; PRAGMA user_version=3;", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+  sqlite3_close(db);
+
+  Ledger ledger(dir.path);
+  CHECK(ledger.find("runara-r0-a")->droplet_id == 7);
+  runara::LedgerResource fw;
+  fw.kind = "firewall";
+  fw.name = "runara-r0-fw";
+  fw.run_id = "r0";
+  fw.api_base = "https://api.digitalocean.com";
+  ledger.record_resource_intent(fw);
+  CHECK(ledger.pending_resources("r0").size() == 1);
+  REQUIRE(sqlite3_open((dir.path + "/ledger.db").c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(st, 0) == 4);
+  sqlite3_finalize(st);
+  // A file from a newer runara is refused, not half understood.
+  REQUIRE(sqlite3_exec(db, "PRAGMA user_version=5;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  CHECK_THROWS_WITH(Ledger(dir.path), Catch::Contains("newer than this runara understands"));
+}

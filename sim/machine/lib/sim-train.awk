@@ -13,6 +13,8 @@ BEGIN {
   else if (gpu == "mi350x") { name = "AMD Instinct MI350X"; mem = 309220868096; torch = "2.9.0+rocm7.0.0"; cuda = "null"; hip = "\"7.0.51831-a3e329ad8\"" }
   else { name = "NVIDIA H100 80GB HBM3"; mem = 85045231616; torch = "2.5.0a0+e000cf0ad9.nv24.10"; cuda = "\"12.6\""; hip = "null" }
   world = nproc > 0 ? nproc : 1
+  if (nnodes < 1) nnodes = 1
+  world = world * nnodes
   if (part == "env") {
     printf "{\"part\": \"env\", \"gpu\": \"%s\", \"gpu_count\": %d, \"memory_total_bytes\": %.0f, \"torch\": \"%s\", \"cuda\": %s, \"hip\": %s, \"world_size\": %d, \"simulated\": true}\n", name, ENVIRON["RUNARA_SIM_GPU_COUNT"] + 0, mem, torch, cuda, hip, world
     exit
@@ -73,8 +75,15 @@ BEGIN {
       printf "%s, \"status\": \"skipped\", \"reason\": \"out of memory\", \"allocated_bytes\": %.0f, \"tried_bytes\": %.0f, \"estimated_bytes\": %.0f, \"error\": \"%s out of memory. Tried to allocate %.2f GiB.\", \"simulated\": true}\n", head, mem * 0.9, tried, need, gpu == "h100" ? "CUDA" : "HIP", tried / 2 ^ 30
       continue
     }
-    e = world in eff ? eff[world] : 0.8
-    tps = c[7] * k * world * e * noise(); total = world * b * c[6] * steps / tps
-    printf "%s, \"status\": \"ok\", \"total_s\": %s, \"tokens_per_s\": %s, \"tokens_per_s_per_gpu\": %s, \"ms_per_step\": %.3f, \"peak_memory_bytes\": %.0f, \"simulated\": true}\n", head, r4(total), r1(tps), r1(tps / world), total / steps * 1e3, need * noise()
+    local_world = world / nnodes
+    e = local_world in eff ? eff[local_world] : 0.8
+    # Across nodes (an assumption, not a measurement): each step adds a ring all-reduce of the bf16
+    # gradients (2 bytes/param) between the nodes, 2 (N-1)/N of them over each node's 10 Gbit/s of
+    # VPC (TCP, no RDMA), not overlapped with compute.
+    step = local_world * b * c[6] / (c[7] * k * local_world * e * noise())
+    if (nnodes > 1) step += 2 * (nnodes - 1) / nnodes * 2 * p / 1.25e9
+    tps = world * b * c[6] / step; total = step * steps
+    nodes = nnodes > 1 ? sprintf(", \"nnodes\": %d, \"tokens_per_s_per_node\": %s", nnodes, r1(tps / nnodes)) : ""
+    printf "%s, \"status\": \"ok\", \"total_s\": %s, \"tokens_per_s\": %s, \"tokens_per_s_per_gpu\": %s%s, \"ms_per_step\": %.3f, \"peak_memory_bytes\": %.0f, \"simulated\": true}\n", head, r4(total), r1(tps), r1(tps / world), nodes, total / steps * 1e3, need * noise()
   }
 }
