@@ -12,8 +12,13 @@
 // runtime's and the guardian's exits (this process is a child subreaper, so the guardian is
 // reparented to it when the runtime dies and can be waited for).
 //
+// With --network the script is tests/scripts/fleet_network.lua (a VPC, the run's firewall and N
+// droplets in the VPC), the fake keeps its default delays (active after 0.5 s, 404 0.5 s after a
+// DELETE, firewall changes applied after 0.5 s), and the end is also waited for: no firewall and
+// no VPC of the run left at the fake (deleted after the droplets, in that order).
+//
 // usage: runara_teardown_latency [--runara PATH] [--script PATH] [--n 1,8] [--reps 5]
-//                                [--modes SIGINT,SIGKILL] [--verbose]
+//                                [--modes SIGINT,SIGKILL] [--network] [--verbose]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -95,6 +100,7 @@ struct Sample {
   double deletes_s = NAN;    // all N DELETE /v2/droplets/ID received by the fake
   double live_zero_s = NAN;  // live_droplets() == 0
   double gone_s = NAN;       // existing_droplets() == 0 (GET answers 404 for all)
+  double network_gone_s = NAN;  // --network: no firewall and no runara- VPC left
   double runtime_exit_s = NAN;
   double guardian_exit_s = NAN;
   int runtime_status = -1;  // exit code, or 128+signal
@@ -111,8 +117,17 @@ struct Options {
   int reps = 5;
   std::vector<std::string> modes{"SIGINT", "SIGKILL"};
   bool verbose = false;
+  bool network = false;
   double timeout_s = 60;
 };
+
+bool network_gone(const runara::sim::FakeDigitalOcean& fake) {
+  if (!fake.firewalls().empty()) return false;
+  for (const auto& vpc : fake.vpcs()) {
+    if (vpc.value("name", "").rfind("runara-", 0) == 0) return false;
+  }
+  return true;
+}
 
 // Waits (up to `timeout_s`) for every child left: the runtime and the guardian reparented to us.
 void reap_all(double timeout_s) {
@@ -132,8 +147,10 @@ Sample run_once(const Options& o, const std::string& mode, int n) {
   Sample s;
   runara::sim::FakeDoConfig config;
   config.token = "bench-token-7c1e";
-  config.active_after_s = 0.2;
-  config.delete_after_s = 0.2;
+  if (!o.network) {  // --network: the fake's default delays
+    config.active_after_s = 0.2;
+    config.delete_after_s = 0.2;
+  }
   config.enforce_rate_limits = false;
   config.droplet_limit = std::max(25, n);
   runara::sim::FakeDigitalOcean fake(config);
@@ -191,6 +208,7 @@ Sample run_once(const Options& o, const std::string& mode, int n) {
     seen(s.deletes_s, fake.requests("DELETE /v2/droplets") - deletes_before >= n);
     seen(s.live_zero_s, fake.live_droplets() == 0);
     seen(s.gone_s, fake.existing_droplets() == 0);
+    if (o.network) seen(s.network_gone_s, network_gone(fake));
     // Reap the runtime and, once reparented to us, the guardian.
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
       const double t = since(t0);
@@ -204,12 +222,14 @@ Sample run_once(const Options& o, const std::string& mode, int n) {
         guardian_done = true;
       }
     }
-    if (runtime_done && guardian_done && !std::isnan(s.gone_s)) break;
+    const bool network_done = !o.network || !std::isnan(s.network_gone_s);
+    if (runtime_done && guardian_done && !std::isnan(s.gone_s) && network_done) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   s.deletes = fake.requests("DELETE /v2/droplets") - deletes_before;
   const int expected = 128 + (mode == "SIGINT" ? SIGINT : SIGKILL);  // 130 / 137
-  s.ok = runtime_done && guardian_done && !std::isnan(s.gone_s) && s.runtime_status == expected &&
+  s.ok = runtime_done && guardian_done && !std::isnan(s.gone_s) && (!o.network || !std::isnan(s.network_gone_s)) &&
+         s.runtime_status == expected &&
          s.guardian_status == 0 && s.creates == n;
   if (!s.ok) {
     if (!runtime_done) kill(runtime, SIGKILL);
@@ -276,6 +296,10 @@ int main(int argc, char** argv) {
     else if (a == "--modes") o.modes = split(value(), ',');
     else if (a == "--timeout") o.timeout_s = std::atof(value().c_str());
     else if (a == "--verbose") o.verbose = true;
+    else if (a == "--network") {
+      o.network = true;
+      o.script = std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/fleet_network.lua";
+    }
     else {
       usage();
       return a == "-h" || a == "--help" ? 0 : 2;
@@ -294,9 +318,9 @@ int main(int argc, char** argv) {
   // The guardian runs in its own session; when the runtime dies it is reparented to us.
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-  std::printf("runara: %s\nscript: %s\nfake DO: active_after 0.2 s, delete_after 0.2 s, no rate limits; "
+  std::printf("runara: %s\nscript: %s\nfake DO: active_after %s s, delete_after %s s, no rate limits; "
               "RUNARA_POLL_S=0.1; poll every 1 ms\n\n",
-              o.runara.c_str(), o.script.c_str());
+              o.runara.c_str(), o.script.c_str(), o.network ? "0.5" : "0.2", o.network ? "0.5" : "0.2");
   std::fflush(stdout);
 
   struct Row {
@@ -312,10 +336,10 @@ int main(int argc, char** argv) {
       for (int r = 0; r < o.reps; ++r) {
         Sample s = run_once(o, mode, n);
         std::printf("%-7s N=%-2d rep %d: DELETEs %s ms, live=0 %s ms, all 404 %s ms, runtime exit %s ms (%d), "
-                    "guardian exit %s ms (%d), %d DELETE requests%s\n",
+                    "guardian exit %s ms (%d), %d DELETE requests, firewall+VPC gone %s ms%s\n",
                     mode.c_str(), n, r + 1, ms(s.deletes_s).c_str(), ms(s.live_zero_s).c_str(), ms(s.gone_s).c_str(),
                     ms(s.runtime_exit_s).c_str(), s.runtime_status, ms(s.guardian_exit_s).c_str(), s.guardian_status,
-                    s.deletes, s.ok ? "" : "  FAILED");
+                    s.deletes, ms(s.network_gone_s).c_str(), s.ok ? "" : "  FAILED");
         if (!s.note.empty() && (!s.ok || o.verbose)) std::printf("%s\n", s.note.c_str());
         std::fflush(stdout);
         if (!s.ok) ++failures;
@@ -326,8 +350,9 @@ int main(int argc, char** argv) {
   }
 
   std::printf("\nmilliseconds from the signal; median (min-max) over the runs that completed\n");
-  std::printf("%-8s %3s %5s  %-20s %-20s %-20s %-20s %-20s\n", "signal", "N", "runs", "all DELETEs recv",
-              "live_droplets()=0", "all 404 (existing=0)", "runtime exited", "guardian exited");
+  std::printf("%-8s %3s %5s  %-20s %-20s %-20s %-20s %-20s %s\n", "signal", "N", "runs", "all DELETEs recv",
+              "live_droplets()=0", "all 404 (existing=0)", "runtime exited", "guardian exited",
+              o.network ? "firewall+VPC gone" : "");
   for (const auto& row : rows) {
     auto col = [&](double Sample::*field) {
       std::vector<double> v;
@@ -340,9 +365,10 @@ int main(int argc, char** argv) {
     };
     int ok = 0;
     for (const auto& s : row.samples) ok += s.ok;
-    std::printf("%-8s %3d %2d/%-2d  %-20s %-20s %-20s %-20s %-20s\n", row.mode.c_str(), row.n, ok,
+    std::printf("%-8s %3d %2d/%-2d  %-20s %-20s %-20s %-20s %-20s %s\n", row.mode.c_str(), row.n, ok,
                 static_cast<int>(row.samples.size()), col(&Sample::deletes_s).c_str(), col(&Sample::live_zero_s).c_str(),
-                col(&Sample::gone_s).c_str(), col(&Sample::runtime_exit_s).c_str(), col(&Sample::guardian_exit_s).c_str());
+                col(&Sample::gone_s).c_str(), col(&Sample::runtime_exit_s).c_str(), col(&Sample::guardian_exit_s).c_str(),
+                o.network ? col(&Sample::network_gone_s).c_str() : "");
   }
   return failures ? 1 : 0;
 }

@@ -19,6 +19,8 @@ namespace runara {
 
 namespace {
 
+constexpr std::size_t kMaxEntryLength = 64;  // an IPv6 CIDR block is at most 43 characters
+
 DropletFleet& fleet_of(lua_State* L) {
   return *static_cast<DropletFleet*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
@@ -60,6 +62,11 @@ std::vector<std::string> bounded_list(lua_State* L, const char* fn, const char* 
       }
       out.push_back(std::to_string(static_cast<long>(v)));
     } else if (lua_type(L, -1) == LUA_TSTRING) {
+      // A port range or an address with its prefix is short: a long string is refused, not copied.
+      if (lua_objlen(L, -1) > kMaxEntryLength) {
+        args::raise(L, "%s: option '%s', entry %d is %d characters long; at most %d", fn, field, static_cast<int>(i),
+                    static_cast<int>(lua_objlen(L, -1)), static_cast<int>(kMaxEntryLength));
+      }
       out.push_back(lua_tostring(L, -1));
     } else {
       args::raise(L, "%s: option '%s', entry %d: expected %s, got %s", fn, field, static_cast<int>(i),

@@ -96,6 +96,7 @@ TEST_CASE("droplet.vpc, droplet.firewall, droplet.check: bad input is refused wi
   check_case("firewall no sources", {"droplet.firewall", "'sources' is required"});
   check_case("firewall too many ports", {"droplet.firewall", "'ports' has 40 entries; at most 32"});
   check_case("firewall too many sources", {"droplet.firewall", "'sources' has 20 entries; at most 16"});
+  check_case("firewall huge source", {"droplet.firewall", "entry 1 is 100000 characters long; at most 64"});
   check_case("check no size", {"droplet.check", "'size' is required"});
   check_case("check bad count", {"droplet.check", "'count' must be a whole number from 1 to 1000"});
   check_case("check unknown option", {"droplet.check", "unknown option 'n'"});

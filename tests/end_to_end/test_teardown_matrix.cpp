@@ -211,6 +211,7 @@ struct NetworkCase {
   int expected_exit;
   const char* lost_answer = "";  // "POST /v2/vpcs" or "POST /v2/firewalls": its answer is dropped
   const char* existing = "";     // the script uses this account VPC instead of its own
+  int vpc_conflicts = 0;         // the VPC's first DELETEs answer 409 (members still leaving)
 };
 
 // Index of the first (or last) request starting with `prefix`; -1 when there is none.
@@ -241,6 +242,7 @@ void run_network_case(const NetworkCase& c) {
   runara::sim::FakeDigitalOcean fake(config);
   fake.start();
   if (*c.lost_answer) fake.drop_next_response(c.lost_answer);
+  if (c.vpc_conflicts) fake.fail_next_matching("DELETE /v2/vpcs/*", c.vpc_conflicts, 409);
   const std::string dir = runara::test::temp_dir("matrix-net");
   const std::string ending = c.ending;
   std::map<std::string, std::string> env{{"RUNARA_DO_API_URL", fake.base_url()},
@@ -294,6 +296,10 @@ void run_network_case(const NetworkCase& c) {
   } else {
     CHECK(first_vpc > last_fw);
   }
+  if (c.vpc_conflicts) {
+    CHECK(fake.requests("DELETE /v2/vpcs/") == c.vpc_conflicts + 1);  // asked again until it went
+    if (!signal_of(ending)) CHECK(runara::test::contains(result.err, "asking again until its members are gone"));
+  }
   CHECK(result.err.find(config.token) == std::string::npos);
   CHECK(result.out.find(config.token) == std::string::npos);
 }
@@ -314,4 +320,6 @@ TEST_CASE("teardown of a VPC and a firewall: lost create answers, an existing VP
   run_network_case({"normal", 0, "POST /v2/firewalls"});
   run_network_case({"SIGKILL", 128 + SIGKILL, "POST /v2/vpcs"});
   run_network_case({"normal", 0, "", "default-nyc3"});  // the account's VPC: used, never deleted
+  run_network_case({"normal", 0, "", "", 3});            // 409 "with members": backoff, then deleted
+  run_network_case({"SIGKILL", 128 + SIGKILL, "", "", 3});
 }

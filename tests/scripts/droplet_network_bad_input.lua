@@ -28,6 +28,7 @@ try("firewall bad prefix", droplet.firewall, { ports = { 6379 }, sources = { "10
 try("firewall no sources", droplet.firewall, { ports = { 6379 } })
 try("firewall too many ports", droplet.firewall, { ports = many, sources = { "203.0.113.7" } })
 try("firewall too many sources", droplet.firewall, { ports = { 6379 }, sources = sources })
+try("firewall huge source", droplet.firewall, { ports = { 6379 }, sources = { string.rep("1", 100000) } })
 try("check no size", droplet.check, { count = 2 })
 try("check bad count", droplet.check, { size = "s-1vcpu-1gb", count = 0 })
 try("check unknown option", droplet.check, { size = "s-1vcpu-1gb", n = 2 })
