@@ -55,6 +55,13 @@ local function find_interface(node, wanted)
   local r = node.session:exec("ip -o -4 addr show 2>&1", { quiet = true, check = false })
   local name = pure.interface_for(r.stdout, node.private_ip)
   if name then return name end
+  -- The simulated cloud's VPC is a fabric for the tools, not IP routing (docs/sim.md): no interface
+  -- of a boxed machine carries its VPC address, so a rehearsal names DigitalOcean's private one.
+  if runara.simulated then
+    runara.log(string.format("cluster: (simulated) no interface of %s carries %s; using eth1, the private interface " ..
+      "of DigitalOcean's droplets", node.session.name, tostring(node.private_ip)))
+    return "eth1"
+  end
   return nil, string.format("no network interface of %s carries its private address %s (`ip -o -4 addr show`: %s); " ..
     "give the interface with option 'interface' (DigitalOcean's droplets: eth1)", node.session.name, tostring(node.private_ip),
     lines_tail(r.stdout, 4):gsub("\n", " | "))
@@ -128,22 +135,44 @@ local function ray_status(c)
   return r.stdout
 end
 
+-- What a node's Ray container printed (docker logs), or why it cannot be read.
+local function ray_output(node)
+  local ok, r = pcall(function()
+    return node.session:exec("docker logs " .. node.container .. " 2>&1", { quiet = true, check = false, timeout = 60 })
+  end)
+  if not ok then return "(its machine did not answer: " .. tostring(r):match("[^\n]*") .. ")" end
+  return r.stdout or ""
+end
+
 -- The last lines a node's Ray container printed.
 local function ray_tail(node, n)
-  local ok, out = pcall(function() return node.ray:output() end)
-  if not ok then return "(no output)" end
-  local tail = lines_tail((out.stdout or "") .. (out.stderr or ""), n or 20)
+  local tail = lines_tail(ray_output(node), n or 20)
   return tail ~= "" and tail or "(it printed nothing)"
 end
 
--- Starts one node's Ray (its container, in the foreground of an ssh process).
+-- Whether a node's Ray container still runs (`docker ps` lists it).
+local function ray_running(node)
+  local r = node.session:exec("docker ps --format '{{.Names}}' 2>/dev/null | grep -qw -- " .. node.container,
+    { quiet = true, check = false, timeout = 60 })
+  return r.code == 0
+end
+
+-- Starts one node's Ray: its container, detached (`docker run -d`, as vLLM's run_cluster.sh runs
+-- it in a terminal of its own), `ray start --block` in the foreground of the container.
 local function start_node(c, node, o)
   node.container = pure.container_name(runara.run_id, node.rank)
   local spec = { vendor = c.vendor, image = o.image, run_id = runara.run_id, rank = node.rank, private_ip = node.private_ip,
     interface = node.interface, gpus = c.gpus_per_node, head_ip = c.head.private_ip }
   node.ray_command = pure.ray_command(spec)
   node.session:exec("mkdir -p \"$HOME/.cache/huggingface\"; docker rm -f " .. node.container .. " >/dev/null 2>&1; true", { quiet = true })
-  node.ray = node.session:spawn(node.ray_command, { quiet = true, env = o.hf_token and { HF_TOKEN = o.hf_token } or nil })
+  local r = node.session:exec(node.ray_command, { quiet = true, check = false, timeout = 1800,
+    env = o.hf_token and { HF_TOKEN = o.hf_token } or nil })
+  node.ray = true
+  if r.code ~= 0 then
+    return nil, string.format("c:start_ray: docker could not start Ray on %s (exit %s):\n%s", node_words(c, node),
+      tostring(r.code), lines_tail((r.stdout or "") .. (r.stderr or ""), 12))
+  end
+  return true
 end
 
 -- Waits until `ray status` lists `want_nodes` nodes and `want_gpus` GPUs; nil and the message when
@@ -153,7 +182,7 @@ local function wait_ray(c, want_nodes, want_gpus, nodes, o)
   local timeout, poll = o.timeout or pure.defaults.join_timeout, o.poll or (runara.simulated and 0.5 or 3)
   while true do
     for _, node in ipairs(nodes) do
-      if not node.ray:running() then
+      if not ray_running(node) then
         return nil, string.format("c:start_ray: Ray on %s exited before the cluster was ready; its last lines:\n%s",
           node_words(c, node), ray_tail(node))
       end
@@ -209,11 +238,16 @@ local function start_ray(c, o)
   c.ray_image = o.image or container.IMAGES.vllm[c.vendor]
   runara.log(string.format("cluster: starting Ray (%s) on %d node(s), %d GPUs each; head %s:%d", c.ray_image, #c.nodes,
     c.gpus_per_node, c.head.private_ip, pure.RAY.gcs))
-  start_node(c, c.head, o)
+  local started, failed = start_node(c, c.head, o)
+  if not started then return nil, failed end
   local _, head_failed = wait_ray(c, 1, c.gpus_per_node, { c.head }, o)
   if head_failed then return nil, head_failed end
-  for i = 2, #c.nodes do start_node(c, c.nodes[i], o) end
-  local ready_s, failed = wait_ray(c, #c.nodes, c.gpus_per_node * #c.nodes, c.nodes, o)
+  for i = 2, #c.nodes do
+    started, failed = start_node(c, c.nodes[i], o)
+    if not started then return nil, failed end
+  end
+  local ready_s
+  ready_s, failed = wait_ray(c, #c.nodes, c.gpus_per_node * #c.nodes, c.nodes, o)
   if not ready_s then return nil, failed end
   c.ray_ready_s = ready_s
   runara.log(string.format("cluster: Ray ready, %d nodes and %d GPUs (%.1f s)", #c.nodes, c.gpus_per_node * #c.nodes, ready_s))
@@ -247,6 +281,7 @@ function Cluster:try_serve(o)
   v.pipeline_parallel_size = v.pipeline_parallel_size or #self.nodes
   v.distributed_executor_backend = "ray"
   v.ray_container = self.head.container
+  v.host_ip = self.head.private_ip
   v.gpu = v.gpu or self.vendor
   local want = v.tensor_parallel_size * v.pipeline_parallel_size
   if errors.whole(want) and want > self.gpus_per_node * #self.nodes then
@@ -284,8 +319,7 @@ function Cluster:torchrun(o)
   return out
 end
 
--- Stops what runs on the machines: the servers, then every node's Ray (its ssh process and its
--- container). The machines, the firewall and the VPC stay for the run's teardown.
+-- Stops what runs on the machines: the servers, then every node's Ray (its container). The machines, the firewall and the VPC stay for the run's teardown.
 function Cluster:stop()
   if self.stopped then return end
   self.stopped = true
@@ -293,7 +327,6 @@ function Cluster:stop()
   for i = #self.nodes, 1, -1 do
     local node = self.nodes[i]
     if node.ray then
-      pcall(function() node.ray:kill("TERM") node.ray:wait() end)
       pcall(function()
         node.session:exec("docker rm -f " .. node.container .. " >/dev/null 2>&1; true", { quiet = true, check = false })
       end)
@@ -305,10 +338,7 @@ end
 function Cluster:save_logs(folder)
   for _, node in ipairs(self.nodes) do
     if node.ray then
-      pcall(function()
-        local out = node.ray:output()
-        runara.write_file((folder or "logs") .. "/ray-node-" .. node.rank .. ".log", (out.stdout or "") .. (out.stderr or ""))
-      end)
+      pcall(runara.write_file, (folder or "logs") .. "/ray-node-" .. node.rank .. ".log", ray_output(node))
     end
   end
 end

@@ -218,13 +218,13 @@ function M.ray_start_args(spec)
   return table.concat(a, " ")
 end
 
--- The node's whole `docker run`: the vendor's vLLM image (vLLM and Ray in it), host networking
--- and IPC, the GPUs, the Hugging Face cache, the environment above, `ray start --block` in the
--- foreground. spec: vendor, image (nil: the vendor's vLLM image), run_id, rank, private_ip,
+-- The node's whole `docker run`: detached (vLLM's run_cluster.sh keeps it in a terminal of its
+-- own) and kept when it exits, so that `docker logs` still has what it printed (c:stop removes it), the vendor's vLLM image (vLLM and Ray in it), host networking and IPC, the GPUs, the
+-- Hugging Face cache, the environment above, `ray start --block` as the container's process. spec: vendor, image (nil: the vendor's vLLM image), run_id, rank, private_ip,
 -- interface, gpus, head_ip (workers).
 function M.ray_command(spec)
   return container.command{ vendor = spec.vendor, purpose = spec.image == nil and "vllm" or nil, image = spec.image,
-    name = M.container_name(spec.run_id, spec.rank), ipc = "host", network = "host", shm_size = "16g",
+    detach = true, rm = false, name = M.container_name(spec.run_id, spec.rank), ipc = "host", network = "host", shm_size = "16g",
     env = M.node_env(spec), mounts = { "$HOME/.cache/huggingface:/root/.cache/huggingface" },
     entrypoint = "ray", command = M.ray_start_args(spec) }
 end

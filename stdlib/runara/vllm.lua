@@ -20,7 +20,7 @@ local KNOWN = { model = true, mode = true, image = true, gpu = true, port = true
   dtype = true, max_model_len = true, gpu_memory_utilization = true, tensor_parallel_size = true,
   extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true, install = true,
   devices = true, container = true, pipeline_parallel_size = true, distributed_executor_backend = true,
-  ray_container = true }
+  ray_container = true, host_ip = true }
 
 M.KNOWN = KNOWN  -- vllm.start's option names, for wrappers that pass them on (runara.replicas)
 
@@ -95,12 +95,18 @@ local function problem(opts)
     if type(opts.ray_container) ~= "string" or not opts.ray_container:match("^[%w][%w_.%-]*$") then
       return "option 'ray_container' must be the name of the Ray head's container (runara.cluster's), got " .. show(opts.ray_container)
     end
+    if opts.host_ip ~= nil and (type(opts.host_ip) ~= "string" or not opts.host_ip:match("^[%x%.:]+$")) then
+      return "option 'host_ip' must be an IP address (the Ray node's VLLM_HOST_IP), got " .. show(opts.host_ip)
+    end
     if backend ~= "ray" then return "option 'ray_container' runs vLLM in a Ray node's container: it needs distributed_executor_backend = \"ray\"" end
     for _, k in ipairs({ "mode", "image", "devices", "container" }) do
       if opts[k] ~= nil and not (k == "mode" and opts[k] == "docker") then
         return string.format("option '%s' does not apply with ray_container (vLLM runs in the Ray head's container)", k)
       end
     end
+  end
+  if opts.host_ip ~= nil and opts.ray_container == nil then
+    return "option 'host_ip' is the driver's VLLM_HOST_IP in a Ray node's container: it needs ray_container"
   end
   if opts.container ~= nil and (type(opts.container) ~= "string" or not opts.container:match("^[%w][%w_.%-]*$")) then
     return "option 'container' must be a container name (letters, digits, '_', '.', '-'), got " .. show(opts.container)
@@ -160,9 +166,11 @@ end
 -- vLLM in the Ray head's running container (vLLM's multi-node docs: `docker exec` into the head
 -- node's container, then `vllm serve … --distributed-executor-backend ray`), so its driver is on
 -- the Ray cluster that container joined; its environment (VLLM_HOST_IP, the interfaces) is the
--- container's. HF_TOKEN passes by name from the ssh command's environment.
+-- container's; VLLM_HOST_IP (host_ip) is repeated on the exec line so that the driver's address,
+-- which must be a Ray node's, is explicit. HF_TOKEN passes by name from the ssh command's environment.
 local function exec_command(opts, serve)
-  return "docker exec" .. (opts.hf_token and " -e HF_TOKEN" or "") .. " " .. opts.ray_container .. " " .. serve
+  return "docker exec" .. (opts.host_ip and (" -e VLLM_HOST_IP=" .. opts.host_ip) or "") ..
+    (opts.hf_token and " -e HF_TOKEN" or "") .. " " .. opts.ray_container .. " " .. serve
 end
 
 local Server = {}

@@ -129,7 +129,7 @@ end
 
 t.test("Ray's head and workers: the vendor's vLLM image, host network, the node's address and interface", function()
   local head = plan.ray_command(node(1, "10.116.0.2"))
-  for _, want in ipairs({ "docker run --rm --name runara-ray-abc123-1 --ipc=host --network=host",
+  for _, want in ipairs({ "docker run -d --name runara-ray-abc123-1 --ipc=host --network=host",
     "--device /dev/kfd", "-e VLLM_HOST_IP=10.116.0.2", "-e NCCL_SOCKET_IFNAME=eth1", "-e GLOO_SOCKET_IFNAME=eth1", "-e HF_TOKEN ",
     "--entrypoint ray rocm/vllm:latest start --block --head --port=6379 --include-dashboard=false --node-ip-address=10.116.0.2 --num-gpus=8",
     "--node-manager-port=6380 --object-manager-port=6381", "--min-worker-port=10002 --max-worker-port=10999" }) do
@@ -189,6 +189,8 @@ t.test("vllm.start: pipeline_parallel_size, distributed_executor_backend, ray_co
   vrejects({ ray_container = "a b", distributed_executor_backend = "ray" }, "option 'ray_container' must be the name")
   vrejects({ ray_container = "c", distributed_executor_backend = "ray", image = "x" }, "option 'image' does not apply with ray_container")
   vrejects({ ray_container = "c", distributed_executor_backend = "ray", mode = "pip" }, "option 'mode' does not apply")
+  vrejects({ host_ip = "10.0.0.2" }, "option 'host_ip' is the driver's VLLM_HOST_IP in a Ray node's container: it needs ray_container")
+  vrejects({ ray_container = "c", distributed_executor_backend = "ray", host_ip = "10.0.0.2; reboot" }, "option 'host_ip' must be an IP address")
   vrejects({ pipeline_parallel_sise = 2 }, "unknown option 'pipeline_parallel_sise' (did you mean 'pipeline_parallel_size'?)")
 end)
 
@@ -196,11 +198,12 @@ t.test("vllm.start in the Ray head's container: docker exec, TP x PP, the ray ba
   local s = fake_session()
   local err = t.raises(function()
     vllm.start(s, { model = MODEL, gpu = "amd", tensor_parallel_size = 8, pipeline_parallel_size = 2,
-      distributed_executor_backend = "ray", ray_container = "runara-ray-abc-1", hf_token = "x", ready_timeout = 1 })
+      distributed_executor_backend = "ray", ray_container = "runara-ray-abc-1", host_ip = "10.116.0.2", hf_token = "x",
+      ready_timeout = 1 })
   end, "exited before it was ready", HERE)
   t.truthy(has(err, "placement group"), "the log's tail in the error")
   local cmd = s.spawned[1]
-  t.truthy(has(cmd, "docker exec -e HF_TOKEN runara-ray-abc-1 vllm serve '" .. MODEL .. "' --host 127.0.0.1 --port 8000"), cmd)
+  t.truthy(has(cmd, "docker exec -e VLLM_HOST_IP=10.116.0.2 -e HF_TOKEN runara-ray-abc-1 vllm serve '" .. MODEL .. "' --host 127.0.0.1 --port 8000"), cmd)
   t.truthy(has(cmd, "--tensor-parallel-size '8' --pipeline-parallel-size '2' --distributed-executor-backend 'ray'"), cmd)
   t.truthy(not has(cmd, "docker run"), "no container of its own")
   -- One machine: the flags without docker exec; options as before.
