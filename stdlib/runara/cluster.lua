@@ -40,6 +40,11 @@ local function node_words(c, node)
     tostring(node.private_ip))
 end
 
+-- An error of a primitive called here, without the position of this file it may carry.
+local function clean(err)
+  return (tostring(err):gsub("^[^\n]-cluster%.lua:%d+: ", ""))
+end
+
 -- One machine: created into the VPC, logged into (its cloud-init finished). Runs as a task.
 local function bring_up(opts, vpc, rank)
   local d = droplet.create{ name = opts.name or "node", size = opts.size, image = opts.image, region = opts.region, vpc = vpc,
@@ -73,8 +78,9 @@ local function create(opts)
   if bad then return nil, "cluster.create: " .. bad end
   -- The worst case of all N machines against --budget and --max-droplets, before anything exists.
   local fits, why = pcall(droplet.check, { size = opts.size, count = opts.nodes })
-  if not fits then return nil, "cluster.create: " .. opts.nodes .. " x " .. opts.size .. ": " .. tostring(why):gsub("^[^:]*%.lua:%d+: ", "") end
-  local vpc = droplet.vpc{ region = opts.region, existing = opts.vpc, ip_range = opts.ip_range }
+  if not fits then return nil, "cluster.create: " .. opts.nodes .. " x " .. opts.size .. ": " .. clean(why) end
+  local made, vpc = pcall(droplet.vpc, { region = opts.region, existing = opts.vpc, ip_range = opts.ip_range })
+  if not made then return nil, "cluster.create: " .. clean(vpc) end
   local c = setmetatable({ nodes = {}, vpc = vpc, size = opts.size, gpus_per_node = pure.size_gpus(opts.size) }, Cluster)
   runara.log(string.format("cluster: %d x %s in %s (VPC %s, %s)", opts.nodes, opts.size, opts.region, vpc.name,
     vpc.owned and "the run's own" or "existing, kept"))
@@ -84,7 +90,7 @@ local function create(opts)
   for rank, task in ipairs(tasks) do
     local ok, node = pcall(task.join, task)
     if ok then c.nodes[rank] = node
-    elseif not failure then failure = string.format("cluster.create: node %d of %d: %s", rank, opts.nodes, tostring(node)) end
+    elseif not failure then failure = string.format("cluster.create: node %d of %d: %s", rank, opts.nodes, clean(node)) end
   end
   if failure then return nil, failure end
   c.head = c.nodes[1]
@@ -101,7 +107,9 @@ local function create(opts)
     node.interface = iface
   end
   c.ports = pure.firewall_ports(opts.ports)
-  c.firewall = droplet.firewall{ ports = c.ports, sources = { c.controller } }
+  local fw_made, fw = pcall(droplet.firewall, { ports = c.ports, sources = { c.controller } })
+  if not fw_made then return nil, "cluster.create: " .. clean(fw) end
+  c.firewall = fw
   runara.log(string.format("cluster: %d node(s) up (%s); firewall %s opens %s to them and %s", #c.nodes,
     (function() local t = {} for i, n in ipairs(c.nodes) do t[i] = n.private_ip end return table.concat(t, ", ") end)(),
     c.firewall.name, (function() local t = {} for i, p in ipairs(c.ports) do t[i] = tostring(p) end return table.concat(t, ",") end)(),
