@@ -78,7 +78,7 @@ local function create(opts)
   if bad then return nil, "cluster.create: " .. bad end
   -- The worst case of all N machines against --budget and --max-droplets, before anything exists.
   local fits, why = pcall(droplet.check, { size = opts.size, count = opts.nodes })
-  if not fits then return nil, "cluster.create: " .. opts.nodes .. " x " .. opts.size .. ": " .. clean(why) end
+  if not fits then return nil, "cluster.create: " .. clean(why) end  -- "N x SIZE do not fit: …", naming the budget
   local made, vpc = pcall(droplet.vpc, { region = opts.region, existing = opts.vpc, ip_range = opts.ip_range })
   if not made then return nil, "cluster.create: " .. clean(vpc) end
   local c = setmetatable({ nodes = {}, vpc = vpc, size = opts.size, gpus_per_node = pure.size_gpus(opts.size) }, Cluster)
@@ -191,8 +191,10 @@ local function wait_ray(c, want_nodes, want_gpus, nodes, o)
   while true do
     for _, node in ipairs(nodes) do
       if not ray_running(node) then
-        return nil, string.format("c:start_ray: Ray on %s exited before the cluster was ready; its last lines:\n%s",
-          node_words(c, node), ray_tail(node))
+        return nil, string.format("c:start_ray: Ray on %s exited before the cluster was ready%s; its last lines:\n%s",
+          node_words(c, node), node.rank > 1 and string.format(" (a worker that cannot reach the head's %s:%d: check " ..
+            "that the run's firewall opens Ray's ports between the machines)", c.head.private_ip, pure.RAY.gcs) or "",
+          ray_tail(node))
       end
     end
     local text, err = ray_status(c)
