@@ -111,9 +111,19 @@ scenario.run({
   rep:metadata{ framework = "vLLM " .. server.version .. " on Ray", server_ready_s = server.ready_s }
   local vm = metrics.start(server.url .. "/metrics", { interval = 1, prefix = "vllm:" })
 
-  suite.run(server, { report = rep, gpu = c.head.gpu, profile = P.profile, remote = P.remote })
-  suite.sweep(server, { concurrency = levels, report = rep, gpu = c.head.gpu, remote = P.remote, input_tokens = P.input_tokens,
-    max_tokens = profile.max_tokens, requests_per_stream = profile.requests_per_stream })
+  local loaded, failure = pcall(function()
+    suite.run(server, { report = rep, gpu = c.head.gpu, profile = P.profile, remote = P.remote })
+    suite.sweep(server, { concurrency = levels, report = rep, gpu = c.head.gpu, remote = P.remote, input_tokens = P.input_tokens,
+      max_tokens = profile.max_tokens, requests_per_stream = profile.requests_per_stream })
+  end)
+  if not loaded then
+    -- A load that failed because a node (and with it vLLM) went: say so, with what the cluster shows.
+    local why = c:diagnose(server)
+    pcall(rep.add_server_metrics, rep, vm:stop())
+    pcall(server.download_log, server, "logs/vllm.log")
+    c:save_logs("logs")
+    error(why and (tostring(failure) .. "\n" .. why) or failure, 0)
+  end
   rep:add_server_metrics(vm:stop())
   rep:phase("done")
   pcall(server.download_log, server, "logs/vllm.log")

@@ -313,6 +313,30 @@ function Cluster:serve(o)
   return server
 end
 
+-- After a failure while serving: what the cluster says about it (vLLM's exit and last lines,
+-- what `ray status` shows now, which node's Ray is gone), or nil when the server still runs.
+function Cluster:diagnose(server, wait_s)
+  local lines = {}
+  local deadline = runara.now() + (wait_s or 10)  -- vLLM takes a moment to exit after a lost actor
+  while server and server.process and server.process:running() and runara.now() < deadline do runara.sleep(0.25) end
+  if server and server.process and not server.process:running() then
+    lines[1] = string.format("vLLM on %s exited; its last lines:\n%s", node_words(self, self.head), server:log_tail(12))
+  end
+  local ok, text = pcall(ray_status, self)
+  if ok and text then
+    local st = pure.parse_ray_status(text)
+    local ready, shows = pure.ray_ready(st, #self.nodes, (self.gpus_per_node or 0) * #self.nodes)
+    if not ready or #st.failures > 0 then lines[#lines + 1] = "`ray status` now: " .. (shows or ("recent failures: " .. table.concat(st.failures, "; "))) end
+  end
+  for _, node in ipairs(self.nodes) do
+    local up, running = pcall(ray_running, node)
+    if not (up and running) then
+      lines[#lines + 1] = string.format("Ray on %s is gone (%s)", node_words(self, node), up and "its container stopped" or "its machine does not answer")
+    end
+  end
+  return #lines > 0 and table.concat(lines, "\n") or nil
+end
+
 -- Each node's torchrun launcher (rendezvous on the head's private address): a list, in rank order,
 -- of { node, command, env } where env holds the node's interface choice for NCCL/Gloo.
 -- Options: nproc_per_node (default the GPUs of a node), port (default 29500), rdzv_id.
