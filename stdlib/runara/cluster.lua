@@ -331,7 +331,7 @@ function Cluster:diagnose(server, wait_s)
   for _, node in ipairs(self.nodes) do
     local up, running = pcall(ray_running, node)
     if not (up and running) then
-      lines[#lines + 1] = string.format("Ray on %s is gone (%s)", node_words(self, node), up and "its container stopped" or "its machine does not answer")
+      lines[#lines + 1] = string.format("Ray on %s has stopped (%s)", node_words(self, node), up and "its container is not running" or "its machine does not answer")
     end
   end
   return #lines > 0 and table.concat(lines, "\n") or nil
