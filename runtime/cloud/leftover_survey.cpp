@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "base/text.hpp"
 #include "cloud/ownership.hpp"
 #include "cloud/resource_kinds.hpp"
 
@@ -150,7 +151,7 @@ void add_resources(Ledger& ledger, ApiSession* api, Survey& s) {
     l.status = "unchecked (ledger: " + std::string(to_string(r.state)) + ")";
     const ResourceKind* kind = find_resource_kind(r.kind);
     if (s.error.empty() && api && kind && r.remote_id) {
-      const DoResult got = api->get_resource(std::string(kind->collection) + "/" + *r.remote_id);
+      const DoResult got = api->get_resource(std::string(kind->collection) + "/" + url_encode(*r.remote_id));
       if (got.status == 404) {
         ledger.mark_resource(r.kind, r.name, ResourceState::destroyed);
         continue;

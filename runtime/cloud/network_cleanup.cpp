@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "base/clock.hpp"
+#include "base/text.hpp"
 #include "cloud/ownership.hpp"
 
 namespace runara {
@@ -47,7 +48,8 @@ bool NetworkCleanup::finished() const {
 std::string NetworkCleanup::label(const Target& t) { return t.row.kind + " " + t.row.name; }
 
 std::string NetworkCleanup::path(const Target& t) const {
-  return std::string(t.kind->collection) + "/" + t.row.remote_id.value_or("");
+  // The id is the API's text: encoded, so that no answer can turn it into another path.
+  return std::string(t.kind->collection) + "/" + url_encode(t.row.remote_id.value_or(""));
 }
 
 // Begins every target of the lowest rank not yet settled; a rank waits for the one before.

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "base/text.hpp"
 #include "cloud/firewall_rules.hpp"
 #include "cloud/ownership.hpp"
 
@@ -72,6 +73,28 @@ void NetworkResources::vpc(VpcRequest request, const std::string& account, std::
   }
   if (vpc_busy_) return done(Error{"the run's VPC is being created by another task; wait for that call"});
   vpc_busy_ = true;
+  // The first VPC of a region becomes its default, which the API never deletes (403): a run
+  // would leave it behind. Only a region that has its default already gets one of the run's.
+  ops_.push_back(setup_.client->list_resources("/v2/vpcs", "vpcs", [this, request, account, done](DoResult listed) {
+    if (!listed.ok) {
+      vpc_busy_ = false;
+      return done(Error{"cannot list the account's VPCs: " + listed.error});
+    }
+    for (const auto& vpc : listed.body.value("vpcs", nlohmann::json::array())) {
+      const auto is_default = vpc.is_object() ? vpc.find("default") : vpc.end();
+      if (json_text(vpc, "region") == request.region && is_default != vpc.end() && *is_default == true) {
+        return create_vpc(request, account, done);
+      }
+    }
+    vpc_busy_ = false;
+    done(Error{"region '" + request.region + "' has no VPC of the account yet: DigitalOcean makes the first VPC of a "
+               "region its default, which cannot be deleted, so the run would leave it behind. Create the region's "
+               "default VPC first (control panel or `doctl vpcs create`), or use existing = NAME"});
+  }));
+}
+
+void NetworkResources::create_vpc(const VpcRequest& request, const std::string& account,
+                                  std::function<void(Result<VpcInfo>)> done) {
   const ResourceKind& kind = kind_named("vpc");
   nlohmann::json body = {{"name", resource_name(kind, setup_.run_id)},
                          {"region", request.region},
@@ -128,7 +151,7 @@ void NetworkResources::firewall(FirewallRequest request, const std::string& acco
   };
   if (firewall_) {  // a second call replaces the rules
     ops_.push_back(setup_.client->update_resource(
-        "/v2/firewalls/" + firewall_->id, body, [this, finish](DoResult result) {
+        "/v2/firewalls/" + url_encode(firewall_->id), body, [this, finish](DoResult result) {
           if (!result.ok) return finish(Error{"cannot change the run's firewall: " + result.error});
           setup_.log("firewall " + firewall_->name + ": rules replaced");
           finish(result.body.value("firewall", nlohmann::json::object()));

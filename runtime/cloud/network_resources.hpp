@@ -8,6 +8,9 @@
 // creates VPCs and firewalls before it answers, so a listing after the answer shows them).
 // Nothing here deletes: teardown is RunCleanup's (network_cleanup.hpp), on every ending.
 //
+// A VPC of the run's own is only made in a region that has its default VPC already: the API makes
+// the first VPC of a region the default, and never deletes a default VPC.
+//
 // The firewall applies to the run's tag (runara:run-<id>), which is made first (POST /v2/tags;
 // the API refuses a firewall naming a tag that does not exist). A second droplet.firewall
 // replaces the rules (PUT).
@@ -84,6 +87,7 @@ class NetworkResources {
  private:
   using Made = std::function<void(Result<nlohmann::json>)>;
   void use_existing(VpcRequest request, std::function<void(Result<VpcInfo>)> done);
+  void create_vpc(const VpcRequest& request, const std::string& account, std::function<void(Result<VpcInfo>)> done);
   void create_named(const ResourceKind& kind, const std::string& region, const std::string& account,
                     nlohmann::json body, Made done);
   void reconcile(const ResourceKind& kind, const std::string& name, std::string why, int tries, Made done);

@@ -24,9 +24,11 @@ struct NetCloud {
   runara::sim::FakeDigitalOcean fake;
   std::string dir = runara::test::temp_dir("droplet-net");
 
-  explicit NetCloud(bool multi_node_gpus = true) : fake(config(multi_node_gpus)) { fake.start(); }
+  explicit NetCloud(bool multi_node_gpus = true, bool default_vpcs = true) : fake(config(multi_node_gpus, default_vpcs)) {
+    fake.start();
+  }
 
-  static runara::sim::FakeDoConfig config(bool multi_node_gpus) {
+  static runara::sim::FakeDoConfig config(bool multi_node_gpus, bool default_vpcs) {
     runara::sim::FakeDoConfig c;
     c.token = kToken;
     c.active_after_s = 0.1;
@@ -34,6 +36,7 @@ struct NetCloud {
     c.firewall_apply_s = 0.1;
     c.enforce_rate_limits = false;
     c.multi_node_gpus = multi_node_gpus;
+    c.default_vpcs = default_vpcs;
     return c;
   }
 
@@ -160,4 +163,16 @@ TEST_CASE("droplet.create: an account without multi-node GPU droplets is told so
   CHECK(cloud.fake.creates() == 0);
   CHECK(eventually([&] { return cloud.fake.keys().empty(); }, 20));
   CHECK(r.err.find(kToken) == std::string::npos);
+}
+
+TEST_CASE("droplet.vpc: no VPC of the run's own in a region without its default VPC (it could never be deleted)",
+          "[droplet][droplet_network]") {
+  NetCloud cloud(true, false);  // an account that has no VPC in any region yet
+  const ChildResult r = cloud.run({}, "fleet_network.lua", {"n=1"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "region 'nyc3' has no VPC of the account yet"));
+  CHECK(contains(r.err, "existing = NAME"));
+  CHECK(cloud.fake.requests("POST /v2/vpcs") == 0);
+  CHECK(cloud.fake.vpcs().empty());
 }
