@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,8 +26,8 @@ bool is_uuid(const std::string& s) {
 }
 
 bool same_tag(const std::string& a, const std::string& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+  const auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
 }
 
 bool has_any_tag(const SimulatedDroplet& d, const json& tags) {
@@ -40,11 +41,14 @@ bool has_any_tag(const SimulatedDroplet& d, const json& tags) {
 
 bool has_id(const SimulatedDroplet& d, const json& ids) {
   if (!ids.is_array()) return false;
-  return std::any_of(ids.begin(), ids.end(), [&](const json& i) { return i.is_number_integer() && i.get<std::int64_t>() == d.id; });
+  return std::any_of(ids.begin(), ids.end(),
+                     [&](const json& i) { return i.is_number_integer() && i.get<std::int64_t>() == d.id; });
 }
 
 // A firewall applies to the Droplets it names and to those carrying one of its tags.
-bool applies_to(const json& fw, const SimulatedDroplet& d) { return has_id(d, fw.value("droplet_ids", json())) || has_any_tag(d, fw.value("tags", json())); }
+bool applies_to(const json& fw, const SimulatedDroplet& d) {
+  return has_id(d, fw.value("droplet_ids", json())) || has_any_tag(d, fw.value("tags", json()));
+}
 
 // Whether an inbound rule's sources take in traffic from `peer` over the VPC (its private address).
 bool source_matches(const json& sources, const SimulatedDroplet& peer) {

@@ -3,7 +3,8 @@
 // (tests/scripts/sim_vpc_cluster.lua), multi-node vLLM answers only once both joined and fails with
 // vLLM's placement-group error when the worker never does, torchrun rendezvouses across them, a
 // worker that dies takes vLLM down as a lost Ray actor does, and droplets of two VPCs never meet.
-// The firewall's effect is checked on the shims directly, with the fabric files runara writes
+// The run's own VPC and firewall (droplet.vpc, droplet.firewall) close and open Ray's port; the
+// firewall's effect is also checked on the shims directly, with fabric files of the test's own
 // (their making from the fake API's firewalls: unit/test_sim_fabric.cpp).
 #include <catch2/catch.hpp>
 
@@ -175,6 +176,29 @@ TEST_CASE("sim VPC: droplets of two VPCs cannot rendezvous", "[sim_vpc]") {
   check_torn_down(r, out, 2);
 }
 
+TEST_CASE("sim VPC: the run's VPC and firewall (droplet.vpc, droplet.firewall): Ray's port closed, then opened",
+          "[sim_vpc]") {
+  const std::string out = temp_dir("sim-vpc-fw-run") + "/out";
+  const auto r = cluster(out, {"mode=firewall"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // The firewall names 8265 and 29500-29510 but not 6379: the worker fails as Ray does.
+  CHECK(contains(r.out, "closed code=1"));
+  const std::string closed = block(r.out, "closed", "err");
+  CHECK(contains(closed, "Unable to connect to GCS (ray head) at "));
+  CHECK(contains(closed, "does not let TCP 6379 in from "));
+  // droplet.firewall again, with 6379: the same command joins.
+  const std::string opened = block(r.out, "opened", "out");
+  CHECK(count_of(opened, "\n 1 node_") == 2);
+  CHECK(contains(opened, "\n 0.0/16.0 GPU\n"));
+  // A droplet of the same region outside the run's VPC never reaches the head.
+  CHECK(contains(r.out, "outsider code=1"));
+  CHECK(contains(block(r.out, "outsider", "err"), "is not an address in this machine's VPC"));
+  CHECK(contains(r.err, "firewall runara-"));
+  CHECK(contains(r.err, "vpc runara-"));
+  check_torn_down(r, out, 5);  // "is gone": 3 droplets, the firewall, the VPC
+}
+
 TEST_CASE("sim VPC shims: a port the cloud firewall does not open fails as the real tool does", "[sim_vpc]") {
   const std::string root = temp_dir("sim-vpc-fw");
   std::filesystem::create_directories(root + "/fabric/firewall");
@@ -211,6 +235,7 @@ TEST_CASE("sim VPC shims: a port the cloud firewall does not open fails as the r
   r = head.ray({"status"});
   CHECK(count_of(r.out, "\n 1 node_") == 2);
   CHECK(contains(r.out, "\n 0.0/16.0 GPU\n"));
+  CHECK(contains(head.ray({"status", "-v"}).out, "\nNode: "));  // per node, as `ray status -v`
   // Without a cluster: Ray's own words.
   CHECK(work.ray({"stop"}).out == "Stopped all 5 Ray processes.\n");
   CHECK(head.ray({"stop"}).out == "Stopped all 9 Ray processes.\n");

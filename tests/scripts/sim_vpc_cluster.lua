@@ -2,15 +2,18 @@
 -- does on the real cloud: the Ray head and worker in the vendor container with host networking,
 -- `ray status`, multi-node vLLM over Ray, torchrun across the nodes. Used by
 -- tests/end_to_end/test_sim_vpc.cpp; params (runara.params):
---   mode      cluster (default) | fault | two_vpcs | torchrun
+--   mode      cluster (default) | fault | two_vpcs | torchrun | firewall (the run's VPC and firewall)
 --   region2   the worker's region (default: the head's, so the same default VPC)
 --   fault_wait seconds to wait after vLLM answers (mode fault)
 -- Prints "TAG code=N", "TAG out=…" and "TAG err=…" blocks for the test to read.
 local P = runara.params
 local mode = P.mode or "cluster"
 local size, image = "gpu-h100x8-640gb", "gpu-h100x8-base"
-local head = droplet.create{ name = "head", size = size, image = image, region = "nyc2" }
-local work = droplet.create{ name = "work", size = size, image = image, region = P.region2 or "nyc2" }
+-- mode firewall: the run's own VPC, and a firewall that first leaves Ray's port closed.
+local vpc = mode == "firewall" and droplet.vpc{ region = "nyc2" } or nil
+if vpc then droplet.firewall{ ports = { 8265, "29500-29510" }, sources = { "203.0.113.7" } } end
+local head = droplet.create{ name = "head", size = size, image = image, region = "nyc2", vpc = vpc }
+local work = droplet.create{ name = "work", size = size, image = image, region = P.region2 or "nyc2", vpc = vpc }
 print("head_ip=" .. head.private_ip .. " work_ip=" .. work.private_ip)
 local h = ssh.connect(head, { timeout = 30 })
 local w = ssh.connect(work, { timeout = 30 })
@@ -52,6 +55,22 @@ h:exec(ray_node("ray-head", head.private_ip, "--head --port=6379"), { quiet = tr
 for _ = 1, 50 do
   if nodes_in(h:exec("ray status", { check = false, quiet = true }).stdout) == 1 then break end
   runara.sleep(0.1)
+end
+if mode == "firewall" then
+  local join = ray_node("ray-worker", work.private_ip, "--address=" .. head.private_ip .. ":6379"):gsub("-d ", "", 1)
+  run(w, "closed", join)
+  droplet.firewall{ ports = { 6379, 8265, "29500-29510" }, sources = { "203.0.113.7" } }  -- replaces the rules
+  w:exec(ray_node("ray-worker", work.private_ip, "--address=" .. head.private_ip .. ":6379"), { quiet = true })
+  for _ = 1, 50 do
+    if nodes_in(h:exec("ray status", { check = false, quiet = true }).stdout) == 2 then break end
+    runara.sleep(0.1)
+  end
+  run(h, "opened", "ray status")
+  -- A droplet of the same region outside the run's VPC (the region's default VPC): never a peer.
+  local other = droplet.create{ name = "other", size = size, image = image, region = "nyc2" }
+  print("other_ip=" .. other.private_ip)
+  run(ssh.connect(other, { timeout = 30 }), "outsider", join)
+  return
 end
 if mode == "two_vpcs" then
   run(w, "join", ray_node("ray-worker", work.private_ip, "--address=" .. head.private_ip .. ":6379"):gsub("-d ", "", 1))
