@@ -293,8 +293,10 @@ function Cluster:try_serve(o)
   v.ray_container = self.head.container
   v.host_ip = self.head.private_ip
   v.gpu = v.gpu or self.vendor
-  local want = v.tensor_parallel_size * v.pipeline_parallel_size
-  if errors.whole(want) and want > self.gpus_per_node * #self.nodes then
+  -- Bad sizes are vllm.start's to refuse (below); well-formed ones must fit the cluster's GPUs.
+  local want = errors.whole(v.tensor_parallel_size) and errors.whole(v.pipeline_parallel_size) and
+    v.tensor_parallel_size * v.pipeline_parallel_size
+  if want and want > self.gpus_per_node * #self.nodes then
     return nil, string.format("c:serve: tensor_parallel_size %d x pipeline_parallel_size %d = %d GPUs, and the cluster has %d " ..
       "(%d nodes x %d)", v.tensor_parallel_size, v.pipeline_parallel_size, want, self.gpus_per_node * #self.nodes, #self.nodes,
       self.gpus_per_node)
