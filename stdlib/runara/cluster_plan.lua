@@ -23,7 +23,7 @@ M.VLLM_PORT = 8000
 -- ip_local_port_range, 32768-60999 on Ubuntu): between the run's machines these must be open.
 M.DATA_PORTS = "32768-60999"
 
-M.defaults = { gpus_per_node = nil, ready_timeout = 600, join_timeout = 600 }
+M.defaults = { join_timeout = 600 }  -- seconds c:start_ray waits for every node
 
 local function whole(v, low) return type(v) == "number" and v % 1 == 0 and v >= (low or 1) end
 
