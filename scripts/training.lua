@@ -39,6 +39,9 @@ scenario.run({
     { name = "steps", type = "integer", default = 20, min = 1, help = "timed training steps" },
     { name = "quick", type = "boolean", default = false, help = "train_bench.py --quick: small GEMMs, fewer repetitions" },
     { name = "gpu_interval", type = "number", default = 1, min = 0.1, help = "seconds between GPU power/VRAM samples" },
+    { name = "nodes", type = "integer", default = 1, min = 1,
+      help = "droplets: above 1, DDP also runs across all of them (torchrun on every node, rendezvous on the head's " ..
+             "private address; 8-GPU sizes only)" },
   },
 }, function(sc)
   local P, rep = sc.params, sc.report
@@ -65,13 +68,22 @@ scenario.run({
   rep:metadata{ size = scenario.where() == "droplet" and P.size or nil,
                 method = "seed 001's training benchmarks (train_bench.py); model TFLOPS 6N, MFU with PaLM's attention term" }
 
+  if P.nodes > 1 and scenario.where() ~= "droplet" then
+    error("param nodes=" .. P.nodes .. ": several nodes are droplets of this run, and --on names one machine; leave --on out", 0)
+  end
+
   rep:phase("boot")
-  local m = sc:machine{ name = "training", size = P.size, image = P.image, region = P.region, gpu_interval = P.gpu_interval }
+  -- One machine, or a cluster (runara.cluster: a VPC, the run's firewall) whose head runs every part.
+  local c = P.nodes > 1 and sc:cluster{ name = "training", nodes = P.nodes, size = P.size, image = P.image, region = P.region,
+    gpu_interval = P.gpu_interval } or nil
+  local m = c and c.head or sc:machine{ name = "training", size = P.size, image = P.image, region = P.region, gpu_interval = P.gpu_interval }
   local s = m.session
   local vendor = containers.vendor(s)
   local image = P.container or containers.image(vendor, "pytorch")
-  s:exec("mkdir -p training", { quiet = true })
-  s:upload("training/train_bench.py", "training/train_bench.py")
+  for _, node in ipairs(c and c.nodes or { m }) do
+    node.session:exec("mkdir -p training", { quiet = true })
+    node.session:upload("training/train_bench.py", "training/train_bench.py")
+  end
   local common = string.format(" --warmup-steps %d --steps %d --dtypes %s --train-dtype %s%s",
     P.warmup, P.steps, P.dtypes, P.train_dtype, P.quick and " --quick" or "")
   local output = {}
@@ -128,13 +140,67 @@ scenario.run({
       end
     end
   end
+  -- DDP across every node: torchrun on each (c10d rendezvous on the head's private address), the
+  -- containers on the host network with NCCL/Gloo on the private interface; rank 0, on the head, prints.
+  if not failure and parts.ddp and c then
+    local phase = string.format("ddp %d nodes", #c.nodes)
+    rep:phase(phase)
+    for _, node in ipairs(c.nodes) do if node.rank > 1 and node.gpu then pcall(node.gpu.mark, node.gpu, phase) end end
+    local tasks = {}
+    for i, l in ipairs(c:torchrun{ nproc_per_node = count }) do
+      tasks[i] = runara.spawn(function()
+        return l.node.session:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host",
+          network = "host", shm_size = "16g", name = "runara-train-" .. runara.run_id, mounts = { "$HOME/training:/workspace" },
+          env = l.env, command = l.command .. " /workspace/train_bench.py --parts ddp --sizes " .. P.ddp_size .. common },
+          { timeout = 7200, check = false })
+      end)
+    end
+    local results = {}
+    for i, task in ipairs(tasks) do
+      local ok, res = pcall(task.join, task)
+      results[i] = ok and res or { code = "none", stderr = tostring(res), stdout = "" }
+    end
+    output[#output + 1] = results[1].stdout
+    runara.write_file("train_bench.jsonl", table.concat(output))
+    local r = training.parse(results[1].stdout)
+    keep(r)
+    energy[#energy + 1] = { phase = phase, tokens = tokens(r.ddp), nodes = #c.nodes }
+    for _, node in ipairs(c.nodes) do if node.rank > 1 and node.gpu then pcall(node.gpu.mark, node.gpu, "done") end end
+    for i, res in ipairs(results) do
+      if not failure then
+        check(res, string.format("DDP on %d nodes x %d GPUs (torchrun), node %d (%s)", #c.nodes, count, i, c.nodes[i].droplet.name))
+      end
+    end
+  end
   rep:phase("done")
+  -- Every other node's GPUs: a whole-run summary each (the head's are the report's charts).
+  local node_rows = {}
+  for _, node in ipairs(c and c.nodes or {}) do
+    if node.rank > 1 and node.gpu then
+      local g = node.gpu:stop()
+      local sum = g.summary or {}
+      node.gpu = nil
+      -- The multi-node phase's energy is every node's: the head's (below) plus each worker's.
+      for _, e in ipairs(energy) do
+        for _, p in ipairs(g.phases or {}) do
+          if e.nodes and p.label == e.phase and p.energy_j then e.workers_j = (e.workers_j or 0) + p.energy_j end
+        end
+      end
+      node_rows[#node_rows + 1] = { tostring(node.rank), node.droplet.name, string.format("%.0f", sum.mean_power_w or 0),
+        string.format("%.1f", (sum.peak_vram_bytes or 0) / 2 ^ 30), string.format("%.1f", (sum.energy_j or 0) / 1000) }
+    end
+  end
+  if #node_rows > 0 then
+    rep:add_table("GPUs of the other nodes", { columns = { "node", "droplet", "mean power (W, all GPUs)", "peak VRAM (GiB)", "energy (kJ)" },
+      rows = node_rows, caption = "Each worker node's GPUs over the whole run (they work only in the multi-node DDP phase)." })
+  end
   if m.gpu then
     local g = m.gpu:stop()
     rep:add_gpu(g)
     rep.gpu_sampler = nil
     for _, e in ipairs(energy) do
       for _, p in ipairs(g.phases or {}) do if p.label == e.phase then e.j = p.energy_j end end
+      if e.j and e.workers_j then e.j, e.workers_j = e.j + e.workers_j, nil end
     end
   end
   if m.kind == "machine" then s:exec("rm -rf training", { quiet = true, check = false }) end

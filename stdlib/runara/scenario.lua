@@ -292,6 +292,47 @@ function Scenario:serve_replicas(m, opts)
   return group
 end
 
+-- Several droplets of this run as one cluster (runara.cluster: a VPC, the run's firewall, the
+-- machines logged into in parallel); its options are checked first, errors at the scenario's line.
+-- Each node is billed and described like sc:machine's, gets a GPU sampler (node.gpu; spec.gpu ~=
+-- false) and a row in the manifest; node 1's sampler is the report's. The cluster stops with the
+-- scenario's servers; the machines, firewall and VPC go at the run's teardown.
+function Scenario:cluster(spec)
+  local cluster = require("runara.cluster")
+  if M.where() ~= "droplet" then
+    error("sc:cluster: a cluster is made of droplets of this run, and --on names " .. (runara.on.endpoint or "a machine of yours") ..
+          "; leave --on out", 2)
+  end
+  if type(spec) ~= "table" then error("sc:cluster: argument must be a table { nodes =, size =, image =, region = }", 2) end
+  local create = {}
+  for k, v in pairs(spec) do if k ~= "gpu" and k ~= "gpu_interval" then create[k] = v end end
+  local bad = cluster.check_options(create)
+  if bad then error(bad, 2) end
+  local c, failed = cluster.try_create(create)
+  if not c then error(failed, 2) end
+  local rep = self.report
+  self.servers[#self.servers + 1] = c
+  for _, node in ipairs(c.nodes) do
+    local d = node.droplet
+    rep:bill(d)
+    node.kind, node.label = "droplet", string.format("node %d", node.rank)
+    node.where = string.format("droplet %s (%s, %s, $%.2f/h, private %s; destroyed at the end)", d.name, d.size, d.region,
+      d.price_hourly or 0, tostring(node.private_ip))
+    node.info = machine_info.describe(node.session)
+    self.manifest.machines[#self.manifest.machines + 1] = manifest.machine(node, spec)
+    if spec.gpu ~= false and node.info.gpu_backend then
+      node.gpu = gpu_metrics.start(node.session, { interval = spec.gpu_interval or 1 })
+    end
+    self.machines[#self.machines + 1] = node
+  end
+  local i, head = c.head.info, c.head
+  rep:metadata{ gpu = i.gpu, gpu_count = i.gpu_count, gpu_vram_gib = i.gpu_vram_gib, gpu_vram_gb = i.gpu_vram_gb,
+    driver_version = i.driver_version, kernel = i.kernel, rocm_version = i.rocm_version, cuda_version = i.cuda_version,
+    os = i.os, machine = head.droplet.name, region = head.droplet.region, hourly_usd = head.droplet.price_hourly }
+  if head.gpu and not rep.gpu_sampler then rep.gpu_sampler = head.gpu end
+  return c
+end
+
 -- Where the run runs, in a few words for a title: the size of the droplet it will create, or
 -- what --on named.
 function M.target_words(size)

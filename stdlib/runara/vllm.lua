@@ -19,7 +19,8 @@ local CONTAINER = "runara-vllm-" .. runara.run_id
 local KNOWN = { model = true, mode = true, image = true, gpu = true, port = true, quantization = true,
   dtype = true, max_model_len = true, gpu_memory_utilization = true, tensor_parallel_size = true,
   extra_args = true, hf_token = true, ready_timeout = true, poll = true, log = true, quiet = true, install = true,
-  devices = true, container = true }
+  devices = true, container = true, pipeline_parallel_size = true, distributed_executor_backend = true,
+  ray_container = true, host_ip = true }
 
 M.KNOWN = KNOWN  -- vllm.start's option names, for wrappers that pass them on (runara.replicas)
 
@@ -54,7 +55,7 @@ local function problem(opts)
       return string.format("option '%s' must be a non-empty string, got %s", k, show(opts[k]))
     end
   end
-  for _, k in ipairs({ "max_model_len", "tensor_parallel_size" }) do
+  for _, k in ipairs({ "max_model_len", "tensor_parallel_size", "pipeline_parallel_size" }) do
     if opts[k] ~= nil and not errors.whole(opts[k]) then
       return string.format("option '%s' must be a whole number >= 1, got %s", k, show(opts[k]))
     end
@@ -85,6 +86,27 @@ local function problem(opts)
       if seen[x] then return string.format("option 'devices' names GPU %d twice", x) end
       seen[x] = true
     end
+  end
+  local backend = opts.distributed_executor_backend
+  if backend ~= nil and backend ~= "mp" and backend ~= "ray" then
+    return "option 'distributed_executor_backend' must be \"mp\" (one machine) or \"ray\" (a Ray cluster), got " .. show(backend)
+  end
+  if opts.ray_container ~= nil then
+    if type(opts.ray_container) ~= "string" or not opts.ray_container:match("^[%w][%w_.%-]*$") then
+      return "option 'ray_container' must be the name of the Ray head's container (runara.cluster's), got " .. show(opts.ray_container)
+    end
+    if opts.host_ip ~= nil and (type(opts.host_ip) ~= "string" or not opts.host_ip:match("^[%x%.:]+$")) then
+      return "option 'host_ip' must be an IP address (the Ray node's VLLM_HOST_IP), got " .. show(opts.host_ip)
+    end
+    if backend ~= "ray" then return "option 'ray_container' runs vLLM in a Ray node's container: it needs distributed_executor_backend = \"ray\"" end
+    for _, k in ipairs({ "mode", "image", "devices", "container" }) do
+      if opts[k] ~= nil and not (k == "mode" and opts[k] == "docker") then
+        return string.format("option '%s' does not apply with ray_container (vLLM runs in the Ray head's container)", k)
+      end
+    end
+  end
+  if opts.host_ip ~= nil and opts.ray_container == nil then
+    return "option 'host_ip' is the driver's VLLM_HOST_IP in a Ray node's container: it needs ray_container"
   end
   if opts.container ~= nil and (type(opts.container) ~= "string" or not opts.container:match("^[%w][%w_.%-]*$")) then
     return "option 'container' must be a container name (letters, digits, '_', '.', '-'), got " .. show(opts.container)
@@ -121,6 +143,8 @@ local function serve_args(opts, port)
   add("--max-model-len", opts.max_model_len)
   add("--gpu-memory-utilization", opts.gpu_memory_utilization)
   add("--tensor-parallel-size", opts.tensor_parallel_size)
+  add("--pipeline-parallel-size", opts.pipeline_parallel_size)
+  add("--distributed-executor-backend", opts.distributed_executor_backend)
   for _, extra in ipairs(opts.extra_args or {}) do a[#a + 1] = quote(extra) end
   return table.concat(a, " ")
 end
@@ -137,6 +161,16 @@ local function docker_command(opts, gpu, serve, visible)
     ipc = "host", network = "host", env = #env > 0 and env or nil,
     mounts = { "$HOME/.cache/huggingface:/root/.cache/huggingface" },
     entrypoint = "vllm", command = (serve:gsub("^vllm ", "")) }
+end
+
+-- vLLM in the Ray head's running container (vLLM's multi-node docs: `docker exec` into the head
+-- node's container, then `vllm serve … --distributed-executor-backend ray`), so its driver is on
+-- the Ray cluster that container joined; its environment (VLLM_HOST_IP, the interfaces) is the
+-- container's; VLLM_HOST_IP (host_ip) is repeated on the exec line so that the driver's address,
+-- which must be a Ray node's, is explicit. HF_TOKEN passes by name from the ssh command's environment.
+local function exec_command(opts, serve)
+  return "docker exec" .. (opts.host_ip and (" -e VLLM_HOST_IP=" .. opts.host_ip) or "") ..
+    (opts.hf_token and " -e HF_TOKEN" or "") .. " " .. opts.ray_container .. " " .. serve
 end
 
 local Server = {}
@@ -160,7 +194,8 @@ function Server:stop()
   self.stopped = true
   self.process:kill("TERM")
   self.process:wait()
-  if self.mode == "docker" then self.session:exec("docker rm -f " .. self.container .. " >/dev/null 2>&1; true", { quiet = true }) end
+  -- In a Ray node's container, vLLM ends with that container (runara.cluster's c:stop removes it).
+  if self.mode == "docker" and not self.ray_container then self.session:exec("docker rm -f " .. self.container .. " >/dev/null 2>&1; true", { quiet = true }) end
   -- On a machine the run did not create (runara.scenario sets this), its log goes too.
   if self.remove_log then self.session:exec("rm -f " .. quote(self.log), { quiet = true, check = false }) end
 end
@@ -214,17 +249,20 @@ local function launch(s, opts)
   -- pip mode installs vLLM first where the machine lacks it (the image's Python, no venv).
   local install = opts.install ~= false and "command -v vllm >/dev/null || python3 -m pip install --quiet vllm || exit 1; " or ""
   -- The server's own command line (for the run manifest): the docker run, or vllm serve.
-  local server_command = mode == "docker" and docker_command(opts, gpu, serve, visible) or
-    ((visible and visible .. " " or "") .. serve)
+  local server_command = opts.ray_container and exec_command(opts, serve) or
+    mode == "docker" and docker_command(opts, gpu, serve, visible) or ((visible and visible .. " " or "") .. serve)
   local command = (mode == "docker" and server_command or install .. server_command) .. " 2>&1 | tee " .. quote(log)
-  runara.log(string.format("vllm: starting %s on %s (%s, %s)", opts.model, s.name, mode,
-    mode == "docker" and (opts.image or IMAGES[gpu]) or "pip"))
+  runara.log(string.format("vllm: starting %s on %s (%s)", opts.model, s.name, opts.ray_container and
+    string.format("in the Ray head's container %s, tensor parallel %s x pipeline parallel %s", opts.ray_container,
+      tostring(opts.tensor_parallel_size or 1), tostring(opts.pipeline_parallel_size or 1)) or
+    (mode .. ", " .. (mode == "docker" and (opts.image or IMAGES[gpu]) or "pip"))))
   local process = s:spawn("set -o pipefail 2>/dev/null; " .. command,
     { env = opts.hf_token and { HF_TOKEN = opts.hf_token } or nil, quiet = opts.quiet ~= false })
   local server = setmetatable({ session = s, process = process, model = opts.model, mode = mode, gpu = gpu,
     port = port, log = log, url = s:forward(port), command = server_command, devices = opts.devices,
-    container = opts.container or CONTAINER,
-    image = mode == "docker" and (opts.image or IMAGES[gpu]) or nil }, Server)
+    container = opts.ray_container or opts.container or CONTAINER, ray_container = opts.ray_container,
+    tensor_parallel_size = opts.tensor_parallel_size, pipeline_parallel_size = opts.pipeline_parallel_size,
+    image = mode == "docker" and not opts.ray_container and (opts.image or IMAGES[gpu]) or nil }, Server)
   local ready_s, not_ready = wait_ready(server, opts.ready_timeout or 1800, opts.poll or (runara.simulated and 0.5 or 2))
   if not ready_s then return nil, not_ready end
   server.ready_s = ready_s
