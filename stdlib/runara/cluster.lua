@@ -60,13 +60,6 @@ local function find_interface(node, wanted)
   local r = node.session:exec("ip -o -4 addr show 2>&1", { quiet = true, check = false })
   local name = pure.interface_for(r.stdout, node.private_ip)
   if name then return name end
-  -- The simulated cloud's VPC is a fabric for the tools, not IP routing (docs/sim.md): no interface
-  -- of a boxed machine carries its VPC address, so a rehearsal names DigitalOcean's private one.
-  if runara.simulated then
-    runara.log(string.format("cluster: (simulated) no interface of %s carries %s; using eth1, the private interface " ..
-      "of DigitalOcean's droplets", node.session.name, tostring(node.private_ip)))
-    return "eth1"
-  end
   return nil, string.format("no network interface of %s carries its private address %s (`ip -o -4 addr show`: %s); " ..
     "give the interface with option 'interface' (DigitalOcean's droplets: eth1)", node.session.name, tostring(node.private_ip),
     lines_tail(r.stdout, 4):gsub("\n", " | "))
