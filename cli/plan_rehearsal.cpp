@@ -17,6 +17,8 @@ int rehearse(CommandLine command, const std::string& out_dir) {
   Options& o = command.options;
   o.out_dir = out_dir;
   o.quiet = true;
+  // The budget checks still count the real run's hours, so the rehearsal refuses what it would.
+  o.budget_runtime_s = o.max_runtime_s;
   o.max_runtime_s = std::min(o.max_runtime_s, kRehearsalLimitS);
   o.cloud.guardian_executable = own_executable();
   std::string error;

@@ -91,6 +91,9 @@ class RUNARA_API Context {
   virtual const Permissions& permissions() const = 0;
   virtual bool stopping() const = 0;               // the run is ending: start nothing new
   virtual double remaining_runtime_s() const = 0;  // until the hard deadline
+  // How long the machines a budget check counts may live: remaining_runtime_s(), except in a
+  // rehearsal, where it is the real run's (Options::budget_runtime_s, lowered by watchdog.limit).
+  virtual double budget_remaining_s() const = 0;
   // Large buffers a primitive holds on the script's behalf count against --max-memory, with the
   // Lua heap. reserve_memory takes `bytes` and returns "", or returns an error naming `what`
   // and the limit (nothing taken) — check before allocating. Both are safe from any thread.

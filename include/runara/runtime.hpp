@@ -84,6 +84,10 @@ struct OnTarget {
 
 struct Options {
   double max_runtime_s = 7200;                 // hard deadline for the whole run
+  // A rehearsal (`runara plan`) runs under a short max_runtime_s of its own; this is the real
+  // run's --max-runtime, which the budget checks count each machine alive for, so that the
+  // rehearsal refuses what the run would (0: max_runtime_s).
+  double budget_runtime_s = 0;
   std::size_t max_memory_bytes = std::size_t{1} << 30;  // cap on the Lua heap
   std::string out_dir;                         // empty: results/<UTC>-<script>/ under the cwd
   std::vector<std::string> args;               // reach the script as runara.args / arg

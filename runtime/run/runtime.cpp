@@ -110,6 +110,11 @@ double Runtime::Impl::remaining_runtime_s() const {
   return deadline == 0 ? options_.max_runtime_s : deadline - monotonic_seconds();
 }
 
+double Runtime::Impl::budget_remaining_s() const {
+  if (options_.budget_runtime_s <= 0) return remaining_runtime_s();
+  return budget_deadline_ - monotonic_seconds();
+}
+
 void Runtime::Impl::set_run_deadline(double deadline, std::string source) {
   const double current = watchdog_.deadline();
   if (current != 0 && deadline >= current) return;
@@ -131,6 +136,7 @@ void Runtime::Impl::start(const std::string& script_path) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g s (--max-runtime)", options_.max_runtime_s);
   set_run_deadline(started_at_ + options_.max_runtime_s, seconds);
+  budget_deadline_ = started_at_ + (options_.budget_runtime_s > 0 ? options_.budget_runtime_s : options_.max_runtime_s);
   record_history_start();  // before any script code: a run killed from here on is still listed
 
   L_ = lua_newstate(LuaHeap::alloc, &heap_);

@@ -6,6 +6,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -46,6 +47,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   const Permissions& permissions() const override { return options_.permissions; }
   bool stopping() const override { return stop_reason() != StopReason::none; }
   double remaining_runtime_s() const override;
+  double budget_remaining_s() const override;
   std::string reserve_memory(std::size_t bytes, std::string_view what) override;
   void release_memory(std::size_t bytes) override { memory_->release(bytes); }
   std::shared_ptr<MemoryBudget> memory_budget() override { return memory_; }
@@ -162,6 +164,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   nlohmann::json redact_json(const nlohmann::json& value) const;
   std::size_t results_bytes_ = 0;  // reserved from memory_
   void set_run_deadline(double deadline, std::string source);
+  void lower_budget_deadline(double deadline) { budget_deadline_ = std::min(budget_deadline_, deadline); }
   double started_at() const { return started_at_; }
 
   Options options_;
@@ -171,6 +174,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   std::string script_dir_;   // folder require and read_file start from
   double started_at_ = 0;
   std::string deadline_source_;
+  double budget_deadline_ = 0;  // budget_remaining_s()'s end (monotonic seconds), set by start()
 
   LuaHeap heap_;
   std::shared_ptr<MemoryBudget> memory_;  // the C++ side of --max-memory (memory_budget.hpp)

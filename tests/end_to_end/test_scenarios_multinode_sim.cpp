@@ -142,12 +142,19 @@ TEST_CASE("serving_multinode: a budget that cannot cover the nodes is refused be
   CHECK(contains(r.err, "> budget $10.00"));
   CHECK_FALSE(contains(r.err, "creating droplet"));
   CHECK_FALSE(contains(r.err, "vpc runara-"));  // not even the VPC
-  // runara plan shows the worst case of both nodes against the budget. (Its rehearsal runs under a
-  // 300 s deadline, within which the nodes fit, so it rehearses past the refusal: cli/plan's to say.)
+  // runara plan refuses it the same way: its rehearsal runs under a short deadline of its own, but
+  // the budget checks count the real run's (here the script's watchdog.limit of 30 minutes).
   const auto plan = run_runara({"plan", "--budget", "10", kServing}, 120);
   INFO(plan.out << plan.err);
-  CHECK(contains(plan.out, "Worst case: $15.92 (every machine alive until the 0.5 h deadline"));
-  CHECK(contains(plan.out, "--budget $10.00 refuses any create that would pass it"));
+  CHECK(contains(plan.out, "cluster.create: 2 x gpu-mi300x8-1536gb do not fit: "));
+  CHECK(contains(plan.out, "for the 0.50 h left before the run's deadline"));
+  CHECK(contains(plan.out, "It creates no machine."));
+  CHECK(plan.exit_code == 1);
+  // Within the budget, plan lists both nodes and their worst case.
+  const auto fits = run_runara({"plan", "--budget", "100", kServing}, 120);
+  INFO(fits.out << fits.err);
+  CHECK(contains(fits.out, "It creates 2 machines (at most 2 at once):"));
+  CHECK(contains(fits.out, "Worst case: $15.92 (every machine alive until the 0.5 h deadline"));
 }
 
 TEST_CASE("serving_multinode: nodes > 1 on a size that is not 8 GPUs is refused before anything is created", "[scenario]") {
