@@ -51,9 +51,26 @@ void OneShot::start(CommandTarget& target, const std::string& command, std::stri
       while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
       error += " (stderr: " + tail + ")";
     }
+    if (starting_) {
+      early_error_ = std::move(error);
+      early_exit_ = true;
+      return;
+    }
     finish(std::move(error));
   };
+  starting_ = true;
   running_ = target.run(command, std::move(h));
+  starting_ = false;
+  if (!early_exit_) return;
+  // The target reported before run() returned (an ssh session already lost cannot start the
+  // command): the callback still comes from the loop. From inside start() it could destroy this
+  // while run()'s caller, here, still had running_ to assign (a use after free under ASan).
+  uv_timer_start(
+      timer_, [](uv_timer_t* t) {
+        auto* self = static_cast<OneShot*>(t->data);
+        self->finish(std::move(self->early_error_));
+      },
+      0, 0);
 }
 
 void OneShot::finish(std::string error) {

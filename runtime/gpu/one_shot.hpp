@@ -52,6 +52,9 @@ class OneShot {
   std::string what_;
   Done done_;
   bool overflow_ = false;
+  bool starting_ = false;    // inside target.run(): an exit now is reported from the loop
+  bool early_exit_ = false;  // the target reported the exit before run() returned
+  std::string early_error_;
 };
 
 }  // namespace runara::gpu
