@@ -35,8 +35,9 @@ listen_dir_for() {
   fi
 }
 
-# Whether a lock file is held by a live process (flock -n fails while another holds it).
-held() { [ -e "$1" ] && ! flock -n -x "$1" true 2>/dev/null; }
+# Whether a lock file is held by a live process: a shared probe fails while another holds it
+# exclusively. Shared, so that probes running at once do not see each other as holders.
+held() { [ -e "$1" ] && ! flock -n -s "$1" true 2>/dev/null; }
 
 # Whether the cloud firewalls let TCP PORT into the VPC member IP from this machine.
 firewall_allows() {
@@ -56,12 +57,14 @@ reachable() {
 }
 
 # Opens fd 9 on IP:PORT's listener lock and takes it (the caller keeps fd 9 for its lifetime).
-# Fails when the address is not this machine's or someone already listens there.
+# Fails when the address is not this machine's or someone already listens there. The lock is
+# waited for a moment: a peer's probe (held) may be holding it for the few milliseconds it takes,
+# and a listener that found it so would report an address in use that nobody uses (CI saw it).
 listen_on() {
   local ip=$1 port=$2 dir
   [ "$ip" = localhost ] && ip=127.0.0.1
   is_mine "$ip" || return 2
   dir=$(listen_dir_for "$ip"); [ -n "$dir" ] || return 2
   exec 9>>"$dir/$ip:$port"
-  flock -n -x 9 || { exec 9>&-; return 1; }
+  flock -w 0.5 -x 9 || { exec 9>&-; return 1; }
 }
