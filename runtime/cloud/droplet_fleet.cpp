@@ -595,10 +595,9 @@ void DropletFleet::teardown(std::function<void(Status)> done) {
   for (const auto& [id, machine] : machines_) options.own_creates.insert(id);
   cleanup_ = std::make_unique<RunCleanup>(loop_, *client_, *ledger_, run_id_, tag(), options, log_);
   cleanup_->start([this, done](CleanupReport report) {
-    for (auto& [id, m] : machines_) {
-      for (const auto& line : report.destroyed) {
-        if (line.rfind(std::to_string(id) + " ", 0) == 0 && m.destroyed_at == 0) m.destroyed_at = monotonic_seconds();
-      }
+    for (const auto& d : report.destroyed) {
+      const auto m = machines_.find(d.droplet_id);
+      if (d.kind == "droplet" && m != machines_.end() && m->second.destroyed_at == 0) m->second.destroyed_at = monotonic_seconds();
     }
     report_costs();
     if (report.complete()) {

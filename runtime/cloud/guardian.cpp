@@ -84,11 +84,7 @@ int clean_up(const std::string& run_id, const std::string& state_dir, const std:
     Ledger ledger(state_dir);
     RunCleanup cleanup(&loop, client, ledger, run_id, "runara:run-" + run_id, CleanupOptions{}, say);
     cleanup.start([&](CleanupReport report) {
-      // A droplet's line is "ID (name)"; the other kinds' lines name their kind ("vpc runara-...").
-      for (const auto& line : report.destroyed) {
-        const bool droplet = !line.empty() && line[0] >= '0' && line[0] <= '9';
-        say("destroyed " + std::string(droplet ? "droplet " : "") + line);
-      }
+      for (const auto& d : report.destroyed) say("destroyed " + d.line());
       for (const auto& line : report.refused) say("NOT TOUCHED: " + line);
       if (report.complete()) {
         ledger.finish_run(run_id, RunStatus::crashed);

@@ -89,10 +89,10 @@ void KeyCleanup::retry(const std::string& name, const DoResult& result, void (Ke
   delayed_.after(limits_.poll_s, [this, name, step] { (this->*step)(name); });
 }
 
-void KeyCleanup::report(std::vector<std::string>& destroyed, std::vector<std::string>& remaining,
+void KeyCleanup::report(std::vector<Destroyed>& destroyed, std::vector<std::string>& remaining,
                         std::vector<std::string>& refused) const {
   for (const auto& [name, t] : targets_) {
-    if (t.gone) destroyed.push_back("ssh key " + name);
+    if (t.gone) destroyed.push_back({"ssh key", name});
     else if (!t.refused.empty()) refused.push_back(t.refused);
     else remaining.push_back("ssh key " + name + " (" + t.key.fingerprint + ")");
   }

@@ -20,6 +20,7 @@
 
 #include <uv.h>
 
+#include "cloud/cleanup_report.hpp"
 #include "cloud/do_client.hpp"
 #include "cloud/ledger.hpp"
 #include "base/delayed_calls.hpp"
@@ -44,7 +45,7 @@ class KeyCleanup {
   void start();
   bool finished() const;  // every key gone or refused
   void stop();            // cancel calls still running
-  void report(std::vector<std::string>& destroyed, std::vector<std::string>& remaining,
+  void report(std::vector<Destroyed>& destroyed, std::vector<std::string>& remaining,
               std::vector<std::string>& refused) const;
   std::string pending() const;  // "ssh key runara-abc"
   std::string last_error() const { return last_error_; }

@@ -164,11 +164,11 @@ void NetworkCleanup::settle() {
   changed_();
 }
 
-void NetworkCleanup::report(std::vector<std::string>& destroyed, std::vector<std::string>& remaining,
+void NetworkCleanup::report(std::vector<Destroyed>& destroyed, std::vector<std::string>& remaining,
                             std::vector<std::string>& refused) const {
   for (const auto& [key, t] : targets_) {
     const std::string id = t.row.remote_id ? " (" + *t.row.remote_id + ")" : "";
-    if (t.gone) destroyed.push_back(label(t) + id);
+    if (t.gone) destroyed.push_back({t.row.kind, t.row.name + id});
     else if (!t.refused.empty()) refused.push_back(t.refused);
     else remaining.push_back(label(t) + id);
   }

@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "base/delayed_calls.hpp"
+#include "cloud/cleanup_report.hpp"
 #include "cloud/do_client.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/resource_kinds.hpp"
@@ -49,7 +50,7 @@ class NetworkCleanup {
   bool started() const { return started_; }
   bool finished() const;  // every resource gone, refused or given up
   void stop();
-  void report(std::vector<std::string>& destroyed, std::vector<std::string>& remaining,
+  void report(std::vector<Destroyed>& destroyed, std::vector<std::string>& remaining,
               std::vector<std::string>& refused) const;
   std::string pending() const;  // "vpc runara-abc-vpc (deleting)"
   std::string last_error() const { return last_error_; }

@@ -296,8 +296,9 @@ void RunCleanup::finish() {
     if (report.error.empty()) report.error = network_->last_error();
   }
   for (const auto& [id, target] : targets_) {
-    const std::string line = std::to_string(id) + " (" + target.name + ")";
-    (gone_.count(id) ? report.destroyed : report.remaining).push_back(line);
+    const std::string what = std::to_string(id) + " (" + target.name + ")";
+    if (gone_.count(id)) report.destroyed.push_back({"droplet", what, id});
+    else report.remaining.push_back(what);
   }
   if (!listed_once_) report.remaining.push_back("droplets tagged " + tag_ + " (the API could not be listed)");
   for (const auto& [id, why] : refused_) report.refused.push_back(why);

@@ -26,6 +26,7 @@
 
 #include <uv.h>
 
+#include "cloud/cleanup_report.hpp"
 #include "cloud/do_client.hpp"
 #include "cloud/key_cleanup.hpp"
 #include "cloud/network_cleanup.hpp"
@@ -42,14 +43,6 @@ struct CleanupOptions {
   double unreachable_s = 0;  // give up early once the API has not answered for this long (0: never)
   std::set<std::int64_t> own_creates;  // ids this process's own creates answered with: no tag check
   std::string account;  // uuid of the token's account ("" unknown: rows are not filtered by account)
-};
-
-struct CleanupReport {
-  std::vector<std::string> destroyed;  // "123 (name)"
-  std::vector<std::string> remaining;  // what could not be confirmed gone
-  std::vector<std::string> refused;    // in the ledger but not shown to be the run's: not touched
-  std::string error;                   // last API error, if any
-  bool complete() const { return remaining.empty(); }
 };
 
 class RunCleanup {

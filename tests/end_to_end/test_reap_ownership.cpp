@@ -12,6 +12,7 @@
 #include <iterator>
 #include <ctime>
 #include <map>
+#include <regex>
 #include <string>
 
 #include <httplib.h>
@@ -343,6 +344,9 @@ TEST_CASE("guardian: an inherited ledger id without the run's tag survives the c
   INFO("guardian log: " << log);
   CHECK(contains(log, "NOT TOUCHED"));
   CHECK(contains(log, "does not carry the tag runara:run-" + run_id));
+  // Each thing destroyed under its own kind (the report carries it; nothing guessed from the text).
+  CHECK(std::regex_search(log, std::regex("destroyed droplet [0-9]+ \\(runara-" + run_id + "-1\\)")));
+  CHECK(contains(log, "destroyed ssh key runara-" + run_id + "\n"));
 }
 
 TEST_CASE("ls and reap: droplet names, sizes and regions from the API cannot drive the terminal", "[reap][droplet]") {
