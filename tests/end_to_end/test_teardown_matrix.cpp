@@ -21,7 +21,7 @@ using runara::test::eventually;
 
 namespace {
 
-enum class Moment { before_create, create_in_flight, waiting_for_active, after_active, during_teardown };
+enum class Moment { before_create, key_in_flight, create_in_flight, waiting_for_active, after_active, during_teardown };
 
 struct Case {
   const char* ending;   // how the run ends: normal, error, task_error, watchdog, SIGINT, SIGTERM, SIGHUP, SIGKILL, crash
@@ -33,6 +33,7 @@ struct Case {
 const char* moment_name(Moment m) {
   switch (m) {
     case Moment::before_create: return "before create";
+    case Moment::key_in_flight: return "the run's SSH key registration in flight";
     case Moment::create_in_flight: return "create in flight";
     case Moment::waiting_for_active: return "waiting for active";
     case Moment::after_active: return "after active";
@@ -88,7 +89,7 @@ void run_case(const Case& c) {
   config.token = "matrix-token-3f9a";
   config.active_after_s = c.moment == Moment::waiting_for_active ? 4 : 0.2;
   config.delete_after_s = c.moment == Moment::during_teardown ? 2 : 0.2;
-  config.latency_s = c.moment == Moment::create_in_flight ? 2 : 0;
+  config.latency_s = c.moment == Moment::create_in_flight || c.moment == Moment::key_in_flight ? 2 : 0;
   config.enforce_rate_limits = false;  // the tests poll faster than a real client may
   runara::sim::FakeDigitalOcean fake(config);
   fake.start();
@@ -120,6 +121,10 @@ void run_case(const Case& c) {
     switch (c.moment) {
       case Moment::before_create:
         REQUIRE(child.wait_for_output("delaying", 10));
+        CHECK(posts() == 0);
+        break;
+      case Moment::key_in_flight:  // the key is registered, its answer 2 s away; no droplet asked for yet
+        REQUIRE(eventually([&] { return fake.requests("POST /v2/account/keys") >= 1; }, 10));
         CHECK(posts() == 0);
         break;
       case Moment::create_in_flight:  // the POST arrived; its answer is 2 s away (latency_s)
@@ -172,7 +177,7 @@ TEST_CASE("teardown: watchdog while waiting and while computing", "[teardown]") 
 }
 
 TEST_CASE("teardown: SIGINT at every moment", "[teardown]") {
-  for (Moment m : {Moment::before_create, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
+  for (Moment m : {Moment::before_create, Moment::key_in_flight, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
                    Moment::during_teardown}) {
     run_case({"SIGINT", m, 2, 130});
   }
@@ -192,7 +197,9 @@ TEST_CASE("teardown: SIGHUP at every moment", "[teardown]") {
 }
 
 TEST_CASE("teardown: SIGKILL of the runtime at every moment (the guardian cleans up)", "[teardown]") {
-  for (Moment m : {Moment::before_create, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
+  // key_in_flight: the run has no droplet yet, only its key; the guardian used to see nothing to
+  // do and exit, leaving the key on the account.
+  for (Moment m : {Moment::before_create, Moment::key_in_flight, Moment::create_in_flight, Moment::waiting_for_active, Moment::after_active,
                    Moment::during_teardown}) {
     run_case({"SIGKILL", m, 2, 128 + SIGKILL});
   }
