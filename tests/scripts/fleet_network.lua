@@ -1,6 +1,6 @@
 -- The scenario of the private-network teardown tests: a VPC (the run's own, or an existing one
 -- with existing=NAME), the run's firewall, and N droplets in the VPC, then the ending the test
--- asks for (params: n=, ending=normal|error|busy|wait, existing=, region=).
+-- asks for (params: n=, ending=normal|error|task_error|busy|wait, existing=, region=).
 local n = tonumber(runara.params.n or "2")
 local ending = runara.params.ending or "normal"
 local region = runara.params.region or "nyc3"
@@ -23,6 +23,9 @@ print("ALL ACTIVE")
 
 if ending == "error" then
   error("the scenario failed on purpose")
+elseif ending == "task_error" then
+  runara.spawn(function() error("a task failed on purpose") end)
+  runara.sleep(0.1)
 elseif ending == "busy" then
   while true do end
 elseif ending == "wait" then
