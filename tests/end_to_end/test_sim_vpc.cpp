@@ -267,9 +267,9 @@ TEST_CASE("sim VPC: a machine's commands cannot write, swap or remove runara's f
 
 // CI saw torchrun's head fail at once with "address already in use" while its worker waited for
 // it: the worker's reachability probe held the head's fresh listener lock for the milliseconds it
-// took, just as the head took it. Three peers probe one address every 10 ms while it is listened
-// on 200 times (38 to 126 of 200 listens failed so before the fix, here); a second listener is
-// still refused, and a listener's lock is seen held until it ends.
+// took, just as the head took it. Three peers probe one address every 20 ms (the shims: every
+// 200 ms) while it is listened on 200 times (13 to 23 of 200 listens failed so before the fix,
+// here); a second listener is still refused, and a listener's lock is seen held until it ends.
 TEST_CASE("sim VPC: peers probing an address never make its listener fail, a second listener still does",
           "[sim_vpc]") {
   const std::string root = temp_dir("sim-vpc-probe");
@@ -277,7 +277,7 @@ TEST_CASE("sim VPC: peers probing an address never make its listener fail, a sec
   std::filesystem::create_directories(root + "/fabric/listen");
   const std::string script = ". " + kShims + R"(/lib/fabric.sh
 lock=$RUNARA_SIM_FABRIC/listen/10.116.16.2:29500 stop=$RUNARA_SIM_STATE/stop
-for p in 1 2 3; do ( until [ -e "$stop" ]; do held "$lock"; sleep 0.01; done ) & done
+for p in 1 2 3; do ( until [ -e "$stop" ]; do held "$lock"; sleep 0.02; done ) & done
 failed=0
 for i in $(seq 1 200); do
   rm -f "$lock"

@@ -66,5 +66,5 @@ listen_on() {
   is_mine "$ip" || return 2
   dir=$(listen_dir_for "$ip"); [ -n "$dir" ] || return 2
   exec 9>>"$dir/$ip:$port"
-  flock -w 0.5 -x 9 || { exec 9>&-; return 1; }
+  flock -w 1 -x 9 || { exec 9>&-; return 1; }
 }
