@@ -130,15 +130,16 @@ int firewall(lua_State* L) {
 int check(lua_State* L) {
   const char* fn = "droplet.check";
   args::table(L, 1, fn, "options");
-  args::only_fields(L, 1, fn, {"size", "count"});
+  args::only_fields(L, 1, fn, {"size", "count", "region"});
   const auto size = args::opt_string(L, 1, fn, "size");
   if (!size || size->empty()) args::raise(L, "%s: option 'size' is required (e.g. size = \"gpu-mi300x8-1536gb\")", fn);
+  const std::string region = args::opt_string(L, 1, fn, "region").value_or("");
   const double count = args::opt_number(L, 1, fn, "count").value_or(1);
   if (count != std::floor(count) || count < 1 || count > 1000) {
     args::raise(L, "%s: option 'count' must be a whole number from 1 to 1000, got %f", fn, count);
   }
   auto wait = kit::Wait::start(L, "");  // the refusal is the create's own wording, unprefixed
-  fleet_of(L).check(*size, static_cast<int>(count), [wait](Status fits) {
+  fleet_of(L).check(*size, region, static_cast<int>(count), [wait](Status fits) {
     if (!fits) return wait->fail(fits.error());
     wait->resume([](lua_State* co) {
       lua_pushboolean(co, 1);

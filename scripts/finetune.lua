@@ -14,6 +14,7 @@
 -- Params: runara scripts/finetune.lua --help
 -- Secrets: --secret HF_TOKEN for a gated model (meta-llama/…): asked for before anything is created.
 local scenario = require("runara.scenario")
+local defaults = require("runara.droplet_defaults")
 local finetune = require("runara.finetune")
 local containers = require("runara.container")
 
@@ -33,8 +34,8 @@ scenario.run({
   needs_machine = true,
   params = {
     { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
-    { name = "image", default = "gpu-amd-base", help = "droplet image" },
-    { name = "region", default = "atl1", help = "droplet region" },
+    defaults.image_param(),
+    defaults.region_param(),
     { name = "container", default = function() return nil end, default_help = "rocm/pytorch-training:v25.7 (AMD), nvcr.io/nvidia/pytorch:24.10-py3 (NVIDIA)",
       help = "the container image torchtune runs in" },
     { name = "model", default = "Qwen/Qwen3-8B", help = "Hugging Face model id" },

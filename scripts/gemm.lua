@@ -7,8 +7,9 @@
 -- What it costs: gpu-mi300x1-192gb at $1.99/h; about 15 minutes including the container pull
 -- (about $0.50). Rehearse it for free: runara --sim scripts/gemm.lua
 -- Elsewhere: runara --on root@HOST scripts/gemm.lua (a machine of yours).
--- Params: runara scripts/gemm.lua --help (an H100: size=gpu-h100x1-80gb image=gpu-h100x1-base region=nyc2)
+-- Params: runara scripts/gemm.lua --help (an H100: size=gpu-h100x1-80gb; its image and region follow the size)
 local scenario = require("runara.scenario")
+local defaults = require("runara.droplet_defaults")
 local gemm = require("runara.gemm")
 local containers = require("runara.container")
 
@@ -19,8 +20,8 @@ scenario.run({
   needs_machine = true,
   params = {
     { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
-    { name = "image", default = "gpu-amd-base", help = "droplet image" },
-    { name = "region", default = "atl1", help = "droplet region" },
+    defaults.image_param(),
+    defaults.region_param(),
     { name = "container", default = function() return nil end, default_help = "the vendor's PyTorch image",
       help = "the container image the benchmark runs in" },
     { name = "warmup", type = "integer", default = 30, min = 0, help = "untimed repetitions first" },

@@ -17,6 +17,7 @@
 -- Params: runara scripts/llama70b_fp8.lua --help
 -- Secrets: --secret HF_TOKEN (the model is gated on Hugging Face; not needed under --sim).
 local scenario = require("runara.scenario")
+local defaults = require("runara.droplet_defaults")
 local suite = require("runara.suite")
 
 local function hf_token()
@@ -35,8 +36,8 @@ scenario.run({
   reference = function(p) return p.model == "meta-llama/Llama-3.3-70B-Instruct" and "llama70b_fp8" or nil end,
   params = {
     { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
-    { name = "image", default = "gpu-amd-base", help = "droplet image" },
-    { name = "region", default = "atl1", help = "droplet region" },
+    defaults.image_param(),
+    defaults.region_param(),
     { name = "model", default = "meta-llama/Llama-3.3-70B-Instruct", help = "Hugging Face model id" },
     { name = "quantization", default = "fp8", help = "vLLM --quantization" },
     { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },

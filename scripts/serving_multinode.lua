@@ -22,6 +22,7 @@
 -- Params: runara scripts/serving_multinode.lua --help
 -- Secrets: --secret HF_TOKEN (gated model; not needed under --sim).
 local scenario = require("runara.scenario")
+local defaults = require("runara.droplet_defaults")
 local suite = require("runara.suite")
 
 local sim = runara.simulated
@@ -50,8 +51,8 @@ scenario.run({
   params = {
     { name = "nodes", type = "integer", default = 2, min = 1, help = "droplets (8 GPUs each)" },
     { name = "size", default = "gpu-mi300x8-1536gb", help = "droplet size (8 GPUs: multi-node GPU droplets come in multiples of 8)" },
-    { name = "image", default = "gpu-amd-base", help = "droplet image" },
-    { name = "region", default = "atl1", help = "droplet region" },
+    defaults.image_param(),
+    defaults.region_param(),
     { name = "vpc", default = function() return nil end, default_help = "a VPC of the run's own",
       help = "the name of an existing VPC of the account to create the droplets in (never deleted)" },
     { name = "model", default = "meta-llama/Llama-3.1-405B-Instruct", help = "Hugging Face model id" },

@@ -21,6 +21,7 @@
 -- Params: runara scripts/serving_replicas.lua --help
 -- Secrets: --secret HF_TOKEN (gated model; not needed under --sim).
 local scenario = require("runara.scenario")
+local defaults = require("runara.droplet_defaults")
 local suite = require("runara.suite")
 local replicas = require("runara.replicas")
 
@@ -55,8 +56,8 @@ scenario.run({
   needs_machine = true,
   params = {
     { name = "size", default = "gpu-mi300x8-1536gb", help = "droplet size (8 GPUs)" },
-    { name = "image", default = "gpu-amd-base", help = "droplet image" },
-    { name = "region", default = "atl1", help = "droplet region" },
+    defaults.image_param(),
+    defaults.region_param(),
     { name = "model", default = "meta-llama/Llama-3.1-70B-Instruct", help = "Hugging Face model id" },
     { name = "quantization", default = "none", help = "vLLM --quantization (none: the model's own precision, FP16 in the seed)" },
     { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },

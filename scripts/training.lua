@@ -9,8 +9,9 @@
 -- What it costs: gpu-mi300x1-192gb at $1.99/h, about 30 minutes with the container pull (~$1);
 -- DDP needs a machine with several GPUs (gpu-mi300x8-1536gb, $15.92/h).
 -- Rehearse it for free: runara --sim scripts/training.lua
--- Params: runara scripts/training.lua --help (an H100: size=gpu-h100x1-80gb image=gpu-h100x1-base region=nyc2)
+-- Params: runara scripts/training.lua --help (an H100: size=gpu-h100x1-80gb; its image and region follow the size)
 local scenario = require("runara.scenario")
+local defaults = require("runara.droplet_defaults")
 local training = require("runara.training")
 local training_report = require("runara.training_report")
 local containers = require("runara.container")
@@ -24,8 +25,8 @@ scenario.run({
   needs_machine = true,
   params = {
     { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
-    { name = "image", default = "gpu-amd-base", help = "droplet image" },
-    { name = "region", default = "atl1", help = "droplet region" },
+    defaults.image_param(),
+    defaults.region_param(),
     { name = "container", default = function() return nil end, default_help = "the vendor's PyTorch image",
       help = "the container image the benchmark runs in" },
     { name = "parts", default = "matmul,linear,fp8,mlp,transformer,ddp", help = "comma-separated: " .. table.concat(training.PARTS, ", ") },

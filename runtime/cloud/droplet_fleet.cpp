@@ -191,14 +191,18 @@ void DropletFleet::firewall(FirewallRequest request, std::function<void(Result<F
 }
 
 // As many more machines as asked, one after another through the create's own budget check.
-void DropletFleet::check(const std::string& size, int count, std::function<void(Status)> done) {
+void DropletFleet::check(const std::string& size, const std::string& region, int count, std::function<void(Status)> done) {
   if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
-  with_sizes([this, size, count, done](std::string sizes_error) {
+  with_sizes([this, size, region, count, done](std::string sizes_error) {
     if (!sizes_error.empty() && !options_.assumed_prices.count(size)) {
       return done(Error{"cannot check the size against /v2/sizes: " + sizes_error});
     }
     double price = 0;
-    if (std::string unknown = price_of(size, price); !unknown.empty()) return done(Error{unknown});
+    CreateRequest where;  // the create's own checks of the size (and its region, when given)
+    where.size = size;
+    where.region = region;
+    const std::string problem = region.empty() ? price_of(size, price) : validate(where, price);
+    if (!problem.empty()) return done(Error{problem});
     std::vector<RunningMachine> running = running_machines();
     BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
     for (int i = 1; i <= count; ++i) {

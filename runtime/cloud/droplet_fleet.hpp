@@ -71,10 +71,11 @@ class DropletFleet {
   void destroy(std::int64_t id, MachineDone done);
   void sizes(JsonDone done);    // the /v2/sizes catalogue (fetched once per run)
   // The run's VPC and firewall (network_resources.hpp), and the worst case of `count` more
-  // machines of `size` against --budget and --max-droplets (the create's refusal if it does not fit).
+  // machines of `size` (offered in `region`, unless "") against --budget and --max-droplets (the
+  // create's refusal if it does not fit).
   void vpc(VpcRequest request, std::function<void(Result<VpcInfo>)> done);
   void firewall(FirewallRequest request, std::function<void(Result<FirewallInfo>)> done);
-  void check(const std::string& size, int count, std::function<void(Status)> done);
+  void check(const std::string& size, const std::string& region, int count, std::function<void(Status)> done);
   void account(JsonDone done);
   const Machine* find(std::int64_t id) const;
   // The run's own SSH private key (OpenSSH format), "" until a create made it. A secret.

@@ -70,7 +70,7 @@ local function create(opts)
   local bad = pure.create_problem(opts)
   if bad then return nil, "cluster.create: " .. bad end
   -- The worst case of all N machines against --budget and --max-droplets, before anything exists.
-  local fits, why = pcall(droplet.check, { size = opts.size, count = opts.nodes })
+  local fits, why = pcall(droplet.check, { size = opts.size, count = opts.nodes, region = opts.region })
   if not fits then return nil, "cluster.create: " .. clean(why) end  -- "N x SIZE do not fit: …", naming the budget
   local made, vpc = pcall(droplet.vpc, { region = opts.region, existing = opts.vpc, ip_range = opts.ip_range })
   if not made then return nil, "cluster.create: " .. clean(vpc) end

@@ -117,13 +117,15 @@ function M.parse_params(declared, args)
       values[key] = v
     end
   end
+  -- Plain defaults first, then the computed ones, which see every other value (an image that
+  -- follows the size, given or defaulted).
+  local computed = {}
   for _, p in ipairs(declared) do
     if values[p.name] == nil then
-      local d = p.default
-      if type(d) == "function" then d = d() end
-      values[p.name] = d
+      if type(p.default) == "function" then computed[#computed + 1] = p else values[p.name] = p.default end
     end
   end
+  for _, p in ipairs(computed) do values[p.name] = p.default(values) end
   return values
 end
 

@@ -107,7 +107,10 @@ TEST_CASE("droplet.vpc, droplet.firewall, droplet.check: bad input is refused wi
   check_case("check over budget", {"2 x gpu-mi300x8-1536gb do not fit", "machine 2 of 2", "$31.84",
                                    "the worst case cost would exceed the budget", "--budget"});
   check_case("check too many", {"machine 5 of 5", "above the limit of 4", "--max-droplets"});
+  check_case("check size not in region", {"size 'gpu-h100x8-640gb' is not offered in region 'atl1' (it is in: nyc2, tor1)"});
+  check_case("check region not a string", {"droplet.check", "option 'region'"});
   CHECK(contains(r.out, "CHECK FITS true"));
+  CHECK(contains(r.out, "CHECK FITS IN REGION true"));
   // Options checked before anything waits are raised at the line that called (try's pcall, line 5).
   for (const char* label : {"vpc unknown option", "vpc bad ip_range", "firewall bad port", "firewall too many ports",
                             "check bad count", "create vpc not a uuid"}) {

@@ -157,13 +157,20 @@ TEST_CASE("serving_multinode: a budget that cannot cover the nodes is refused be
   CHECK(contains(fits.out, "Worst case: $15.92 (every machine alive until the 0.5 h deadline"));
 }
 
-TEST_CASE("serving_multinode: nodes > 1 on a size that is not 8 GPUs is refused before anything is created", "[scenario]") {
+TEST_CASE("serving_multinode: nodes > 1 on a size that is not 8 GPUs, or a size the region lacks, is refused before anything is created", "[scenario]") {
   const std::string out = temp_dir("multinode-size") + "/out";
   const auto r = run_sim(kServing, out, {"size=gpu-mi300x1-192gb"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "multi-node GPU droplets come only in multiples of 8 GPUs, and gpu-mi300x1-192gb has 1 GPU"));
   CHECK_FALSE(contains(r.err, "creating droplet"));
+  // The other vendor's size in a region that does not offer it: refused before the VPC too.
+  const auto h = run_sim(kServing, temp_dir("multinode-region") + "/out", {"size=gpu-h100x8-640gb", "region=atl1"});
+  INFO(h.out << h.err);
+  CHECK(h.exit_code == 1);
+  CHECK(contains(h.err, "cluster.create: size 'gpu-h100x8-640gb' is not offered in region 'atl1' (it is in: nyc2, tor1)"));
+  CHECK_FALSE(contains(h.err, "creating vpc"));
+  CHECK_FALSE(contains(h.err, "creating droplet"));
 }
 
 TEST_CASE("training nodes=2 under --sim: DDP across both nodes with torchrun's rendezvous on the head", "[scenario]") {

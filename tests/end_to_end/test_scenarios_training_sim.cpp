@@ -122,9 +122,11 @@ TEST_CASE("training under --sim on 8 GPUs: DDP scaling below 1, then a rank dies
 
 TEST_CASE("training under --sim: a named size that does not fit, out of memory, an unknown size", "[scenario]") {
   const std::string out = temp_dir("training-oom") + "/out";
-  const auto r = rehearse(out, {"size=gpu-h100x1-80gb", "image=gpu-h100x1-base", "region=nyc2", "sizes=small,13b", "parts=transformer"});
+  // The size alone: its image and region follow it (runara.droplet_defaults).
+  const auto r = rehearse(out, {"size=gpu-h100x1-80gb", "sizes=small,13b", "parts=transformer"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "(gpu-h100x1-80gb in nyc2, image gpu-h100x1-base,"));
   CHECK(contains(r.err, "size 13b does not fit on NVIDIA H100 80GB HBM3: it needs about"));
   const json j = results(out);
   CHECK(j["report"]["status"] == "partial");

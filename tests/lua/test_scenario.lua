@@ -27,6 +27,27 @@ t.test("params: values converted to their declared types", function()
   t.eq(p.remote, false); t.eq(#p.levels, 3); t.eq(p.levels[3], 3); t.eq(p.image, "x=y")
 end)
 
+t.test("params: image and region follow the size, given or defaulted; given ones win", function()
+  local defaults = require("runara.droplet_defaults")
+  local decl = { { name = "size", default = "gpu-mi300x1-192gb" }, defaults.image_param(), defaults.region_param() }
+  local p = scenario.parse_params(decl, {})
+  t.eq(p.image, "gpu-amd-base"); t.eq(p.region, "atl1")
+  p = scenario.parse_params(decl, { "size=gpu-h100x1-80gb" })
+  t.eq(p.image, "gpu-h100x1-base"); t.eq(p.region, "nyc2")
+  p = scenario.parse_params(decl, { "size=gpu-h100x8-640gb" })
+  t.eq(p.image, "gpu-h100x8-base"); t.eq(p.region, "nyc2")
+  p = scenario.parse_params(decl, { "size=gpu-mi300x8-1536gb", "region=tor1", "image=my-snapshot" })
+  t.eq(p.image, "my-snapshot"); t.eq(p.region, "tor1")
+  -- A size it does not know keeps the MI300X defaults (the API then says what the size needs).
+  p = scenario.parse_params(decl, { "size=s-1vcpu-1gb" })
+  t.eq(p.image, "gpu-amd-base"); t.eq(p.region, "atl1")
+  t.eq(defaults.for_size(nil).region, "atl1")
+  -- A computed default sees the others wherever it is declared, even before the size.
+  local early = { defaults.region_param(), { name = "size", default = "gpu-h100x1-80gb" } }
+  t.eq(scenario.parse_params(early, {}).region, "nyc2")
+  t.match(scenario.help({ params = decl }, "s.lua"), "where the size is offered: atl1 %(MI300X%), nyc2 %(H100%)")
+end)
+
 t.test("params: a typo is refused with the closest name", function()
   t.raises(function() scenario.parse_params(DECL, { "sise=gpu-h100x1-80gb" }) end, "unknown param 'sise' (did you mean 'size'?)")
   local err = t.raises(function() scenario.parse_params(DECL, { "zzzzzz=1" }) end, "unknown param 'zzzzzz';")
