@@ -1,6 +1,7 @@
 #include "plan_command.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +18,9 @@
 #include "cli_options.hpp"
 #include "plan_record.hpp"
 #include "plan_rehearsal.hpp"
+#include "sim/sim_cloud.hpp"
 #include "sim/sim_isolation.hpp"
+#include "sim/sim_sweeper.hpp"
 
 namespace runara::cli {
 
@@ -123,6 +126,19 @@ int wait_for(pid_t child, double limit_s, bool& hung) {
   }
 }
 
+// The rehearsal's simulated cloud lives below a folder of the plan's own (the child's TMPDIR).
+// Once the child is gone, whichever way it went, its cloud's processes are killed and its folder
+// removed here, as the cloud's sweeper does too: nothing of the rehearsal outlives the command
+// (the sweeper alone could still be at it when the plan has printed and returned).
+void sweep_rehearsal(const std::string& sim_parent) {
+  std::error_code ignored;
+  for (const auto& e : std::filesystem::directory_iterator(sim_parent, ignored)) {
+    const std::string root = e.path().string();
+    sim::kill_marked_processes(sim::SimCloud::cloud_entry(root), root);
+  }
+  std::filesystem::remove_all(sim_parent, ignored);
+}
+
 }  // namespace
 
 int plan_command(int argc, char** argv) {
@@ -148,20 +164,30 @@ int plan_command(int argc, char** argv) {
     return 2;
   }
   const std::string out = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()));
+  const std::string sim_parent = out + ".sim";
+  if (::mkdir(sim_parent.c_str(), 0700) != 0) {
+    std::fprintf(stderr, "runara plan: cannot create %s: %s\n", sim_parent.c_str(), std::strerror(errno));
+    return 1;
+  }
   std::fflush(nullptr);
   const auto started = std::chrono::steady_clock::now();
   // Rehearsed in a child: whatever it does (a crash, a panic, a hang), this process still prints
   // what the record shows and removes the folder.
   const pid_t child = ::fork();
-  if (child == 0) ::_exit(rehearse(command, out));
+  if (child == 0) {
+    ::setenv("TMPDIR", sim_parent.c_str(), 1);  // the simulated cloud's folder: swept below
+    ::_exit(rehearse(command, out));
+  }
   if (child < 0) {
     std::fprintf(stderr, "runara plan: cannot start the rehearsal: %s\n", std::strerror(errno));
+    sweep_rehearsal(sim_parent);
     return 1;
   }
   // A Ctrl-C at the terminal reaches the child too, which ends its rehearsal and says so.
   ::signal(SIGINT, SIG_IGN);
   bool hung = false;
   const int status = wait_for(child, std::min(command.options.max_runtime_s, kRehearsalLimitS) + 30, hung);
+  sweep_rehearsal(sim_parent);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const PlanRecord record = read_plan_record(out);
   std::printf("Plan for %s, rehearsed on boxed simulated machines in %.1f s%s\n", one_line(command.script, 300).c_str(),
