@@ -81,10 +81,8 @@ void NetworkResources::vpc(VpcRequest request, const std::string& account, std::
       return done(Error{"cannot list the account's VPCs: " + listed.error});
     }
     for (const auto& vpc : listed.body.value("vpcs", nlohmann::json::array())) {
-      const auto is_default = vpc.is_object() ? vpc.find("default") : vpc.end();
-      if (json_text(vpc, "region") == request.region && is_default != vpc.end() && *is_default == true) {
-        return create_vpc(request, account, done);
-      }
+      const bool is_default = vpc.is_object() && vpc.value("default", nlohmann::json()) == true;
+      if (is_default && json_text(vpc, "region") == request.region) return create_vpc(request, account, done);
     }
     vpc_busy_ = false;
     done(Error{"region '" + request.region + "' has no VPC of the account yet: DigitalOcean makes the first VPC of a "

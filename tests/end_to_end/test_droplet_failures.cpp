@@ -35,6 +35,7 @@ using runara::test::ChildResult;
 using runara::test::eventually;
 
 using runara::test::contains;
+using runara::test::count_of;
 using runara::test::read_all;
 
 namespace {
@@ -43,12 +44,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kToken = "droplet-test-token-7c1e";
 
-
-int count_of(const std::string& text, const std::string& part) {
-  int n = 0;
-  for (auto pos = text.find(part); pos != std::string::npos; pos = text.find(part, pos + part.size())) ++n;
-  return n;
-}
 
 std::string script(const std::string& name) { return std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/" + name; }
 

@@ -29,12 +29,6 @@ const std::string kBadNetwork = std::string(RUNARA_SOURCE_DIR) + "/tests/scripts
 
 json results(const std::string& out) { return json::parse(read_all(out + "/results.json")); }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Every ssh log of the run (ssh/NAME.log), one after the other: the commands each node was sent.
 std::string ssh_logs(const std::string& out) {
   std::string all;
@@ -182,7 +176,7 @@ TEST_CASE("training nodes=2 under --sim: DDP across both nodes with torchrun's r
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   const std::string logs = ssh_logs(out);
-  CHECK(count(logs, "--rdzv-backend=c10d") >= 2);  // torchrun on every node
+  CHECK(count_of(logs, "--rdzv-backend=c10d") >= 2);  // torchrun on every node
   CHECK(contains(logs, "--nnodes=2 --node-rank=1 --nproc-per-node=8"));
   const json j = results(out);
   bool sixteen = false;

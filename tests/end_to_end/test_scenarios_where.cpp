@@ -56,12 +56,6 @@ json at(const json& j, const std::string& pointer, json fallback = nullptr) {
   return j.contains(p) ? j.at(p) : fallback;
 }
 
-int count_of(const std::string& text, const std::string& part) {
-  int n = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
-
 // The flagship's suite in results.json (every load, a throughput) and both reports on disk.
 void check_flagship_report(const json& j, const std::string& out) {
   const json& loads = j["benchmarks"]["loads"];
@@ -377,7 +371,7 @@ json interrupted_under_sim(const std::string& script, std::vector<std::string> p
   CHECK(at(j, "/report/error") == "interrupted (SIGINT)");
   CHECK(at(j, "/metadata/simulated") == true);
   CHECK(contains(r.out, "PARTIAL report: "));
-  CHECK(count_of(r.err, "destroying droplet") == droplets);
+  CHECK(count_of(r.err, "destroying droplet") == static_cast<std::size_t>(droplets));
   check_torn_down(r, out, droplets);
   return j;
 }

@@ -45,12 +45,6 @@ std::string block(const std::string& printed, const std::string& tag, const std:
   return text.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
-int count_of(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // A simulated machine's environment for running a shim here, beside a fabric folder of the test's.
 struct Machine {
   std::map<std::string, std::string> env;

@@ -1,4 +1,4 @@
-// Helpers nearly every test file needs: substring checks, reading a file whole, replacing text,
+// Helpers nearly every test file needs: substring checks and counts, reading a file whole, replacing text,
 // a monotonic clock in seconds. Header-only; one test thread.
 #pragma once
 
@@ -18,6 +18,13 @@ inline std::string read_all(const std::filesystem::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// How many times `part` occurs in `text` (overlapping occurrences each count).
+inline std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
 }
 
 // `text` with every `from` replaced by `to`.

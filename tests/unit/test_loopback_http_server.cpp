@@ -14,10 +14,12 @@
 
 #include "loopback_socket.hpp"
 #include "sim/loopback_http_server.hpp"
+#include "test_text.hpp"
 
 using runara::sim::HttpRequest;
 using runara::sim::HttpResponse;
 using runara::sim::LoopbackHttpServer;
+using runara::test::count_of;
 
 namespace {
 
@@ -67,12 +69,6 @@ std::string answer_to(int port, const std::vector<std::string>& parts) {
   std::string got = read_text(fd, 5);
   ::close(fd);
   return got;
-}
-
-std::size_t count_of(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
 }
 
 struct Echo {
