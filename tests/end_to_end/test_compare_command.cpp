@@ -111,14 +111,31 @@ TEST_CASE("runara compare and runara runs on two simulated runs and a failed one
   CHECK(same["summary"][0]["worse"] == 0);
   CHECK(same["summary"][0]["within_noise"].get<int>() > 20);
 
-  // Thresholds: the H100 costs $3.39/h against $1.99/h, so its USD per million tokens is far
-  // worse (deterministically, whatever the simulated timings): crossed at -20 %, not at -95 %.
-  const ChildResult crossed = runara({"compare", mi300x, h100, "--out", dir + "/t1", "--threshold", "usd_per_million_output_tokens=-20"});
+  // Thresholds. The pair's own cost ratio rides on two simulated throughputs measured over a few
+  // requests (the H100's price is 1.70 times the MI300X's, its simulated throughput about 0.95
+  // times: under ASan on a loaded machine one load's ratio crossed -95 % once), so the verdicts are
+  // judged against a copy of the MI300X run whose every load costs exactly 1.5 times as much per
+  // million output tokens: 50 % worse, crossed at -20 %, not at -95 %.
+  const std::string dearer = dir + "/dearer";
+  std::filesystem::create_directories(dearer);
+  auto doc = json_file(mi300x + "/results.json");
+  REQUIRE(doc["benchmarks"]["loads"].size() == 4);
+  for (auto& [name, load] : doc["benchmarks"]["loads"].items()) {
+    INFO(name);
+    REQUIRE(load["usd_per_million_output_tokens"].is_number());
+    load["usd_per_million_output_tokens"] = load["usd_per_million_output_tokens"].get<double>() * 1.5;
+  }
+  write_temp_file(dearer, "results.json", doc.dump());
+  const ChildResult crossed = runara({"compare", mi300x, dearer, "--out", dir + "/t1", "--threshold", "usd_per_million_output_tokens=-20"});
   INFO(crossed.out << crossed.err);
   CHECK(crossed.exit_code == 4);
   CHECK(contains(crossed.err, "thresholds crossed: usd_per_million_output_tokens=-20"));
   CHECK(json_file(dir + "/t1/results.json")["run"]["status"] == "thresholds");
-  CHECK(runara({"compare", mi300x, h100, "--out", dir + "/t2", "--threshold=usd_per_million_output_tokens=-95"}).exit_code == 0);
+  const auto t1 = json_file(dir + "/t1/compare.json");
+  CHECK(t1["thresholds"][0]["crossed"].size() == 4);  // every load, none twice
+  const ChildResult within = runara({"compare", mi300x, dearer, "--out", dir + "/t2", "--threshold=usd_per_million_output_tokens=-95"});
+  INFO(within.out << within.err);
+  CHECK(within.exit_code == 0);
   const ChildResult typo = runara({"compare", mi300x, h100, "--out", dir + "/t3", "--threshold", "usd_per_milion_output_tokens=-5"});
   CHECK(typo.exit_code == 2);
   CHECK(contains(typo.err, "did you mean 'usd_per_million_output_tokens'?"));
