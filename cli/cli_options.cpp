@@ -135,7 +135,7 @@ go to the script). `runara SCRIPT --help` prints the params a scenario declares.
 Exit status:
   0    success
   1    the script raised an error (or a task failed, or teardown failed)
-  2    usage error (bad option, missing script)
+  2    usage error (bad option, missing script, a scenario's unknown or bad param)
   3    stopped by the watchdog (--max-runtime or watchdog.limit)
   4    the script finished, but an http_load threshold was crossed (see results.json)
   129  hung up (SIGHUP)

@@ -65,8 +65,8 @@ scenario.run({
 }, function(sc)
   P, rep = sc.params, sc.report
   if scenario.where() ~= "droplet" then
-    error("compare_mi300x_h100 measures two droplets it creates side by side; --on names one machine or server. " ..
-          "Run scripts/llama70b_fp8.lua with --on on each machine instead", 0)
+    runara.usage_error("compare_mi300x_h100 measures two droplets it creates side by side; --on names one machine or server. " ..
+          "Run scripts/llama70b_fp8.lua with --on on each machine instead")
   end
   local hf_ok, token = pcall(runara.secret, "HF_TOKEN")  -- asked before anything is created
   HF_TOKEN = hf_ok and token or nil

@@ -134,14 +134,14 @@ scenario.run({
 }, function(sc)
   P, rep = sc.params, sc.report
   if scenario.where() ~= "droplet" then
-    error("compare_training measures two droplets it creates side by side; --on names one machine. " ..
-          "Run scripts/training.lua with --on on each machine instead", 0)
+    runara.usage_error("compare_training measures two droplets it creates side by side; --on names one machine. " ..
+          "Run scripts/training.lua with --on on each machine instead")
   end
   training.check_sizes(P.sizes)
   for p in P.parts:gmatch("[^,%s]+") do
     if p == "ddp" or not ({ matmul = 1, linear = 1, fp8 = 1, mlp = 1, transformer = 1 })[p] then
-      error("param parts=" .. P.parts .. ": '" .. p .. "' is not one of matmul, linear, fp8, mlp, transformer " ..
-            "(DDP scaling needs a multi-GPU machine: scripts/training.lua parts=ddp)", 0)
+      runara.usage_error("param parts=" .. P.parts .. ": '" .. p .. "' is not one of matmul, linear, fp8, mlp, transformer " ..
+            "(DDP scaling needs a multi-GPU machine: scripts/training.lua parts=ddp)")
     end
   end
   rep:metadata{ method = "seed 001's training benchmarks (train_bench.py) on both machines; model TFLOPS 6N, MFU with PaLM's attention term" }

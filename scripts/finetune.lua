@@ -87,7 +87,7 @@ scenario.run({
   local image = P.container or IMAGES[vendor]
   local count = m.info.gpu_count or 1
   local gpus = P.gpus > 0 and P.gpus or count
-  if gpus > count then error(string.format("param gpus=%d: %s has %d GPU(s)", gpus, where, count), 0) end
+  if gpus > count then runara.usage_error(string.format("param gpus=%d: %s has %d GPU(s)", gpus, where, count)) end
   results.gpus, results.gpu, results.image = gpus, m.info.gpu_name, image
   s:exec("mkdir -p finetune/models finetune/out", { quiet = true })
   local env = token and { HF_TOKEN = token } or nil  -- into the container as -e HF_TOKEN: never on a command line

@@ -32,7 +32,7 @@ scenario.run({
   local P, rep = sc.params, sc.report
   for dtype in P.dtypes:gmatch("[^,]+") do
     if dtype ~= "fp16" and dtype ~= "bf16" and dtype ~= "fp32" then
-      error("param dtypes=" .. P.dtypes .. ": '" .. dtype .. "' is not one of fp16, bf16, fp32", 0)
+      runara.usage_error("param dtypes=" .. P.dtypes .. ": '" .. dtype .. "' is not one of fp16, bf16, fp32")
     end
   end
   rep:metadata{ size = scenario.where() == "droplet" and P.size or nil,

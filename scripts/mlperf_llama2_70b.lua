@@ -63,7 +63,7 @@ scenario.run({
   P, rep = sc.params, sc.report
   watchdog.limit(P.max_hours * 3600)
   for name in P.scenarios:gmatch("[^,]+") do
-    if not PUBLISHED[name] then error("param scenarios=" .. P.scenarios .. ": '" .. name .. "' is not Offline or Server", 0) end
+    if not PUBLISHED[name] then runara.usage_error("param scenarios=" .. P.scenarios .. ": '" .. name .. "' is not Offline or Server") end
   end
   rep:metadata{ size = scenario.where() == "droplet" and P.size or nil, benchmark = "MLPerf Inference v4.1 llama2-70b-99.9",
                 container = P.image }

@@ -90,7 +90,7 @@ scenario.run({
       local o = { count = n, gpus = n_gpus, balancer = P.balancer }
       for k, v in pairs(vllm_options) do o[k] = v end
       local bad = replicas.check_options(o)
-      if bad then error("param replicas=" .. table.concat(P.replicas, ",") .. ": " .. bad:gsub("^replicas%.start: ", ""), 0) end
+      if bad then runara.usage_error("param replicas=" .. table.concat(P.replicas, ",") .. ": " .. bad:gsub("^replicas%.start: ", "")) end
     end
   end
   if gpus then check_counts(gpus) end

@@ -50,27 +50,27 @@ scenario.run({
   for _, p in ipairs(list(P.parts)) do
     local known = false
     for _, k in ipairs(training.PARTS) do known = known or k == p end
-    if not known then error("param parts=" .. P.parts .. ": '" .. p .. "' is not one of " .. table.concat(training.PARTS, ", "), 0) end
+    if not known then runara.usage_error("param parts=" .. P.parts .. ": '" .. p .. "' is not one of " .. table.concat(training.PARTS, ", ")) end
     parts[p] = true
   end
   local explicit = P.sizes ~= "all"
   local sizes = explicit and training.check_sizes(P.sizes) or training.SIZE_ORDER
   training.check_sizes(P.ddp_size)
   for _, d in ipairs(list(P.dtypes)) do
-    if d ~= "fp16" and d ~= "bf16" then error("param dtypes=" .. P.dtypes .. ": '" .. d .. "' is not one of fp16, bf16", 0) end
+    if d ~= "fp16" and d ~= "bf16" then runara.usage_error("param dtypes=" .. P.dtypes .. ": '" .. d .. "' is not one of fp16, bf16") end
   end
-  if P.train_dtype ~= "bf16" and P.train_dtype ~= "fp8" then error("param train_dtype=" .. P.train_dtype .. ": not one of bf16, fp8", 0) end
+  if P.train_dtype ~= "bf16" and P.train_dtype ~= "fp8" then runara.usage_error("param train_dtype=" .. P.train_dtype .. ": not one of bf16, fp8") end
   local gpus = {}
   for _, g in ipairs(list(P.gpus)) do
     local n = tonumber(g)
-    if not n or n < 1 or n ~= math.floor(n) then error("param gpus=" .. P.gpus .. ": '" .. g .. "' is not a GPU count", 0) end
+    if not n or n < 1 or n ~= math.floor(n) then runara.usage_error("param gpus=" .. P.gpus .. ": '" .. g .. "' is not a GPU count") end
     gpus[#gpus + 1] = n
   end
   rep:metadata{ size = scenario.where() == "droplet" and P.size or nil,
                 method = "seed 001's training benchmarks (train_bench.py); model TFLOPS 6N, MFU with PaLM's attention term" }
 
   if P.nodes > 1 and scenario.where() ~= "droplet" then
-    error("param nodes=" .. P.nodes .. ": several nodes are droplets of this run, and --on names one machine; leave --on out", 0)
+    runara.usage_error("param nodes=" .. P.nodes .. ": several nodes are droplets of this run, and --on names one machine; leave --on out")
   end
 
   rep:phase("boot")

@@ -188,6 +188,9 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   RunRecorder record_;
   ProgressThrottle log_progress_;  // progress lines copied into run.log
   std::vector<std::string> thresholds_crossed_;  // Context::report_threshold_crossed
+  // The last message runara.usage_error raised: the main chunk failing with exactly this text
+  // ends the run as a usage error (exit 2, no traceback). At most kUsageMessageMax bytes.
+  std::string usage_message_;
   Outcome script_outcome_;  // how the script itself ended (run_file, run_string, exec_file)
   std::vector<std::unique_ptr<Primitive>> primitives_;
   nlohmann::json results_ = nlohmann::json::object();  // runara.result

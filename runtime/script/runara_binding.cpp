@@ -57,6 +57,25 @@ int result(lua_State* L) {
   return 0;
 }
 
+// runara.usage_error(message): the script's own command line was wrong (an unknown param, a
+// value that is no number). Raised as a plain error (pcall sees the message); if it ends the
+// main chunk, the run exits 2 and says the message without a traceback, as runara does for its
+// own options. Bounded: the message is kept in C++ until the run ends.
+constexpr std::size_t kUsageMessageMax = 4096;
+
+int usage_error(lua_State* L) {
+  std::size_t len = 0;
+  const char* text = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : nullptr;
+  if (!text) args::fail(L, "runara.usage_error", 1, "message", "a string");
+  if (len > kUsageMessageMax) {
+    args::raise(L, "runara.usage_error: the message is %s bytes, at most %s", std::to_string(len).c_str(),
+                std::to_string(kUsageMessageMax).c_str());
+  }
+  impl_of(L).usage_message_.assign(text, len);
+  lua_settop(L, 1);
+  return lua_error(L);
+}
+
 int out_dir(lua_State* L) {
   lua_pushstring(L, output_dir_or_raise(L, impl_of(L), "runara.out_dir").c_str());
   return 1;
@@ -126,6 +145,8 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "result");
   lua_pushcfunction(L, out_dir);
   lua_setfield(L, -2, "out_dir");
+  lua_pushcfunction(L, usage_error);
+  lua_setfield(L, -2, "usage_error");
   lua_pushstring(L, rt.run_id().c_str());
   lua_setfield(L, -2, "run_id");
   lua_pushstring(L, RUNARA_VERSION);

@@ -95,8 +95,9 @@ local function convert(p, text)
 end
 
 -- The params the command line gave, checked against the declaration. `args` is runara.args.
--- Raises (level 0: the mistake is on the command line, not in a script line) on an unknown
--- param, a value of the wrong type, or a stray argument.
+-- Raises a usage error (runara.usage_error: the mistake is on the command line, not in a script
+-- line; the run exits 2 without a traceback) on an unknown param, a value of the wrong type, or
+-- a stray argument.
 function M.parse_params(declared, args)
   local by_name, names = {}, {}
   for _, p in ipairs(declared) do by_name[p.name] = p; names[#names + 1] = p.name end
@@ -106,14 +107,14 @@ function M.parse_params(declared, args)
     if a == "--help" or a == "-h" then
       -- handled by the caller
     elseif not key or key == "" then
-      error(string.format("argument '%s': a scenario takes params as KEY=VALUE (%s); runara's own options go before the script", a,
-        #names > 0 and table.concat(names, ", ") or "this one declares none"), 0)
+      runara.usage_error(string.format("argument '%s': a scenario takes params as KEY=VALUE (%s); runara's own options go before the script", a,
+        #names > 0 and table.concat(names, ", ") or "this one declares none"))
     elseif not by_name[key] then
-      error(string.format("unknown param '%s'%s; this scenario's params: %s (runara SCRIPT --help)", key,
-        suggestion(key, names), #names > 0 and table.concat(names, ", ") or "none"), 0)
+      runara.usage_error(string.format("unknown param '%s'%s; this scenario's params: %s (runara SCRIPT --help)", key,
+        suggestion(key, names), #names > 0 and table.concat(names, ", ") or "none"))
     else
       local v, why = convert(by_name[key], value)
-      if v == nil then error(string.format("param %s=%s: %s", key, value, why), 0) end
+      if v == nil then runara.usage_error(string.format("param %s=%s: %s", key, value, why)) end
       values[key] = v
     end
   end
@@ -383,8 +384,8 @@ function M.run(decl, body)
   end
   local params = M.parse_params(decl.params or {}, runara.args)
   if decl.needs_machine and M.where() == "endpoint" then
-    error(M.script_name() .. " needs a machine to run on: --on " .. runara.on.endpoint .. " names only a server; add --on USER@HOST, " ..
-          "or leave --on out to rent a droplet", 0)
+    runara.usage_error(M.script_name() .. " needs a machine to run on: --on " .. runara.on.endpoint .. " names only a server; add --on USER@HOST, " ..
+          "or leave --on out to rent a droplet")
   end
   local title = decl.title
   if type(title) == "function" then title = title(params, M.target_words(params.size)) end

@@ -192,7 +192,8 @@ TEST_CASE("runara SCRIPT --help prints a scenario's declared params and leaves n
   CHECK(contains(r.out, "(docker|pip, default docker)"));
   CHECK_FALSE(std::filesystem::exists(dir + "/results"));
   auto typo = run_in(dir, {std::string(RUNARA_SOURCE_DIR) + "/scripts/llama70b_fp8.lua", "sise=x"});
-  CHECK(typo.exit_code == 1);
+  CHECK(typo.exit_code == 2);  // the command line's mistake: a usage error, said without a traceback
   CHECK(contains(typo.err, "unknown param 'sise' (did you mean 'size'?)"));
+  CHECK_FALSE(contains(typo.err, "stack traceback"));
   CHECK_FALSE(contains(typo.err, "droplet"));  // refused before anything was created
 }

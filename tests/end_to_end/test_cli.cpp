@@ -107,6 +107,55 @@ TEST_CASE("usage errors exit with 2 and say what is wrong", "[cli]") {
   }
 }
 
+TEST_CASE("runara.usage_error ends the run with 2, its message said without a traceback", "[cli]") {
+  // The main chunk ending with it: exit 2, the message as given, no traceback; like runara's own
+  // usage errors, no results folder when the run wrote nothing.
+  auto s = run_script("params.lua", "local function check() runara.usage_error('param n=x: must be a number') end\ncheck()\n");
+  INFO(s.r.err);
+  CHECK(s.r.exit_code == 2);
+  CHECK(contains(s.r.err, "runara: param n=x: must be a number\n"));
+  CHECK_FALSE(contains(s.r.err, "stack traceback"));
+  CHECK_FALSE(contains(s.r.err, "params.lua:"));
+  CHECK_FALSE(exists(s.out));
+  // Once the run wrote something, its record stays: failed, exit code 2.
+  s = run_script("logged.lua", "runara.log('checking params')\nrunara.usage_error('param n=x: must be a number')\n");
+  CHECK(s.r.exit_code == 2);
+  const auto record = nlohmann::json::parse(read_all(s.out + "/results.json"), nullptr, false);
+  REQUIRE(record.is_object());
+  CHECK(record["run"]["exit_code"] == 2);
+  CHECK(record["run"]["status"] == "failed");
+  CHECK(contains(read_all(s.out + "/run.log"), "error: param n=x: must be a number\n"));
+  // Caught, it is a plain error with the message; a later, different error is the script's (1,
+  // with its traceback). The same message raised again by error() after a pcall is still usage.
+  s = run_script("caught.lua",
+                 "local ok, e = pcall(runara.usage_error, 'bad param')\n"
+                 "print(ok, e)\n"
+                 "error('something else')\n");
+  INFO(s.r.out << s.r.err);
+  CHECK(s.r.exit_code == 1);
+  CHECK(contains(s.r.out, "false\tbad param"));
+  CHECK(contains(s.r.err, "caught.lua:3: something else"));
+  CHECK(contains(s.r.err, "stack traceback"));
+  s = run_script("rethrown.lua", "local ok, e = pcall(runara.usage_error, 'bad param')\nerror(e, 0)\n");
+  CHECK(s.r.exit_code == 2);
+  // In a task it is the script's error (1): the task's failure names the spawn's line, joined or not.
+  s = run_script("joined.lua", "local t = runara.spawn(function() runara.usage_error('in a task') end)\nt:join()\n");
+  INFO(s.r.err);
+  CHECK(s.r.exit_code == 1);
+  CHECK(contains(s.r.err, "joined.lua:1: in a task"));
+  s = run_script("unjoined.lua", "runara.spawn(function() runara.usage_error('in a task') end)\nrunara.sleep(0.1)\n");
+  INFO(s.r.err);
+  CHECK(s.r.exit_code == 1);
+  CHECK(contains(s.r.err, "in a task"));
+  // Its own bad input: a message that is not a string, or too long to keep.
+  s = run_script("bad.lua", "runara.usage_error(42)\n");
+  CHECK(s.r.exit_code == 1);
+  CHECK(contains(s.r.err, "runara.usage_error: argument #1 (message) must be a string"));
+  s = run_script("long.lua", "runara.usage_error(string.rep('x', 5000))\n");
+  CHECK(s.r.exit_code == 1);
+  CHECK(contains(s.r.err, "runara.usage_error: the message is 5000 bytes, at most 4096"));
+}
+
 TEST_CASE("a syntax error exits with 1 and names file:line", "[cli]") {
   auto s = run_script("syntax.lua", "local a = 1\nlocal b = = 2\nprint('ran')\n");
   INFO(s.r.err);

@@ -114,7 +114,8 @@ TEST_CASE("serving_replicas: a replica count the GPUs cannot split is refused be
   const std::string out = temp_dir("replicas-bad") + "/out";
   const auto r = run_sim(kScript, out, {"replicas=2,3"});
   INFO(r.out << r.err);
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 2);  // the param's fault: a usage error, without a traceback
+  CHECK_FALSE(contains(r.err, "stack traceback"));
   CHECK(contains(r.err, "param replicas=2,3: 3 replicas do not divide the machine's 8 GPUs evenly"));
   CHECK(contains(r.err, "choose count 1, 2, 4, 8"));
   CHECK_FALSE(contains(r.err, "creating droplet"));  // nothing was created, so nothing is left
