@@ -44,6 +44,8 @@ int rehearse(CommandLine command, const std::string& out_dir) {
     outcome = runtime.run_file(command.script);
   }
   cloud.reset();
+  // A usage error that wrote nothing (a param's typo) leaves no run folder: the outcome needs one.
+  std::filesystem::create_directories(out_dir);
   write_plan_outcome(out_dir, static_cast<int>(outcome.exit), outcome.exit == Exit::ok ? "" : outcome.message);
   return static_cast<int>(outcome.exit);
 }

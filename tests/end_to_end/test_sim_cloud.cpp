@@ -211,6 +211,15 @@ runara.write_file("x.txt", "not kept")
   CHECK(r.out.find("it ran to the end") != std::string::npos);
 }
 
+TEST_CASE("runara plan of a scenario with a typo'd param says the usage error it stopped at", "[sim]") {
+  // A usage error that wrote nothing leaves no run folder; the plan still has the outcome to say.
+  const auto r = run_runara({"plan", std::string(RUNARA_SOURCE_DIR) + "/scripts/training.lua", "sise=gpu-h100x1-80gb"}, 60);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.out, "until: unknown param 'sise' (did you mean 'size'?)"));
+  CHECK(contains(r.out, "It creates no machine."));
+}
+
 TEST_CASE("runara plan runs the script's commands in boxed machines and lists them, forged lines not counted", "[sim]") {
   const std::string dir = temp_dir("sim-plan-exec");
   const std::string marker = dir + "/must-not-exist";
