@@ -126,6 +126,9 @@ PlanRecord read_plan_record(const std::string& out_dir) {
 }
 
 void write_plan_outcome(const std::string& out_dir, int exit_code, const std::string& message) {
+  // The run may have left no folder: a cloud that did not start, a usage error with nothing written.
+  std::error_code ignored;
+  std::filesystem::create_directories(out_dir, ignored);
   std::ofstream out(out_dir + "/plan-outcome.txt", std::ios::trunc);
   out << exit_code << "\n" << message << "\n";
 }

@@ -39,7 +39,7 @@ constexpr std::size_t kMaxEntries = 200;
 // Reads `out_dir` (run.log, ssh/*.log, plan-denied.txt, plan-outcome.txt).
 PlanRecord read_plan_record(const std::string& out_dir);
 
-// For the rehearsal: its ending, as read_plan_record expects it.
+// For the rehearsal: its ending, as read_plan_record expects it (each makes out_dir if need be).
 void write_plan_outcome(const std::string& out_dir, int exit_code, const std::string& message);
 void append_plan_denied(const std::string& out_dir, const std::string& grant);
 

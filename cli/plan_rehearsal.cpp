@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include "plan_record.hpp"
 #include "signals.hpp"
@@ -24,7 +23,6 @@ int rehearse(CommandLine command, const std::string& out_dir) {
   std::string error;
   auto cloud = start_simulated_cloud(o, own_executable(), error, kRehearsalTimeScale);
   if (!cloud) {
-    std::filesystem::create_directories(out_dir);
     write_plan_outcome(out_dir, 2, error);
     return 2;
   }
@@ -44,8 +42,6 @@ int rehearse(CommandLine command, const std::string& out_dir) {
     outcome = runtime.run_file(command.script);
   }
   cloud.reset();
-  // A usage error that wrote nothing (a param's typo) leaves no run folder: the outcome needs one.
-  std::filesystem::create_directories(out_dir);
   write_plan_outcome(out_dir, static_cast<int>(outcome.exit), outcome.exit == Exit::ok ? "" : outcome.message);
   return static_cast<int>(outcome.exit);
 }

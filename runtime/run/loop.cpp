@@ -97,10 +97,11 @@ Outcome Runtime::Impl::run_main(std::uint64_t main_id) {
                    "left that could wake it", {}, {}};
   }
   Outcome out;
-  if (main && main->state == Task::State::failed && !usage_message_.empty() && main->error == usage_message_) {
-    out = Outcome{Exit::usage, redact(main->error), {}, {}};  // runara.usage_error: the command line's fault
-  } else if (main && main->state == Task::State::failed) {
-    out = Outcome{Exit::script_error, redact(main->error), redact(main->traceback), {}};
+  if (main && main->state == Task::State::failed) {
+    // runara.usage_error ended it: the command line's fault, said without a traceback.
+    const bool usage = !usage_message_.empty() && main->error == usage_message_;
+    out = usage ? Outcome{Exit::usage, redact(main->error), {}, {}}
+                : Outcome{Exit::script_error, redact(main->error), redact(main->traceback), {}};
   } else if (main && main->state == Task::State::cancelled) {
     out = Outcome{Exit::script_error, "interrupted", {}, {}};
   }

@@ -131,7 +131,8 @@ void Runtime::Impl::report_threshold_crossed(std::string_view what) {
 }
 
 // Every run that ran a script, or wrote anything, leaves its record: a failed run's says why.
-// A script that could not even be loaded (usage error) and a bare REPL leave no folder behind.
+// A usage error (a script that could not be loaded, runara.usage_error) that wrote nothing, and
+// a bare REPL, leave no folder behind.
 void Runtime::Impl::record_ending(const Outcome& end) {
   const Outcome whole = merge_outcomes(script_outcome_, end);
   const bool ran_script = !script_path_.empty() && script_outcome_.exit != Exit::usage;

@@ -18,30 +18,31 @@ local BY_PREFIX = {
   { prefix = "gpu-h100x8-", image = "gpu-h100x8-base", region = "nyc2" },
 }
 
-M.fallback = { image = "gpu-amd-base", region = "atl1" }
+local FALLBACK = { image = "gpu-amd-base", region = "atl1" }
 
 -- For a scenario's param list: the words `--help` shows for these defaults.
 M.image_help = "the size's GPU image: gpu-amd-base (MI300X), gpu-h100x1-base or gpu-h100x8-base (H100)"
 M.region_help = "where the size is offered: atl1 (MI300X), nyc2 (H100)"
 
 function M.for_size(size)
+  local d = FALLBACK
   if type(size) == "string" then
-    for _, d in ipairs(BY_PREFIX) do
-      if size:sub(1, #d.prefix) == d.prefix then return { image = d.image, region = d.region } end
+    for _, row in ipairs(BY_PREFIX) do
+      if size:sub(1, #row.prefix) == row.prefix then d = row break end
     end
   end
-  return { image = M.fallback.image, region = M.fallback.region }
+  return { image = d.image, region = d.region }
 end
 
--- Param declarations (runara.scenario) whose defaults follow the `size` param.
-function M.image_param(help)
-  return { name = "image", default = function(v) return M.for_size(v.size).image end, default_help = M.image_help,
-    help = help or "droplet image" }
+-- A param declaration (runara.scenario) named `name` ("image" or "region") whose default follows
+-- the `size` param.
+local function follows_size(name, default_help)
+  return function(help)
+    return { name = name, default = function(v) return M.for_size(v.size)[name] end, default_help = default_help,
+      help = help or ("droplet " .. name) }
+  end
 end
-
-function M.region_param(help)
-  return { name = "region", default = function(v) return M.for_size(v.size).region end, default_help = M.region_help,
-    help = help or "droplet region" }
-end
+M.image_param = follows_size("image", M.image_help)
+M.region_param = follows_size("region", M.region_help)
 
 return M
