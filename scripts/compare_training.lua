@@ -33,11 +33,11 @@ local function measure(sc, side)
                           gpu_interval = P.gpu_interval }
     local s = m.session
     local vendor = containers.vendor(s)
-    s:exec("mkdir -p training", { quiet = true })
-    s:upload("training/train_bench.py", "training/train_bench.py")
+    local dir = sc:workdir(m, "training")  -- this run's own, removed at the end
+    s:upload("training/train_bench.py", dir .. "/train_bench.py")
     view:phase("training")
     local r = s:exec(containers.command{ vendor = vendor, purpose = "pytorch", ipc = "host", shm_size = "16g",
-      name = "runara-train-" .. side.key .. "-" .. runara.run_id, mounts = { "$HOME/training:/workspace" },
+      name = "runara-train-" .. side.key .. "-" .. runara.run_id, mounts = { dir .. ":/workspace" },
       command = string.format("python3 /workspace/train_bench.py --parts %s --sizes %s --warmup-steps %d --steps %d%s",
         P.parts, P.sizes, P.warmup, P.steps, P.quick and " --quick" or "") }, { timeout = 7200, check = false })
     runara.write_file("train_bench-" .. side.key .. ".jsonl", r.stdout)

@@ -22,7 +22,10 @@ local containers = require("runara.container")
 -- under /workspace/torchtune); NGC's PyTorch on NVIDIA, torchtune installed from PyPI.
 local IMAGES = { amd = "rocm/pytorch-training:v25.7", nvidia = "nvcr.io/nvidia/pytorch:24.10-py3" }
 local NVIDIA_SETUP = "pip install -q torchtune torchao"
-local WORK = "/workspace/finetune"  -- the container's view of $HOME/finetune
+local WORK = "/workspace/finetune"  -- the container's view of the run's working folder (sc:workdir)
+-- Downloaded models stay for the next run on a machine of yours, in runara's own cache folder
+-- (never a folder of the machine's user); the container sees it as MODELS.
+local MODEL_CACHE, MODELS = "$HOME/.cache/runara/models", "/workspace/models"
 
 local function f0(x) return type(x) == "number" and string.format("%.0f", x) or "—" end
 local function f2(x) return type(x) == "number" and string.format("%.2f", x) or "—" end
@@ -89,17 +92,19 @@ scenario.run({
   local gpus = P.gpus > 0 and P.gpus or count
   if gpus > count then runara.usage_error(string.format("param gpus=%d: %s has %d GPU(s)", gpus, where, count)) end
   results.gpus, results.gpu, results.image = gpus, m.info.gpu_name, image
-  s:exec("mkdir -p finetune/models finetune/out", { quiet = true })
+  -- The run's output (checkpoints, torchtune's log) in a new folder of its own, removed at the end.
+  local dir = sc:workdir(m, "finetune")
+  s:exec("umask 077 && mkdir -p \"" .. MODEL_CACHE .. "\" && mkdir " .. string.format("%q", dir .. "/out"), { quiet = true })
   local env = token and { HF_TOKEN = token } or nil  -- into the container as -e HF_TOKEN: never on a command line
   local function container(what, cmd)
     if vendor == "nvidia" and not P.container then cmd = "bash -c " .. string.format("%q", NVIDIA_SETUP .. " && " .. cmd) end
     return s:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host", shm_size = "64g",
-      name = "runara-tune-" .. what .. "-" .. runara.run_id, mounts = { "$HOME/finetune:" .. WORK },
+      name = "runara-tune-" .. what .. "-" .. runara.run_id, mounts = { dir .. ":" .. WORK, MODEL_CACHE .. ":" .. MODELS },
       env = token and { "HF_TOKEN" } or nil, command = cmd }, { timeout = 4 * 3600, check = false, env = env })
   end
 
   rep:phase("download")
-  local model_dir = WORK .. "/models/" .. model.name
+  local model_dir = MODELS .. "/" .. model.name
   local d = container("download", finetune.download_command(model, model_dir))
   if d.code ~= 0 then
     local c = finetune.failure_cause(d.stderr .. "\n" .. d.stdout)
@@ -120,7 +125,7 @@ scenario.run({
   local announced = finetune.parse(r.stdout)
   local log = announced
   if announced.log_path and announced.log_path:sub(1, #WORK + 1) == WORK .. "/" then
-    local path = "finetune/" .. announced.log_path:sub(#WORK + 2)
+    local path = dir .. "/" .. announced.log_path:sub(#WORK + 2)
     local f = s:exec("cat " .. string.format("%q", path), { quiet = true, check = false })
     if f.code == 0 then
       runara.write_file("torchtune_log.txt", f.stdout)
@@ -142,7 +147,6 @@ scenario.run({
   if type(energy) == "number" and energy > 0 and trained > 0 then
     results.energy = { j = energy, tokens = trained, joules_per_token = energy / trained }
   end
-  if m.kind == "machine" then s:exec("rm -rf finetune/out", { quiet = true, check = false }) end  -- the model stays for the next run
 
   local caption = "seed column: " .. seed.source .. " (" .. seed.gpus .. " GPUs, batch " .. seed.batch .. ", seq " .. seed.seq ..
     "); this run: the mean of steps " .. tostring(summary.from_step) .. "–" .. summary.steps ..

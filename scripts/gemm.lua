@@ -43,11 +43,12 @@ scenario.run({
   -- The vendor's PyTorch container and device flags (runara.container), by the machine's GPU tool.
   local vendor = containers.vendor(s)
   local container = P.container or containers.image(vendor, "pytorch")
-  s:exec("mkdir -p gemm", { quiet = true })
-  s:upload("gemm/gemm_bench.py", "gemm/gemm_bench.py")
+  -- A new folder of this run's own (never a ~/gemm the machine's user may have), removed at the end.
+  local dir = sc:workdir(m, "gemm")
+  s:upload("gemm/gemm_bench.py", dir .. "/gemm_bench.py")
   rep:phase("gemm")
   local r = s:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = container,
-    name = "runara-gemm-" .. runara.run_id, mounts = { "$HOME/gemm:/workspace" },
+    name = "runara-gemm-" .. runara.run_id, mounts = { dir .. ":/workspace" },
     command = string.format("python3 /workspace/gemm_bench.py --warmup %d --reps %d --dtypes %s",
       P.warmup, P.reps, P.dtypes) }, { timeout = 3600 })
   rep:phase("done")
@@ -55,7 +56,6 @@ scenario.run({
     rep:add_gpu(m.gpu:stop())
     rep.gpu_sampler = nil
   end
-  if m.kind == "machine" then s:exec("rm -rf gemm", { quiet = true, check = false }) end  -- not our machine: leave nothing
   local results, rows = gemm.parse(r.stdout)
   if #results == 0 then error("gemm: the benchmark printed no result; its output ended with:\n" .. r.stdout:sub(-2000), 0) end
   runara.write_file("gemm.jsonl", r.stdout)

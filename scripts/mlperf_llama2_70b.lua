@@ -18,11 +18,14 @@ local containers = require("runara.container")
 
 local P, rep  -- the scenario's params and report (set when it starts)
 
+local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+
 -- The published v4.1 results for the same benchmark, from their own summaries.
 local REFERENCE = require("runara.reference_numbers").mlperf_llama2_70b_v41
 local PUBLISHED = REFERENCE.tokens_per_second
 
-local function run_scenario(s, name)
+-- `dir`: the run's working folder on the machine (sc:workdir), the harness's /lab-hist.
+local function run_scenario(s, dir, name)
   local harness = name == "Offline" and "run_tests_Offline.sh" or "run_tests_Server.sh"
   rep:phase(name)
   -- Seed 002's `docker run` of AMD's harness: the ROCm devices (runara.container) plus the
@@ -31,14 +34,14 @@ local function run_scenario(s, name)
     name = "runara-mlperf-" .. runara.run_id, ipc = "host", network = "host", privileged = true,
     cap_add = { "CAP_SYS_ADMIN", "SYS_PTRACE" }, devices = { "/dev/mem" }, group_add = { "render" },
     mounts = { P.model_dir .. ":/data/llm/llama2-70b-chat",
-               P.dataset_dir .. ":/data/open_orca", "$HOME/mlperf:/lab-hist" },
+               P.dataset_dir .. ":/data/open_orca", dir .. ":/lab-hist" },
     env = { "LAB_CLOG=/lab-hist/mlperf-results" },
     command = "bash -c 'cd /lab-mlperf-inference/code/llama2-70b-99.9/test_VllmFp8 && bash " .. harness .. "'" }
   s:exec(cmd, { timeout = 3 * 3600 })
-  local found = s:exec("ls -t $(find mlperf/mlperf-results -path '*/" .. name .. "/performance/run_1/mlperf_log_summary.txt') | head -1",
-                       { quiet = true }).stdout:match("[^\n]+")
-  if not found then error("mlperf: no " .. name .. " mlperf_log_summary.txt under ~/mlperf/mlperf-results", 0) end
-  local summary = mlperf.parse(s:exec("cat " .. found, { quiet = true }).stdout)
+  local found = s:exec("ls -t $(find " .. quote(dir .. "/mlperf-results") .. " -path '*/" .. name ..
+                       "/performance/run_1/mlperf_log_summary.txt') | head -1", { quiet = true }).stdout:match("[^\n]+")
+  if not found then error("mlperf: no " .. name .. " mlperf_log_summary.txt under " .. dir .. "/mlperf-results", 0) end
+  local summary = mlperf.parse(s:exec("cat " .. quote(found), { quiet = true }).stdout)
   summary.path = found
   return summary
 end
@@ -80,12 +83,14 @@ scenario.run({
     error("mlperf: " .. s.name .. " has NVIDIA GPUs (nvidia-smi), and this scenario runs AMD's MLPerf harness " ..
           "container (ROCm only, seed 002); use a machine with AMD Instinct GPUs", 0)
   end
-  s:exec("mkdir -p mlperf", { quiet = true })
+  -- The harness's results go to a new folder of this run's own (never a ~/mlperf of the machine's
+  -- user), removed at the end.
+  local dir = sc:workdir(m, "mlperf")
   if P.prepare then s:exec(P.prepare, { timeout = 3600 }) end
   s:exec("docker image inspect " .. P.image .. " >/dev/null 2>&1 || docker pull " .. P.image, { timeout = 1800 })
   local rows = {}
   for name in P.scenarios:gmatch("[^,]+") do
-    local r = run_scenario(s, name)
+    local r = run_scenario(s, dir, name)
     local published = {}
     for who, tps in pairs(PUBLISHED[name] or {}) do published[#published + 1] = string.format("%s %.0f", who, tps) end
     table.sort(published)
@@ -101,7 +106,6 @@ scenario.run({
     rep:add_gpu(m.gpu:stop())
     rep.gpu_sampler = nil
   end
-  s:download("mlperf", "logs/mlperf")
+  s:download(dir, "logs/mlperf")
   rep:add_file("logs/mlperf/", "the harness's logs and mlperf_log_summary.txt of each scenario")
-  if m.kind == "machine" then s:exec("rm -rf mlperf", { quiet = true, check = false }) end  -- not our machine: leave nothing
 end)

@@ -81,17 +81,21 @@ scenario.run({
   local s = m.session
   local vendor = containers.vendor(s)
   local image = P.container or containers.image(vendor, "pytorch")
+  -- Each node's own new folder for the benchmark (never a ~/training of the machine's user),
+  -- removed at the end; the head's is `dir`.
+  local dirs = {}
   for _, node in ipairs(c and c.nodes or { m }) do
-    node.session:exec("mkdir -p training", { quiet = true })
-    node.session:upload("training/train_bench.py", "training/train_bench.py")
+    dirs[node] = sc:workdir(node, "training")
+    node.session:upload("training/train_bench.py", dirs[node] .. "/train_bench.py")
   end
+  local dir = dirs[m]
   local common = string.format(" --warmup-steps %d --steps %d --dtypes %s --train-dtype %s%s",
     P.warmup, P.steps, P.dtypes, P.train_dtype, P.quick and " --quick" or "")
   local output = {}
   local function bench(phase, launcher, args)
     rep:phase(phase)
     local r = s:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host", shm_size = "16g",
-      name = "runara-train-" .. runara.run_id, mounts = { "$HOME/training:/workspace" },
+      name = "runara-train-" .. runara.run_id, mounts = { dir .. ":/workspace" },
       command = launcher .. " /workspace/train_bench.py " .. args .. common }, { timeout = 7200, check = false })
     output[#output + 1] = r.stdout
     runara.write_file("train_bench.jsonl", table.concat(output))  -- rewritten whole: what ran so far
@@ -151,7 +155,7 @@ scenario.run({
     for i, l in ipairs(c:torchrun{ nproc_per_node = count }) do
       tasks[i] = runara.spawn(function()
         return l.node.session:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host",
-          network = "host", shm_size = "16g", name = "runara-train-" .. runara.run_id, mounts = { "$HOME/training:/workspace" },
+          network = "host", shm_size = "16g", name = "runara-train-" .. runara.run_id, mounts = { dirs[l.node] .. ":/workspace" },
           env = l.env, command = l.command .. " /workspace/train_bench.py --parts ddp --sizes " .. P.ddp_size .. common },
           { timeout = 7200, check = false })
       end)
@@ -204,7 +208,6 @@ scenario.run({
       if e.j and e.workers_j then e.j, e.workers_j = e.j + e.workers_j, nil end
     end
   end
-  if m.kind == "machine" then s:exec("rm -rf training", { quiet = true, check = false }) end
   rep:add_file("train_bench.jsonl", "the benchmark's output: one JSON line per measurement")
   rep:set("benchmarks.training", training_report.add(rep, all, { energy = energy }))
   local left_out = {}

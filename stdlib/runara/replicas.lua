@@ -16,6 +16,7 @@
 -- machine's own nginx with balancer = "host". See docs/stdlib.md#runarareplicas.
 local errors = require("runara.errors")
 local vllm = require("runara.vllm")
+local machine = require("runara.machine")
 local pure = require("runara.replicas_plan")
 local show = errors.show
 
@@ -26,10 +27,11 @@ M.defaults = pure.defaults
 M.plan, M.nginx_config = pure.plan, pure.nginx_config
 local plan, nginx_config = pure.raw_plan, pure.raw_nginx_config
 
--- The run's own names: a run never stops a container or removes a folder it did not make.
+-- The run's own names: a run never stops a container or removes a folder it did not make. The
+-- balancer's configuration and the replicas' logs go into a working folder of the group's own
+-- (runara.machine.workdir: new, private, removed by its exact path at stop).
 local LB_NAME = "runara-lb-" .. runara.run_id
-local LB_DIR = "runara-lb-" .. runara.run_id  -- under the remote user's home
-local LB_MOUNT = "/runara-lb"                  -- where the container sees it
+local LB_MOUNT = "/runara-lb"                  -- where the container sees the balancer's folder
 
 -- vllm.start's options that replicas.start sets itself, per replica (its own `port` is the balancer's).
 local SET_HERE = { devices = "gpus and count", tensor_parallel_size = "gpus / count",
@@ -80,13 +82,13 @@ Group.__index = Group
 
 -- The balancer's command line: the nginx container (host network, its folder mounted), or the
 -- machine's own nginx. Either way nginx stays in the foreground of the ssh process.
-local function balancer_command(opts)
+local function balancer_command(opts, lb_dir)
   local args = string.format("nginx -p %s/ -c %s/nginx.conf -e %s/error.log -g 'daemon off;'", LB_MOUNT, LB_MOUNT, LB_MOUNT)
   if (opts.balancer or M.defaults.balancer) == "host" then
     -- /usr/sbin, where distributions install nginx, is not on every user's PATH.
-    return "PATH=$PATH:/usr/sbin " .. (args:gsub(LB_MOUNT:gsub("%p", "%%%0"), "\"$HOME/" .. LB_DIR .. "\""))
+    return "PATH=$PATH:/usr/sbin " .. (args:gsub(LB_MOUNT:gsub("%p", "%%%0"), (("\"" .. lb_dir .. "\""):gsub("%%", "%%%%"))))
   end
-  return string.format("docker run --rm --name %s --network=host -v \"$HOME/%s:%s\" %s %s", LB_NAME, LB_DIR, LB_MOUNT,
+  return string.format("docker run --rm --name %s --network=host -v \"%s:%s\" %s %s", LB_NAME, lb_dir, LB_MOUNT,
     opts.balancer_image or M.defaults.balancer_image, args)
 end
 
@@ -95,7 +97,7 @@ local function balancer_tail(group)
   local out = group.balancer.process:output()
   local text = (out.stdout or "") .. (out.stderr or "")
   local ok, r = pcall(function()
-    return group.session:exec("tail -n 20 \"$HOME/" .. LB_DIR .. "/error.log\" 2>/dev/null; true", { quiet = true, check = false })
+    return group.session:exec("tail -n 20 \"" .. group.lb_dir .. "/error.log\" 2>/dev/null; true", { quiet = true, check = false })
   end)
   if ok and r.stdout then text = text .. r.stdout end
   local lines = {}
@@ -106,9 +108,9 @@ end
 -- Starts nginx and waits until a request through it reaches a replica; nil and why not.
 local function start_balancer(group, opts)
   local s = group.session
-  s:exec("mkdir -p \"$HOME/" .. LB_DIR .. "/tmp\" && cat > \"$HOME/" .. LB_DIR .. "/nginx.conf\"",
+  s:exec("mkdir -p \"" .. group.lb_dir .. "/tmp\" && cat > \"" .. group.lb_dir .. "/nginx.conf\"",
     { stdin = group.config, quiet = true })
-  group.balancer = { command = balancer_command(opts), port = group.port }
+  group.balancer = { command = balancer_command(opts, group.lb_dir), port = group.port }
   runara.log(string.format("replicas: starting the nginx balancer on %s port %d (%s)", s.name, group.port,
     (opts.balancer or M.defaults.balancer) == "host" and "the machine's nginx" or opts.balancer_image or M.defaults.balancer_image))
   group.balancer.process = s:spawn(group.balancer.command, { quiet = true })
@@ -136,7 +138,7 @@ local function start_replicas(group, opts, vendor)
   local tasks = {}
   for i, r in ipairs(group.plan) do
     local v = { gpu = vendor, port = r.port, devices = r.devices, tensor_parallel_size = r.tensor_parallel_size > 1 and r.tensor_parallel_size or nil,
-      container = "runara-vllm-" .. runara.run_id .. "-" .. r.port, log = "vllm-" .. r.port .. ".log" }
+      container = "runara-vllm-" .. runara.run_id .. "-" .. r.port, log = group.dir .. "/vllm-" .. r.port .. ".log" }
     for k, x in pairs(opts) do if not OWN[k] then v[k] = x end end
     tasks[i] = runara.spawn(function() return vllm.try_start(group.session, v) end)
   end
@@ -171,6 +173,9 @@ local function launch(s, opts)
   local group = setmetatable({ session = s, model = opts.model, port = opts.port or M.defaults.port, servers = {},
     count = opts.count, gpus = opts.gpus, tensor_parallel_size = opts.gpus / opts.count }, Group)
   group.plan = plan{ count = opts.count, gpus = opts.gpus, vendor = vendor, first_port = opts.first_port }
+  local dir, why = machine.try_workdir(s, "replicas")
+  if not dir then return nil, "replicas.start: " .. why end
+  group.dir, group.lb_dir = dir, dir .. "/lb"
   local ports = {}
   for i, r in ipairs(group.plan) do ports[i] = r.port end
   group.config = nginx_config(ports, group.port)
@@ -246,10 +251,10 @@ function Group:stop()
     end)
   end
   pcall(function()
-    self.session:exec("docker rm -f " .. LB_NAME .. " >/dev/null 2>&1; rm -rf \"$HOME/" .. LB_DIR .. "\"; true",
-      { quiet = true, check = false })
+    self.session:exec("docker rm -f " .. LB_NAME .. " >/dev/null 2>&1; true", { quiet = true, check = false })
   end)
   for _, server in ipairs(self.servers) do pcall(server.stop, server) end
+  if self.dir then pcall(machine.remove_workdir, self.session, self.dir) end
 end
 
 -- Copies each replica's log into the output folder (logs/vllm-PORT.log).

@@ -220,6 +220,20 @@ function Scenario:machine(spec)
   return m
 end
 
+-- A working folder of this run on machine `m` (what sc:machine returned, or a node of sc:cluster):
+-- runara.machine.workdir's new, private folder under ~/.cache/runara/runs/, the same on a droplet,
+-- under --sim and on a machine of yours. The scenario removes it by that exact path when its body
+-- ends, however it ends but a signal (then no remote command can run: it stays in runara's folder).
+function Scenario:workdir(m, name)
+  if type(m) ~= "table" or m.session == nil then
+    error("sc:workdir: argument 'machine' must be what sc:machine returned (or a node of sc:cluster), got " .. errors.show(m), 2)
+  end
+  local path, why = machine_info.try_workdir(m.session, name)
+  if not path then error("sc:workdir: " .. why, 2) end
+  self.workdirs[#self.workdirs + 1] = { session = m.session, path = path }
+  return path
+end
+
 -- Checks that a URL answers as an OpenAI-compatible server; returns the model ids it serves.
 local function served_models(url)
   -- OpenAI clients are often given the base with /v1; http_load takes either.
@@ -261,10 +275,26 @@ function Scenario:serve(m, opts)
     self.manifest.serving[#self.manifest.serving + 1] = manifest.endpoint(on.endpoint, model)
     return { url = on.endpoint, model = model, version = "unknown", endpoint = true }
   end
+  -- The server's log in a working folder of the run's (vllm.start's default, ~/vllm.log, may be a
+  -- file of the machine's user), removed with the scenario's other folders.
+  -- The GPU tool is read first, as vllm.start would: a machine without one is refused before
+  -- anything is made on it.
+  if opts.log == nil then
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    if o.gpu == nil then
+      local gpu, message = require("runara.container").detect(m.session)
+      if not gpu then error("vllm.start: " .. message, 2) end
+      o.gpu = gpu
+    end
+    local dir, why = machine_info.try_workdir(m.session, "vllm")
+    if not dir then error("sc:serve: " .. why, 2) end
+    self.workdirs[#self.workdirs + 1] = { session = m.session, path = dir }
+    o.log, opts = dir .. "/vllm.log", o
+  end
   -- vllm.start's own errors (no GPU tool, a server that never answered) at the scenario's line too.
   local server, failed = vllm.try_start(m.session, opts)
   if not server then error(failed, 2) end
-  server.remove_log = m.kind == "machine"
   self.servers[#self.servers + 1] = server
   -- The serving stack for the manifest: one remote command (image digest, model revision).
   self.manifest.serving[#self.manifest.serving + 1] = manifest.serving(m.session, server, m.label)
@@ -288,7 +318,6 @@ function Scenario:serve_replicas(m, opts)
   end
   local group, failed = replicas.try_start(m.session, opts)
   if not group then error(failed, 2) end
-  for _, server in ipairs(group.servers) do server.remove_log = m.kind == "machine" end
   self.servers[#self.servers + 1] = group
   self.manifest.serving[#self.manifest.serving + 1] = manifest.serving(m.session, group.servers[1],
     string.format("%s, replica 1 of %d", tostring(m.label), #group.servers))
@@ -394,7 +423,7 @@ function M.run(decl, body)
   bad = report_checks.new(report_options)
   if bad then error(bad, 2) end
   local rep = report.new(report_options)
-  local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {} }, Scenario)
+  local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {}, workdirs = {} }, Scenario)
   rep:set("params", params)
   -- The run manifest (runara.manifest): filled as machines and servers come; the loads' seeds
   -- and prompt sets are added when the report is written.
@@ -417,6 +446,12 @@ function M.run(decl, body)
       if server.session and M.where() == "machine" then pcall(server.stop, server) end
     end
   end
+  -- Last made, first removed; a machine that is gone (its session raises) keeps the error it had.
+  for i = #sc.workdirs, 1, -1 do
+    local w = sc.workdirs[i]
+    pcall(machine_info.remove_workdir, w.session, w.path)
+  end
+  sc.workdirs = {}
   local paths = finish_report(sc, not ok and tostring(err) or nil)
   if decl.summary then decl.summary(sc, paths) else print("\n" .. rep:summary(paths)) end
   if not ok then error(err, 0) end

@@ -196,8 +196,6 @@ function Server:stop()
   self.process:wait()
   -- In a Ray node's container, vLLM ends with that container (runara.cluster's c:stop removes it).
   if self.mode == "docker" and not self.ray_container then self.session:exec("docker rm -f " .. self.container .. " >/dev/null 2>&1; true", { quiet = true }) end
-  -- On a machine the run did not create (runara.scenario sets this), its log goes too.
-  if self.remove_log then self.session:exec("rm -f " .. quote(self.log), { quiet = true, check = false }) end
 end
 
 -- Seconds until the server answered; or nil and why it never did (the message vllm.start raises).

@@ -6,6 +6,8 @@
 // droplet where none is asked for, and leaves nothing of the run running on the user's machine
 // while what the user runs there goes on. Issue 24: every scenario in scripts/ on every path a user
 // takes — Ctrl-C under --sim during its main work, --on USER@HOST, --on URL, a typo'd param.
+// Issue 36: folders of the user's named as a scenario names its work (~/gemm, ~/training, ~/mlperf,
+// ~/finetune) are left byte for byte; the run works in a folder of its own, gone after it.
 #include <catch2/catch.hpp>
 
 #include <pwd.h>
@@ -13,7 +15,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -177,6 +181,7 @@ class YourMachine {
     return a;
   }
   std::map<std::string, std::string> env() const { return {{"HOME", client_home()}}; }
+  std::string home() const { return dir_ + "/machine/home"; }
 
   // What is in the machine's home (its files and folders, relative, recursively): compared before
   // and after a run to find what the run left there.
@@ -380,14 +385,25 @@ bool output_shows(ChildProcess& child, const std::string& text) {
   return contains(child.out_so_far(), text) || contains(child.err_so_far(), text);
 }
 
+// Files the user already has in the machine's home: path relative to it -> bytes.
+using HomeFiles = std::map<std::string, std::string>;
+
 // A scenario run on "your machine" (--on USER@HOST, the loopback stand-in): exit 0, a complete
 // report saying where it ran, no droplet (the API was not even asked), nothing of the run left
 // running there (the user's own process still is), nothing of it left in the machine's home but
-// the load agent's cached executable (~/.cache/runara/runara-agent-*, documented as kept).
-// Returns results.json for the scenario's own checks.
-json run_on_your_machine(const std::string& script, std::vector<std::string> params, double time_scale) {
+// the load agent's cached executable (~/.cache/runara/runara-agent-*, documented as kept) and
+// what `kept` names (prefixes of paths in the home, documented caches), and every file of
+// `planted` (written into the home before the run) still there with the same bytes. Returns
+// results.json for the scenario's own checks.
+json run_on_your_machine(const std::string& script, std::vector<std::string> params, double time_scale,
+                         const HomeFiles& planted = {}, const std::vector<std::string>& kept = {}) {
   YourMachine m(time_scale);
   m.start_unrelated();
+  for (const auto& [path, bytes] : planted) {
+    const std::filesystem::path file = std::filesystem::path(m.home()) / path;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << bytes;
+  }
   const std::vector<std::string> home_before = m.home_entries();
   WatchedCloud cloud;
   const std::string out = temp_dir("on-machine-" + script.substr(0, script.find('.'))) + "/out";
@@ -414,10 +430,41 @@ json run_on_your_machine(const std::string& script, std::vector<std::string> par
   for (const std::string& e : m.home_entries()) {
     if (std::find(home_before.begin(), home_before.end(), e) != home_before.end()) continue;
     if (e == ".cache" || e == ".cache/runara" || e.rfind(".cache/runara/runara-agent-", 0) == 0) continue;
+    if (std::any_of(kept.begin(), kept.end(), [&](const std::string& k) { return e.rfind(k, 0) == 0; })) continue;
     left += e + "\n";
   }
   INFO("left in the machine's home:\n" << left);
   CHECK(left.empty());
+  // The user's own files: each still there, byte for byte, and nothing added beside them.
+  std::map<std::string, std::uintmax_t> planted_bytes;
+  for (const auto& [path, bytes] : planted) planted_bytes[path.substr(0, path.find('/'))] += bytes.size();
+  for (const auto& [top, want] : planted_bytes) {
+    std::uintmax_t got = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(m.home() + "/" + top, ec);
+         !ec && it != std::filesystem::end(it); it.increment(ec)) {
+      if (it->is_regular_file()) got += it->file_size();
+    }
+    INFO("the user's ~/" << top << ": " << want << " bytes in its files before the run, " << got << " after");
+    CHECK(got == want);
+  }
+  for (const auto& [path, bytes] : planted) {
+    INFO("the user's ~/" << path);
+    const std::filesystem::path file = std::filesystem::path(m.home()) / path;
+    REQUIRE(std::filesystem::is_regular_file(file));
+    CHECK(read_all(file.string()) == bytes);
+  }
+  const std::vector<std::string> home_after = m.home_entries();
+  for (const auto& [path, bytes] : planted) {
+    const std::string top = path.substr(0, path.find('/'));
+    for (const std::string& e : home_after) {
+      if (e.rfind(top + "/", 0) != 0) continue;
+      INFO("in the user's ~/" << top << " after the run: " << e);
+      CHECK(std::find(home_before.begin(), home_before.end(), e) != home_before.end());
+    }
+  }
+  // The run's own working folders (~/.cache/runara/runs/<run id>-NAME.XXXXXXXX) are gone.
+  CHECK_FALSE(std::filesystem::exists(m.home() + "/.cache/runara/runs"));
   return j;
 }
 
@@ -661,18 +708,46 @@ TEST_CASE("serving_sweep --on your machine over ssh: a full sweep, no droplet - 
   CHECK(at(j, "/metadata/gpu") == "AMD Instinct MI300X");
 }
 
-TEST_CASE("gemm --on your machine over ssh: TFLOPS rows, no droplet - gemm/ removed, nothing of the run left there",
+TEST_CASE("gemm --on your machine over ssh: TFLOPS rows, no droplet - its working folder removed, nothing of the run left there",
           "[scenario]") {
   const json j = run_on_your_machine("gemm.lua", {}, 0.25);
   CHECK(at(j, "/benchmarks/gemm/results", json::array()).size() == 14);  // 7 shapes x fp16, bf16
   CHECK(at(j, "/metadata/gpu") == "AMD Instinct MI300X");
 }
 
-TEST_CASE("mlperf_llama2_70b --on your machine over ssh: Offline and Server, no droplet - mlperf/ removed, nothing of the run left there",
+TEST_CASE("mlperf_llama2_70b --on your machine over ssh: Offline and Server, no droplet - its working folder removed, nothing of the run left there",
           "[scenario]") {
   const json j = run_on_your_machine("mlperf_llama2_70b.lua", {}, 0.25);
   CHECK(at(j, "/benchmarks/mlperf/Offline/samples_per_second", 0).get<double>() > 0);
   CHECK(at(j, "/benchmarks/mlperf/Server/samples_per_second", 0).get<double>() > 0);
+}
+
+// Issue 36: folders of the user's with the names the scenarios once worked in (`mkdir -p gemm`,
+// then `rm -rf gemm`), holding files of the names the scenarios write (gemm_bench.py,
+// train_bench.py, mlperf-results/, out/, models/) and bytes no text tool would keep (NUL, invalid
+// UTF-8, no final newline).
+TEST_CASE("gemm, training, mlperf_llama2_70b, finetune --on your machine: the user's ~/gemm, ~/training, ~/mlperf, "
+          "~/finetune left byte for byte - the run's own folder gone", "[scenario]") {
+  struct Case {
+    const char* script;
+    std::vector<std::string> params;
+    const char* folder;
+    std::vector<std::string> files;   // the scenario's own file names, inside the user's folder
+    std::vector<std::string> kept;    // documented caches the run may leave
+  };
+  const Case c = GENERATE(
+      Case{"gemm.lua", {"reps=5", "warmup=1"}, "gemm", {"gemm_bench.py"}, {}},
+      Case{"training.lua", {"parts=matmul,mlp"}, "training", {"train_bench.py"}, {}},
+      Case{"mlperf_llama2_70b.lua", {"scenarios=Offline"}, "mlperf", {"mlperf-results/keep/mlperf_log_summary.txt"}, {}},
+      Case{"finetune.lua", {"steps=4"}, "finetune", {"out/logs/log_1.txt", "models/Qwen3-8B/config.json"},
+           {".cache/runara/models"}});
+  INFO(c.script);
+  using namespace std::string_literals;  // the NUL inside stays part of the bytes
+  const std::string bytes = "the user's own "s + c.folder + "\n\0\xff\xfe binary\r\nno final newline"s;
+  HomeFiles planted{{std::string(c.folder) + "/notes.txt", bytes},
+                    {std::string(c.folder) + "/deeper/data.bin", std::string(4096, '\x5a') + bytes}};
+  for (const std::string& f : c.files) planted[std::string(c.folder) + "/" + f] = "# the user's " + f + "\n" + bytes;
+  run_on_your_machine(c.script, c.params, 0.25, planted, c.kept);
 }
 
 TEST_CASE("compare_mi300x_h100 --on your machine: refused (it needs two machines) before anything is created",

@@ -52,6 +52,9 @@ local function fake_session(name, tools, said)
   local s = { name = name, calls = {} }
   function s:exec(cmd)
     self.calls[#self.calls + 1] = "exec"
+    -- A run's working folder (runara.machine.workdir), as mktemp -d would name it.
+    local template = cmd:match('mktemp %-d "%$HOME"/(%S+)XXXXXXXX$')
+    if template then return { stdout = "/home/fake/" .. template .. "Ab3dE6gH\n", stderr = "", code = 0 } end
     return { stdout = (tools or "none none") .. "\n", stderr = "", code = 0 }
   end
   function s:spawn()

@@ -12,10 +12,18 @@ local function has(text, plain) return text:find(plain, 1, true) ~= nil end
 
 -- A stand-in for an ssh session: records every remote call; spawn gives a process that has
 -- already exited (so vllm.start gives up at once), everything else fails.
+local WORKDIR = "/root/.cache/runara/runs/" .. runara.run_id .. "-replicas.Ab3dE6gH"
+
+-- A session whose commands are refused, but the group's working folder (runara.machine.workdir's
+-- mktemp, and its removal by that path): both are kept in `workdir_commands`.
 local function fake_session()
-  local s = { name = "fake-droplet", calls = {}, spawned = {} }
+  local s = { name = "fake-droplet", calls = {}, spawned = {}, workdir_commands = {} }
   for _, m in ipairs({ "exec", "upload", "download" }) do
-    s[m] = function(self, ...)
+    s[m] = function(self, cmd)
+      if m == "exec" and (cmd:find("mktemp -d", 1, true) or cmd:find("rm -rf -- ", 1, true)) then
+        self.workdir_commands[#self.workdir_commands + 1] = cmd
+        return { code = 0, stdout = cmd:find("mktemp", 1, true) and WORKDIR .. "\n" or "", stderr = "" }
+      end
       self.calls[#self.calls + 1] = m
       error("fake session: " .. m .. " called", 0)
     end
@@ -127,7 +135,12 @@ t.test("start: a replica that fails is named with its port, GPUs and log tail; n
   t.truthy(has(s.spawned[2], "--port 8002 "), "replica 2 on 8002")
   t.truthy(has(s.spawned[2], "--tensor-parallel-size '4'"), "tensor_parallel_size 8 / 2")
   t.truthy(has(s.spawned[2], "--name runara-vllm-" .. runara.run_id .. "-8002 "), "a container of its own per replica")
-  t.truthy(has(s.spawned[2], "tee 'vllm-8002.log'"), "a log of its own per replica")
+  -- Logs in the group's own working folder (never a ~/vllm-8002.log the machine's user may have),
+  -- removed by its exact path once the group stopped.
+  t.truthy(has(s.spawned[2], "tee '" .. WORKDIR .. "/vllm-8002.log'"), "a log of its own per replica: " .. s.spawned[2])
+  t.eq(#s.workdir_commands, 2)
+  t.match(s.workdir_commands[1], "mktemp %-d \"%$HOME\"/%.cache/runara/runs/" .. runara.run_id .. "%-replicas%.XXXXXXXX$")
+  t.match(s.workdir_commands[2], "^rm %-rf %-%- '" .. WORKDIR:gsub("%p", "%%%0") .. "'; ")
 end)
 
 t.test("vllm.start: devices and container, per vendor and mode", function()

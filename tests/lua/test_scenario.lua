@@ -103,4 +103,60 @@ t.test("where: a droplet of the run unless --on says otherwise", function()
   t.eq(runara.on.endpoint, nil)
 end)
 
+-- A machine that answers runara.machine.workdir's mktemp as mktemp would, and records every command.
+local function machine_with_home()
+  local s, n = { name = "box", commands = {} }, 0
+  function s:exec(cmd)
+    self.commands[#self.commands + 1] = cmd
+    local template = cmd:match('mktemp %-d "%$HOME"/(%S+)XXXXXXXX$')
+    if template then
+      n = n + 1
+      return { code = 0, stdout = "/home/you/" .. template .. "Made000" .. n .. "\n", stderr = "" }
+    end
+    return { code = 0, stdout = "", stderr = "" }
+  end
+  return { session = s }
+end
+
+local function removals(s)
+  local out = {}
+  for _, cmd in ipairs(s.commands) do
+    local path = cmd:match("^rm %-rf %-%- '([^']+)'")
+    if path then out[#out + 1] = path end
+  end
+  return out
+end
+
+-- Last (scenario.run writes this run's report): sc:workdir's folders are removed by their exact
+-- paths when the body ends, on success and after an error; nothing else is removed.
+t.test("sc:workdir: a new folder per call, each removed by its own path when the scenario ends, also on an error", function()
+  local m = machine_with_home()
+  local got = {}
+  scenario.run({ params = {}, title = "workdir", summary = function() end }, function(sc)
+    got[1] = sc:workdir(m, "gemm")
+    got[2] = sc:workdir(m, "training")
+    t.eq(#removals(m.session), 0, "nothing removed while the body runs")
+  end)
+  local prefix = "/home/you/.cache/runara/runs/" .. runara.run_id
+  t.eq(got[1], prefix .. "-gemm.Made0001")
+  t.eq(got[2], prefix .. "-training.Made0002")
+  t.eq(table.concat(removals(m.session), " "), got[2] .. " " .. got[1], "last made, first removed; by path, never a bare name")
+
+  local failing = machine_with_home()
+  local ok, err = pcall(scenario.run, { params = {}, title = "workdir", summary = function() end }, function(sc)
+    got[3] = sc:workdir(failing, "mlperf")
+    error("the benchmark failed", 0)
+  end)
+  t.eq(ok, false)
+  t.eq(err, "the benchmark failed")
+  t.eq(table.concat(removals(failing.session), " "), got[3])
+
+  t.raises(function()
+    scenario.run({ params = {}, title = "workdir", summary = function() end }, function(sc) sc:workdir(nil, "x") end)
+  end, "sc:workdir: argument 'machine' must be what sc:machine returned (or a node of sc:cluster), got nil")
+  t.raises(function()
+    scenario.run({ params = {}, title = "workdir", summary = function() end }, function(sc) sc:workdir(m, "a/b") end)
+  end, "sc:workdir: argument 'name' must be up to 64 letters")
+end)
+
 t.done()
