@@ -110,6 +110,9 @@ Cleaning up:
                           (exit 1 when it could not check)
   runara reap [--run ID] [--older-than DURATION] [--yes]
                           destroy them (only droplets tagged runara:run-ID)
+  runara reap --expired [--grace DURATION] [--yes]
+                          from any computer (cron): destroy the droplets of runs whose
+                          deadline tags have passed, found in the account, not the ledger
 Benchmarking without a script:
   runara bench URL --model M [-c 1,8,32 | --rate R | --saturate] [-d 60s | -n N] ...
                           a vllm-bench-serve-like load against an OpenAI-compatible server

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "cloud/cost_report.hpp"
+#include "cloud/deadline_tag.hpp"
 #include "cloud/droplet_names.hpp"
 #include "base/run_output.hpp"
 #include "base/clock.hpp"
@@ -302,6 +303,10 @@ std::string DropletFleet::validate(const CreateRequest& request, double& price) 
          "size, state its price with --assume-price " + request.size + "=USD_PER_HOUR";
 }
 
+double DropletFleet::deadline_unix() const {
+  return static_cast<double>(std::time(nullptr)) + remaining_s_() + kTeardownAllowanceS;
+}
+
 Status DropletFleet::ensure_guardian() {
   if (guardian_) return {};
   try {
@@ -313,8 +318,7 @@ Status DropletFleet::ensure_guardian() {
   } catch (const std::exception& e) {
     return Error{std::string("cannot record the run in the ledger: ") + e.what()};
   }
-  GuardianSpec spec{options_.guardian_executable, run_id_, state_dir_, api_base_, token_,
-                    static_cast<double>(std::time(nullptr)) + remaining_s_() + 300};
+  GuardianSpec spec{options_.guardian_executable, run_id_, state_dir_, api_base_, token_, deadline_unix()};
   auto started = Guardian::start(spec);
   if (!started) return Error{started.error()};
   guardian_ = std::move(*started);
@@ -386,7 +390,9 @@ void DropletFleet::start_create(CreateRequest request, const std::string& sizes_
 void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
   const auto& r = creation->request;
   nlohmann::json body = {{"name", creation->name}, {"size", r.size}, {"image", r.image}, {"region", r.region}};
-  nlohmann::json tags = nlohmann::json::array({"runara", tag()});
+  // The deadline travels with the droplet: `runara reap --expired` on any machine can tell the
+  // run is over when this computer and its guardian are gone (deadline_tag.hpp).
+  nlohmann::json tags = nlohmann::json::array({"runara", tag(), deadline_tag(deadline_unix())});
   for (const auto& t : r.tags) tags.push_back(t);
   body["tags"] = tags;
   if (!r.ssh_keys.empty()) body["ssh_keys"] = r.ssh_keys;

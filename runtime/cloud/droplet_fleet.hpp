@@ -111,6 +111,9 @@ class DropletFleet {
   void report_costs();
   void settle_check();
   Status ensure_guardian();
+  // Unix seconds by which the run is over, teardown included: the guardian's deadline and the
+  // droplets' deadline tag (deadline_tag.hpp). now + remaining_s_ only moves earlier.
+  double deadline_unix() const;
   std::string tag() const { return "runara:run-" + run_id_; }
   static constexpr double kInProcessCleanupS = 240;  // below the runtime's 300 s teardown budget
   // No answer at all this long (longer than any single retry wait): hand over to the guardian.

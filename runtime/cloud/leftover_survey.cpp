@@ -174,6 +174,14 @@ void add_resources(Ledger& ledger, ApiSession* api, Survey& s) {
 
 }  // namespace
 
+Leftover leftover_from_api(const nlohmann::json& droplet) {
+  Leftover l;
+  l.id = droplet.value("id", std::int64_t{0});
+  l.source = "account tag";
+  take_api_view(l, droplet);
+  return l;
+}
+
 Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession* api) {
   Survey s;
   s.api_base = normalized_api_base(api_base);

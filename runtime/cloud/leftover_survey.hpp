@@ -48,6 +48,9 @@ struct Survey {
   std::string error;                // why the API could not be (fully) checked; "" = checked
 };
 
+// A droplet the API listed, as a row of `source` "account tag" (its run from its run tag).
+Leftover leftover_from_api(const nlohmann::json& droplet);
+
 // session: nullptr when there is no token (the survey then reads only the ledger).
 Survey survey_leftovers(Ledger& ledger, const std::string& api_base, ApiSession* session);
 

@@ -13,8 +13,11 @@
 #include <uv.h>
 
 #include "base/text.hpp"
+#include "cloud/deadline_tag.hpp"
 #include "cloud/do_client.hpp"
+#include "cloud/expired_runs.hpp"
 #include "cloud/leftover_survey.hpp"
+#include "cloud/ownership.hpp"
 #include "cloud/ledger.hpp"
 #include "cloud/run_cleanup.hpp"
 #include "curl/http_client.hpp"
@@ -248,6 +251,7 @@ int list_leftovers(const ReapOptions& options) {
 }
 
 int reap_leftovers(const ReapOptions& options) {
+  if (options.expired) return reap_expired(options);
   Ledger ledger(options.state_dir);
   const auto live = live_runs(ledger);
   auto api = session_for(options);
@@ -289,6 +293,82 @@ int reap_leftovers(const ReapOptions& options) {
     std::printf("all reaped\n");
   }
   return outcome.incomplete || outcome.refused || !foreign.empty() ? 1 : 0;
+}
+
+// The account's listing, not the ledger, decides here: the computer that started the runs (and
+// its ledger and guardian) may be gone. A run is destroyed whole, by the same RunCleanup as
+// `runara reap` (which re-checks the run tag on every droplet before deleting it), and only when
+// each of its listed droplets carries a deadline tag that has passed (expired_runs.hpp).
+int reap_expired(const ReapOptions& options) {
+  auto api = session_for(options);
+  if (!api) {
+    std::fprintf(stderr, "runara reap --expired: no DigitalOcean token (set DIGITALOCEAN_TOKEN), so nothing was "
+                         "checked\n");
+    return 1;
+  }
+  const DoResult account = api->get_account();
+  if (!account.ok) {
+    std::fprintf(stderr, "runara reap --expired: could not check what has expired: %s\n",
+                 shown(account.status == 401 || account.status == 403 ? "the API refused the token (" + account.error + ")"
+                                                                       : "could not reach the API (" + account.error + ")")
+                     .c_str());
+    return 1;
+  }
+  const DoResult list = api->list_droplets("runara");
+  if (!list.ok) {
+    std::fprintf(stderr, "runara reap --expired: could not list the account's runara droplets: %s\n",
+                 shown(list.error).c_str());
+    return 1;
+  }
+  const double now = static_cast<double>(std::time(nullptr));
+  ExpiredSelection selection =
+      select_expired(list.body.value("droplets", nlohmann::json::array()), now, options.grace_s, options.run_id);
+  // A run still alive on this computer is its own runtime's (and guardian's) to end, deadline or not.
+  Ledger ledger(options.state_dir);
+  const auto live = live_runs(ledger);
+  std::vector<ExpiredDroplet> reap;
+  for (auto& e : selection.reap) {
+    if (live.count(e.run_id)) {
+      e.why_kept = "its run " + e.run_id + " is still running on this computer";
+      selection.kept.push_back(std::move(e));
+    } else {
+      reap.push_back(std::move(e));
+    }
+  }
+  for (const auto& e : selection.kept) {
+    const auto id = e.droplet.value("id", std::int64_t{0});
+    std::printf("NOT TOUCHED %lld (%s): %s\n", static_cast<long long>(id),
+                shown(json_text(e.droplet, "name")).c_str(), shown(e.why_kept).c_str());
+  }
+  if (reap.empty()) {
+    std::printf("nothing expired\n");
+    return 0;
+  }
+  std::vector<Leftover> targets;
+  for (const auto& e : reap) {
+    targets.push_back(leftover_from_api(e.droplet));
+    std::printf("EXPIRED %lld (%s) of run %s: deadline %s passed\n", static_cast<long long>(targets.back().id),
+                shown(targets.back().name).c_str(), shown(e.run_id).c_str(), iso_time(*e.deadline).c_str());
+  }
+  if (!options.yes) {
+    if (!isatty(STDIN_FILENO)) {
+      std::fprintf(stderr, "runara reap: not a terminal; add --yes to destroy these without asking\n");
+      return 2;
+    }
+    std::printf("destroy %zu expired machine(s)? [y/N] ", targets.size());
+    std::fflush(stdout);
+    std::string answer;
+    std::getline(std::cin, answer);
+    if (answer != "y" && answer != "Y" && answer != "yes") return 1;
+  }
+  const std::string uuid = account.body.value("account", nlohmann::json::object()).value("uuid", "");
+  const ReapOutcome outcome = destroy_runs(*api, ledger, uuid, targets);
+  if (outcome.incomplete) {
+    std::printf("reap incomplete: run it again later\n");
+    return 1;
+  }
+  std::printf("all expired reaped\n");
+  return outcome.refused ? 1 : 0;
 }
 
 }  // namespace runara

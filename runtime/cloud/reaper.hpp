@@ -14,11 +14,17 @@ struct ReapOptions {
   double older_than_s = 0;    // only machines created longer ago than this
   bool yes = false;           // do not ask
   bool json = false;          // ls: machine-readable output
+  // reap --expired: only runs whose droplets' deadline tags have all passed, as the account's
+  // listing shows them, whichever computer started them (expired_runs.hpp); grace_s is added
+  // to each deadline first (clocks of two computers disagree).
+  bool expired = false;
+  double grace_s = 600;
   std::string state_dir, api_base, token;
 };
 
 int list_leftovers(const ReapOptions& options);  // runara ls; returns the exit status
-int reap_leftovers(const ReapOptions& options);  // runara reap
+int reap_leftovers(const ReapOptions& options);  // runara reap (reap_expired when options.expired)
+int reap_expired(const ReapOptions& options);    // runara reap --expired
 // One line to print at start when earlier runs left something in the ledger ("" if nothing).
 std::string leftover_warning(const std::string& state_dir);
 // "90m", "2h", "1d", "3600" -> seconds; < 0 when invalid.
