@@ -271,6 +271,7 @@ class DropletPrimitive final : public Primitive {
     fleet_ = std::make_unique<DropletFleet>(
         rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },
         [&rt](const std::string& line) { rt.progress(line); }, [&rt] { return rt.budget_remaining_s(); });
+    fleet_->on_activity = [&rt](const Activity& a) { rt.activity(a); };
     if (!fleet_->token().empty()) rt.add_secret("DIGITALOCEAN_TOKEN", fleet_->token());
     rt.record_machines([this] { return recorded_machines(); });
 

@@ -456,6 +456,12 @@ class HttpLoadPrimitive final : public Primitive {
     hooks.progress = [&rt](const std::string& line) { rt.progress(line); };
     hooks.log = [&rt](const std::string& line) { rt.log(line); };
     hooks.redact = [&rt](const nlohmann::json& j) { return redact_json(j, [&rt](std::string_view text) { return rt.redact(text); }); };
+    hooks.load_started = [&rt](const std::string& url) {
+      Activity load;
+      load.kind = Activity::Kind::load;
+      load.text = url;
+      rt.activity(load);
+    };
     hooks.point_started = std::move(gpu.started);
     hooks.point_ended = std::move(gpu.ended);
     hooks.point_finished = point_reporter(rt, quiet, sweep);

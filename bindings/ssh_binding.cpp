@@ -44,6 +44,7 @@ ssh::RunHooks hooks_of(Context& ctx) {
   };
   h.remove_tunnel = [&ctx](int port) { ctx.remove_tunnel(port); };
   h.remaining_runtime_s = [&ctx] { return ctx.remaining_runtime_s(); };
+  h.activity = [&ctx](const Activity& activity) { ctx.activity(activity); };
   return h;
 }
 

@@ -1,5 +1,7 @@
 #include "plan_command.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -7,7 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -108,22 +112,33 @@ std::string ending(const PlanRecord& r, int status, bool hung) {
   return " until: " + one_line(r.message, 400);
 }
 
-// The rehearsal, in a child process, for at most `limit_s`: -1 hung (killed), else its status.
-int wait_for(pid_t child, double limit_s, bool& hung) {
+// The rehearsal, in a child process, for at most `limit_s`, its record read from `fd` as it comes
+// (so it never waits on a full pipe): its status; `hung` when it was killed for passing the limit.
+// Once it is gone its last entries are in the pipe: read until none is left, not until end of
+// file, which a process it started and that kept the pipe would put off.
+int wait_for(pid_t child, double limit_s, int fd, PlanRecordReader& record, bool& hung) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   int status = 0;
+  bool open = true;
   for (;;) {
     const pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child) return status;
-    if (done < 0 && errno != EINTR) return status;
+    if (done == child || (done < 0 && errno != EINTR)) break;
     if (std::chrono::steady_clock::now() > until) {
       hung = true;
       ::kill(child, SIGKILL);
       ::waitpid(child, &status, 0);
-      return status;
+      break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (open) {
+      pollfd ready{fd, POLLIN, 0};
+      ::poll(&ready, 1, 20);
+      open = record.drain();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
+  if (open) record.drain();
+  return status;
 }
 
 // The rehearsal's simulated cloud lives below a folder of the plan's own (the child's TMPDIR).
@@ -163,10 +178,22 @@ int plan_command(int argc, char** argv) {
     std::fprintf(stderr, "runara plan: the script's commands run on boxed simulated machines, and %s\n", problem.c_str());
     return 2;
   }
-  const std::string out = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()));
-  const std::string sim_parent = out + ".sim";
-  if (::mkdir(sim_parent.c_str(), 0700) != 0) {
-    std::fprintf(stderr, "runara plan: cannot create %s: %s\n", sim_parent.c_str(), std::strerror(errno));
+  // The plan's own folder, made fresh (mkdtemp: never an existing name, a planted folder or
+  // symlink included, and only this user may enter it). In it the rehearsal's output folder and
+  // its simulated cloud; its record comes through a pipe, not through any file.
+  std::string plan_dir = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()) + "-XXXXXX");
+  if (::mkdtemp(plan_dir.data()) == nullptr) {
+    std::fprintf(stderr, "runara plan: cannot create a folder for the rehearsal (%s): %s\n", plan_dir.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  const std::string out = plan_dir + "/out";
+  const std::string sim_parent = plan_dir + "/sim";
+  std::error_code ignored;
+  int record_pipe[2] = {-1, -1};
+  if (::mkdir(sim_parent.c_str(), 0700) != 0 || ::pipe2(record_pipe, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "runara plan: cannot prepare the rehearsal in %s: %s\n", plan_dir.c_str(), std::strerror(errno));
+    std::filesystem::remove_all(plan_dir, ignored);
     return 1;
   }
   std::fflush(nullptr);
@@ -175,21 +202,29 @@ int plan_command(int argc, char** argv) {
   // what the record shows and removes the folder.
   const pid_t child = ::fork();
   if (child == 0) {
+    ::close(record_pipe[0]);
     ::setenv("TMPDIR", sim_parent.c_str(), 1);  // the simulated cloud's folder: swept below
-    ::_exit(rehearse(command, out));
+    ::_exit(rehearse(command, out, record_pipe[1]));
   }
+  ::close(record_pipe[1]);
   if (child < 0) {
     std::fprintf(stderr, "runara plan: cannot start the rehearsal: %s\n", std::strerror(errno));
+    ::close(record_pipe[0]);
     sweep_rehearsal(sim_parent);
+    std::filesystem::remove_all(plan_dir, ignored);
     return 1;
   }
+  ::fcntl(record_pipe[0], F_SETFL, ::fcntl(record_pipe[0], F_GETFL) | O_NONBLOCK);
   // A Ctrl-C at the terminal reaches the child too, which ends its rehearsal and says so.
   ::signal(SIGINT, SIG_IGN);
   bool hung = false;
-  const int status = wait_for(child, std::min(command.options.max_runtime_s, kRehearsalLimitS) + 30, hung);
+  PlanRecordReader reader(record_pipe[0]);
+  const int status =
+      wait_for(child, std::min(command.options.max_runtime_s, kRehearsalLimitS) + 30, record_pipe[0], reader, hung);
+  ::close(record_pipe[0]);
   sweep_rehearsal(sim_parent);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const PlanRecord record = read_plan_record(out);
+  const PlanRecord record = reader.record(out);
   std::printf("Plan for %s, rehearsed on boxed simulated machines in %.1f s%s\n", one_line(command.script, 300).c_str(),
               seconds, ending(record, status, hung).c_str());
   print_machines(record);
@@ -201,8 +236,7 @@ int plan_command(int argc, char** argv) {
   print_permissions(command.options, record.denied);
   std::printf("Rehearse it in full (real time, reports written, $0): runara --sim %s\n",
               one_line(command.script, 300).c_str());
-  std::error_code ignored;
-  std::filesystem::remove_all(out, ignored);
+  std::filesystem::remove_all(plan_dir, ignored);
   if (hung || !record.outcome_known) return 1;
   return record.exit_code;
 }

@@ -1,16 +1,27 @@
-// What a `runara plan` rehearsal did, read back from the run's own record in its output folder:
-// run.log (machines created and gone, the script's watchdog.limit, the loads it started) and
-// ssh/*.log (every remote command, every file moved). Read from files, not from the rehearsing
-// process, so a rehearsal that crashed, panicked or hung still yields what it did until then.
+// What a `runara plan` rehearsal did, as runara itself told it: the rehearsing child writes one
+// entry per thing it does for the script (Events::activity: machines created and gone, commands
+// and transfers on them, loads, the script's watchdog.limit; Events::denied: grants asked for;
+// and at last how it ended) into a pipe that only it and the plan hold, and the plan reads them
+// as they come. Never read back from the rehearsal's output folder: the script writes there
+// (runara.write_file, s:download), so anything in it (ssh/<machine>.log, a planted record file)
+// could be the script's forgery. A rehearsal that crashed, panicked or hung still yields what it
+// did until then: each entry is written when it happens, not at the end.
 //
-// Contract: pure reading; bounded (at most kMaxRecordBytes of each file and kMaxEntries distinct
-// entries of each kind are kept, the rest counted), whatever the script wrote.
+// Contract. Entries are single lines, fields separated by tabs, each field escaped (\\, \t, \n),
+// so no text of the script's (a command, a file name, an error) can end an entry or add a field.
+// PlanRecordWriter is for the rehearsal (one per process, any thread: writes are serialised);
+// PlanRecordReader for the plan, on its one thread. Bounded: at most kMaxRecordBytes of entries
+// are kept (the rest read, counted and dropped, so the rehearsal never blocks on a full pipe), at
+// most kMaxEntries distinct entries of each kind, each text cut at kMaxFieldBytes.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include "runara/runtime.hpp"
 
 namespace runara::cli {
 
@@ -23,11 +34,11 @@ struct PlanRecord {
   std::vector<PlannedMachine> machines;  // in the order created
   int peak_machines = 0;                 // most alive at once
   double script_limit_s = 0;             // the tightest watchdog.limit the script set (0: none)
-  std::map<std::string, int> commands;   // remote command -> how many times it ran
-  std::map<std::string, int> files;      // "s:upload LOCAL -> REMOTE" / "s:download …" -> times
-  std::map<std::string, int> loads;      // "URL (from where)" -> how many loads aimed there
+  std::map<std::string, int> commands;   // remote command (machine) -> how many times it ran
+  std::map<std::string, int> files;      // "s:upload LOCAL -> REMOTE (machine)" / "s:download …" -> times
+  std::map<std::string, int> loads;      // URL -> how many load points aimed there
   std::vector<std::string> denied;       // grants it asked for that were not given
-  std::size_t left_out = 0;              // distinct entries over kMaxEntries, not kept
+  std::size_t left_out = 0;              // entries over kMaxEntries or past kMaxRecordBytes, not kept
   bool outcome_known = false;            // the rehearsal ended on its own and said how
   int exit_code = 0;
   std::string message;                   // why it did not complete ("" when it did)
@@ -35,12 +46,36 @@ struct PlanRecord {
 
 constexpr std::size_t kMaxRecordBytes = 16u << 20;
 constexpr std::size_t kMaxEntries = 200;
+constexpr std::size_t kMaxFieldBytes = 1000;
 
-// Reads `out_dir` (run.log, ssh/*.log, plan-denied.txt, plan-outcome.txt).
-PlanRecord read_plan_record(const std::string& out_dir);
+// The rehearsal's end of the channel: `fd` is the pipe's write end (owned by the caller).
+class PlanRecordWriter {
+ public:
+  explicit PlanRecordWriter(int fd) : fd_(fd) {}
+  void activity(const Activity& activity);
+  void denied(const std::string& grant);
+  void outcome(int exit_code, const std::string& message);
 
-// For the rehearsal: its ending, as read_plan_record expects it (each makes out_dir if need be).
-void write_plan_outcome(const std::string& out_dir, int exit_code, const std::string& message);
-void append_plan_denied(const std::string& out_dir, const std::string& grant);
+ private:
+  void entry(const std::vector<std::string>& fields);
+  int fd_;
+  std::mutex mutex_;
+  int denied_ = 0;
+};
+
+// The plan's end: `fd` is the pipe's read end, non-blocking (owned by the caller).
+class PlanRecordReader {
+ public:
+  explicit PlanRecordReader(int fd) : fd_(fd) {}
+  // Reads what is there now; false once the writers are all gone (end of file) or on error.
+  bool drain();
+  // The entries read so far. Paths below `out_dir` (the rehearsal's output folder) read OUT/.
+  PlanRecord record(const std::string& out_dir) const;
+
+ private:
+  int fd_;
+  std::string bytes_;
+  std::size_t dropped_entries_ = 0;
+};
 
 }  // namespace runara::cli

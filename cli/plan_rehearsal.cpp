@@ -12,7 +12,8 @@
 
 namespace runara::cli {
 
-int rehearse(CommandLine command, const std::string& out_dir) {
+int rehearse(CommandLine command, const std::string& out_dir, int record_fd) {
+  PlanRecordWriter record(record_fd);
   Options& o = command.options;
   o.out_dir = out_dir;
   o.quiet = true;
@@ -23,17 +24,15 @@ int rehearse(CommandLine command, const std::string& out_dir) {
   std::string error;
   auto cloud = start_simulated_cloud(o, own_executable(), error, kRehearsalTimeScale);
   if (!cloud) {
-    write_plan_outcome(out_dir, 2, error);
+    record.outcome(2, error);
     return 2;
   }
   Events events;
   events.print = [](std::string_view) {};
   events.log = [](std::string_view) {};
   events.progress = [](std::string_view) {};
-  int denied = 0;
-  events.denied = [&out_dir, &denied](std::string_view grant) {
-    if (++denied <= 1000) append_plan_denied(out_dir, std::string(grant));
-  };
+  events.denied = [&record](std::string_view grant) { record.denied(std::string(grant)); };
+  events.activity = [&record](const Activity& activity) { record.activity(activity); };
   Outcome outcome;
   {
     Runtime runtime(o, events);
@@ -42,7 +41,7 @@ int rehearse(CommandLine command, const std::string& out_dir) {
     outcome = runtime.run_file(command.script);
   }
   cloud.reset();
-  write_plan_outcome(out_dir, static_cast<int>(outcome.exit), outcome.exit == Exit::ok ? "" : outcome.message);
+  record.outcome(static_cast<int>(outcome.exit), outcome.exit == Exit::ok ? "" : outcome.message);
   return static_cast<int>(outcome.exit);
 }
 

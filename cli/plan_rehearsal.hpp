@@ -1,9 +1,12 @@
 // The rehearsal behind `runara plan`, run in a child process of its own: the script on the
 // simulated cloud, its machines boxed (sim/sim_isolation.hpp) and their commands run, its
-// delays compressed, its output into `out_dir` and nowhere else (run.log, ssh/*.log, plus the
-// files plan_record.hpp reads). Nothing is printed.
+// delays compressed, its output into `out_dir` and nowhere else (run.log, ssh/*.log, whatever
+// the script writes). What it did goes to `record_fd` (plan_record.hpp), never into `out_dir`:
+// the plan reads nothing the script could have written. Nothing is printed.
 //
 // Contract: call in a process that will exit right after (a forked child); returns the status.
+// `record_fd` is the write end of the plan's pipe, close-on-exec (no process the rehearsal
+// starts, a simulated machine included, holds it).
 #pragma once
 
 #include <string>
@@ -17,6 +20,6 @@ constexpr double kRehearsalTimeScale = 0.02;
 // The longest a rehearsal may run (the script's own waits are not compressed).
 constexpr double kRehearsalLimitS = 300;
 
-int rehearse(CommandLine command, const std::string& out_dir);
+int rehearse(CommandLine command, const std::string& out_dir, int record_fd);
 
 }  // namespace runara::cli

@@ -36,6 +36,7 @@ namespace runara {
 
 struct Permissions;
 struct Options;
+struct Activity;
 class CommandTarget;
 using WaitId = std::uint64_t;
 
@@ -104,6 +105,10 @@ class RUNARA_API Context {
   virtual std::shared_ptr<MemoryBudget> memory_budget() = 0;
 
   virtual void log(std::string_view line) = 0;       // timestamped, redacted, into run.log
+  // What the primitive did for the script (a machine created, a command started there, ...),
+  // for the host's Events::activity; redacted here. Never the script's say-so: call it where
+  // the primitive itself acts.
+  virtual void activity(const Activity& activity) = 0;
   virtual void progress(std::string_view line) = 0;  // transient status line
   virtual void print(std::string_view text) = 0;     // the run's standard output, as print(); redacted
   // A pass/fail check the script set failed (an http_load threshold): the run goes on, and ends

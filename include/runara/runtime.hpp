@@ -116,15 +116,37 @@ struct Options {
   std::string history_name;
 };
 
+// One thing runara did on the script's behalf, told by runara itself as it does it: the machines
+// it created and saw go, the commands and file transfers it ran on them, the servers it loaded,
+// the script's own watchdog.limit. `runara plan` lists these: a host that accounts for a script
+// must not read them back from the output folder, where the script writes too. Text is redacted.
+struct Activity {
+  enum class Kind {
+    machine_created,  // machine, size, region, image; number: its price in $/h
+    machine_gone,     // machine (destroyed by the script or by teardown)
+    command,          // machine, text: the command line started there
+    transfer,         // machine, text: "s:upload LOCAL -> REMOTE" or "s:download REMOTE -> LOCAL"
+    load,             // text: the URL an http_load point aims at
+    script_limit,     // number: the seconds of the script's watchdog.limit
+  };
+  Kind kind = Kind::command;
+  std::string machine, text, size, region, image;
+  double number = 0;
+};
+
 // Callbacks a host receives. All run on the thread that called run_*/eval. Text is redacted.
 struct Events {
   std::function<void(std::string_view text)> print;  // the script's print()
-  std::function<void(std::string_view line)> log;    // runara.log, warnings, runtime reports
+  // runara.log (its lines start "script: " after the stamp, so no script passes for runara),
+  // warnings, runtime reports
+  std::function<void(std::string_view line)> log;
   std::function<void(std::string_view line)> progress;  // transient status ("waiting for ...")
   std::function<void(std::string_view name, std::string_view json)> result;  // runara.result
   // The script asked for something not granted: `grant` is the flag that would allow it
   // ("--secret HF_TOKEN", "--allow-env HOME", "--allow-read /data"). `runara plan` lists these.
   std::function<void(std::string_view grant)> denied;
+  // What runara did for the script (Activity), as it starts it. Optional.
+  std::function<void(const Activity& activity)> activity;
   // Called on the watchdog's thread (not the run's) when a stopped script has not unwound
   // within a few seconds: it is stuck in one long C call. The CLI exits with `exit_code`;
   // a host may do the same (its guardian then cleans up the cloud) or keep waiting.

@@ -400,9 +400,18 @@ void DropletFleet::send_create(std::shared_ptr<Creation> creation) {
   if (!r.vpc_uuid.empty()) body["vpc_uuid"] = r.vpc_uuid;
   ++in_flight_creates_;
   in_flight_price_ += creation->price;
-  // `runara plan` reads this line back from run.log (cli/plan_record.cpp): keep its shape.
   log_("creating droplet " + creation->name + " (" + r.size + " in " + r.region + ", image " + r.image + ", " +
        format_dollars(creation->price) + "/h)");
+  if (on_activity) {
+    Activity created;
+    created.kind = Activity::Kind::machine_created;
+    created.machine = creation->name;
+    created.size = r.size;
+    created.region = r.region;
+    created.image = r.image;
+    created.number = creation->price;
+    on_activity(created);
+  }
   client_->create_droplet(body, [this, creation](DoResult result) {
     in_flight_price_ -= creation->price;
     if (result.ok) {
@@ -539,6 +548,7 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
           ledger_->mark_destroyed(api_base_, id);
           log_("droplet " + m.name + " destroyed after " + duration_text(m.destroyed_at - m.created_at) + ", " +
                format_cost(m.cost()));
+          machine_gone(m.name);
           auto self = std::move(*poll);  // break the cycle
           return done(m);
         }
@@ -547,6 +557,14 @@ void DropletFleet::destroy(std::int64_t id, MachineDone done) {
     };
     (*poll)();
   });
+}
+
+void DropletFleet::machine_gone(const std::string& name) {
+  if (!on_activity) return;
+  Activity gone;
+  gone.kind = Activity::Kind::machine_gone;
+  gone.machine = name;
+  on_activity(gone);
 }
 
 const Machine* DropletFleet::find(std::int64_t id) const {
@@ -604,6 +622,7 @@ void DropletFleet::teardown(std::function<void(Status)> done) {
   options.account = account_uuid_;
   for (const auto& [id, machine] : machines_) options.own_creates.insert(id);
   cleanup_ = std::make_unique<RunCleanup>(loop_, *client_, *ledger_, run_id_, tag(), options, log_);
+  cleanup_->on_gone = [this](const std::string& name) { machine_gone(name); };
   cleanup_->start([this, done](CleanupReport report) {
     for (const auto& d : report.destroyed) {
       const auto m = machines_.find(d.droplet_id);

@@ -85,6 +85,10 @@ class DropletFleet {
   void pin_host_key(const std::string& machine_name, const std::string& fingerprint);
   std::vector<const Machine*> machines() const;
 
+  // Told each create as it is sent and each droplet once it is gone (optional): the run's
+  // Events::activity, so a host learns what was rented from runara, not from run.log.
+  std::function<void(const Activity&)> on_activity;
+
   void teardown(std::function<void(Status)> done);
   std::string pending() const;
 
@@ -109,6 +113,7 @@ class DropletFleet {
   void wait_active(std::shared_ptr<Creation> creation);
   void update(Machine& machine, const nlohmann::json& droplet);
   void report_costs();
+  void machine_gone(const std::string& name);  // on_activity's machine_gone
   void settle_check();
   Status ensure_guardian();
   // Unix seconds by which the run is over, teardown included: the guardian's deadline and the

@@ -241,6 +241,7 @@ void RunCleanup::on_deleted(std::int64_t id, const DoResult& result) {
     ledger_.mark_destroyed(client_.api_base(), id);
     gone_.insert(id);
     log_("droplet " + std::to_string(id) + " (" + targets_[id].name + ") is gone");
+    if (on_gone) on_gone(targets_[id].name);
     return maybe_finish();
   }
   delayed_.after(options_.poll_s, [this, id] { confirm(id); });
@@ -254,6 +255,7 @@ void RunCleanup::confirm(std::int64_t id) {
       ledger_.mark_destroyed(client_.api_base(), id);
       gone_.insert(id);
       log_("droplet " + std::to_string(id) + " (" + targets_[id].name + ") is gone");
+      if (on_gone) on_gone(targets_[id].name);
       return maybe_finish();
     }
     if (!result.ok) last_error_ = result.error;

@@ -55,6 +55,9 @@ class RunCleanup {
 
   void start(std::function<void(CleanupReport)> done);
   std::string pending() const;  // "destroying droplets 123 (a), 456 (b)"
+  // Told the name of each droplet once its deletion is confirmed (optional): the live run's
+  // Activity::machine_gone.
+  std::function<void(const std::string& name)> on_gone;
 
  private:
   struct Target {

@@ -285,6 +285,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       spec->body_tokens = tokens;
     }
     if (hooks.log) hooks.log("http_load " + spec->name + ": starting, " + describe(*spec));
+    if (hooks.load_started) hooks.load_started(spec->url);
     if (hooks.point_started) hooks.point_started(spec->name);
     auto log = open_request_log();
     if (!log) return finish();

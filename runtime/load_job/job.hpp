@@ -71,6 +71,8 @@ class LoadJob {
     // Something sampling beside the load (gpu_metrics): told when each point starts, and handed
     // each point's result to add its own fields to before the result is written. Optional.
     std::function<void(const std::string& point)> point_started;
+    // Each point as it starts, with the URL it aims at (the run's Activity::load). Optional.
+    std::function<void(const std::string& url)> load_started;
     std::function<void(const std::string& point, nlohmann::json& result)> point_ended;
     // On the loop, as each point's files are written: its result (what the script gets).
     std::function<void(const nlohmann::json& result)> point_finished;

@@ -72,15 +72,33 @@ std::string Runtime::Impl::shown(std::string_view text, LineFeeds line_feeds, st
 // traceback): so the rule is on the entry, not its source. Only runara writes a line's start,
 // the "[   1.234] " stamp; every later line of the entry is indented by the stamp's width, so no
 // text can put a forged "[   0.001] ..." line at the start of a line of the terminal or run.log.
-void Runtime::Impl::log(std::string_view line) {
+void Runtime::Impl::log(std::string_view line) { log_entry(line, ""); }
+
+// runara.log's lines are the script's text from their first byte: "script: " after the stamp
+// says so, so that a script's "creating droplet ..." or "ssh: connected ..." never reads as
+// runara's own line in run.log or on the terminal.
+void Runtime::Impl::script_log(std::string_view line) { log_entry(line, "script: "); }
+
+void Runtime::Impl::log_entry(std::string_view line, std::string_view marker) {
   const std::string stamp = elapsed_stamp(monotonic_seconds() - started_at_);
-  const std::string text = stamp + shown(line, LineFeeds::keep, stamp.size());
+  const std::string text = stamp + std::string(marker) + shown(line, LineFeeds::keep, stamp.size());
   output_.append_log(text);
   if (events_.log) {
     events_.log(text);
   } else {
     std::fprintf(stderr, "%s\n", text.c_str());
   }
+}
+
+// What a primitive did, to the host as the primitive said it: only redacted (the host shows it
+// as it needs; `runara plan` makes each field one visible line).
+void Runtime::Impl::activity(const Activity& activity) {
+  if (!events_.activity) return;
+  Activity shown_to_host = activity;
+  for (std::string* field : {&shown_to_host.machine, &shown_to_host.text, &shown_to_host.size, &shown_to_host.region,
+                             &shown_to_host.image})
+    *field = redact(*field);
+  events_.activity(shown_to_host);
 }
 
 // run.log gets a plain copy every few seconds, so a log read later (or tailed in CI) shows how

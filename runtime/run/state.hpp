@@ -52,6 +52,9 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   void release_memory(std::size_t bytes) override { memory_->release(bytes); }
   std::shared_ptr<MemoryBudget> memory_budget() override { return memory_; }
   void log(std::string_view line) override;
+  // runara.log: the script's own line, marked as the script's in run.log and on the terminal.
+  void script_log(std::string_view line);
+  void activity(const Activity& activity) override;
   void denied(const std::string& grant) {
     if (events_.denied) events_.denied(grant);
   }
@@ -156,6 +159,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   bool deadline_passed(lua_State* L, Task* task) const;
 
   void print(std::string_view text) override;
+  void log_entry(std::string_view line, std::string_view marker);  // log() and script_log()
   void report_threshold_crossed(std::string_view what) override;
   void emit_result(lua_State* L, const std::string& name, const nlohmann::json& value);
   void clear_deadlines(Task& task);

@@ -13,7 +13,8 @@ int now(lua_State* L) {
   return 1;
 }
 
-// runara.log(...): like print, but timestamped, sent to the log stream and into run.log.
+// runara.log(...): like print, but timestamped, sent to the log stream and into run.log, marked
+// as the script's line ("script: " after the stamp).
 int log(lua_State* L) {
   const int n = lua_gettop(L);
   std::string line;
@@ -28,7 +29,7 @@ int log(lua_State* L) {
     line.append(s, len);
     lua_pop(L, 1);
   }
-  impl_of(L).log(line);
+  impl_of(L).script_log(line);
   return 0;
 }
 

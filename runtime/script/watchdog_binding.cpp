@@ -33,8 +33,11 @@ int limit(lua_State* L) {
   std::snprintf(source, sizeof source, "%g s (watchdog.limit at %s)", seconds, caller_location(L).c_str());
   rt.set_run_deadline(monotonic_seconds() + seconds, source);
   rt.lower_budget_deadline(monotonic_seconds() + seconds);
-  // `runara plan` reads the script's own limit back from run.log (cli/plan_record.cpp).
   rt.log(std::string("watchdog: the run is limited to ") + source);
+  Activity limit;  // `runara plan` counts the worst case until this deadline
+  limit.kind = Activity::Kind::script_limit;
+  limit.number = seconds;
+  rt.activity(limit);
   lua_pushnumber(L, rt.remaining_runtime_s());
   return 1;
 }

@@ -52,6 +52,13 @@ Result<std::shared_ptr<RemoteProcess>> MachineSession::start_process(ExecOptions
       if (auto q = weak.lock()) q->on_line(1, line);
     };
     log_.line("$ " + indent_continuations(o.command, 2));  // one entry, however many lines
+    if (hooks_->activity) {
+      Activity command;
+      command.kind = Activity::Kind::command;
+      command.machine = login_.name;
+      command.text = o.command;
+      hooks_->activity(command);
+    }
   }
   RemoteProcess* raw = p.get();
   auto exec = SshExec::start(*ssh_, std::move(o), [weak, raw](const ExecResult& r) {
@@ -103,7 +110,15 @@ Result<std::uint64_t> MachineSession::transfer(std::shared_ptr<void> reserved, T
     hooks->progress(what + " " + name + ": " + path + " " + mib(done_bytes) + " / " + mib(size));
   };
   const bool up = o.direction == TransferOptions::Direction::Upload;
-  const std::string line = what + " " + (up ? o.local + " -> " + o.remote : o.remote + " -> " + o.local) + ": ";
+  const std::string moved = what + " " + (up ? o.local + " -> " + o.remote : o.remote + " -> " + o.local);
+  const std::string line = moved + ": ";
+  if (hooks_->activity) {  // as it starts: a transfer the run did not live to finish was still tried
+    Activity transfer;
+    transfer.kind = Activity::Kind::transfer;
+    transfer.machine = login_.name;
+    transfer.text = moved;
+    hooks_->activity(transfer);
+  }
   auto t = SftpTransfer::start(*ssh_, std::move(o), [this, id, line, reserved](const TransferResult& r) {
     auto node = transfers_.extract(id);  // freed at the end of this call: its last act
     if (node.empty()) return;

@@ -80,8 +80,8 @@ void RemoteProcess::count(int stream, std::size_t bytes) {
 void RemoteProcess::on_line(int stream, std::string_view line) {
   if (session_) {
     // runara's own lines in ssh/<name>.log start with "$ " (a command) or "# " (its ending, a
-    // transfer); a machine's line that starts so is indented, so it cannot pass for one (runara
-    // plan counts commands and files from this log).
+    // transfer); a machine's line that starts so is indented, so it cannot pass for one to a
+    // reader of the log.
     const bool looks_own = !line.empty() && (line[0] == '$' || line[0] == '#');
     if (stream == 0) session_->log().line(looks_own ? " " + std::string(line) : std::string(line));
     else session_->log().line("[stderr] " + std::string(line));

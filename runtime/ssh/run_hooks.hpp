@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
+#include "runara/runtime.hpp"
 
 namespace runara::ssh {
 
@@ -27,6 +28,9 @@ struct RunHooks {
   std::function<Result<int>()> open_out_dir;  // a descriptor of the output folder; the caller closes it
   std::function<void(int local_port)> remove_tunnel;  // a forward's port is no longer the run's
   std::function<double()> remaining_runtime_s;  // how long the run may still last
+  // What the engine does for the script — each command it starts, each transfer — as the run's
+  // Activity (machine, text). Optional.
+  std::function<void(const Activity& activity)> activity;
 };
 
 }  // namespace runara::ssh

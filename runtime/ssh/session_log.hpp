@@ -1,6 +1,7 @@
 // The per-machine log ssh/<name>.log in the run's output folder: every command ("$ ..."), its
-// output, and how it and each transfer ended ("# ..."), redacted. `runara plan` counts commands
-// and files from it, so a machine's own line that starts with '$' or '#' is indented.
+// output, and how it and each transfer ended ("# ..."), redacted. A machine's own line that starts
+// with '$' or '#' is indented, so a reader can tell runara's lines from it (`runara plan` does not
+// read this file: the script may overwrite it; it counts RunHooks::activity instead).
 //
 // Contract: loop thread only; plain writes (local disk at page-cache speed, as run.log's),
 // buffered up to 64 KiB. A file that cannot be opened is reported once in run.log, never raised.

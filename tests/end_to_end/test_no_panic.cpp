@@ -137,7 +137,7 @@ TEST_CASE("a wait's values that fit are still returned near the cap, from both k
 }
 
 TEST_CASE("runara plan of a script that hits the cap in a wait's values prints its plan and removes its folder", "[no_panic][sim]") {
-  // The sandbox attempt, after a log line: the plan's folder (TMPDIR/runara-plan-PID) exists
+  // The sandbox attempt, after a log line: the plan's folder (TMPDIR/runara-plan-PID-XXXXXX) exists
   // when the cap is hit.
   const std::string tmp = runara::test::temp_dir("no-panic-plan");
   std::ifstream attempt(std::string(RUNARA_SOURCE_DIR) + "/tests/sandbox/memory_push_join_error.lua");

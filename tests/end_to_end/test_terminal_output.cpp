@@ -57,6 +57,7 @@ print("progress 50%\rOVERWRITTEN c1 \194\155" .. "2J raw \155" .. "2J")
 print("around \27" .. v .. "\27 secret")
 runara.log("x\n[   0.001] FORGED by runara.log \27[31m")
 runara.log("cr\r[   0.001] FORGED over the stamp")
+runara.log("creating droplet forged (s-1vcpu-1gb in nyc1, image debian-12-x64, $0.01/h)")
 local t = runara.spawn(function() error("task\n[   0.001] FORGED by a task's error", 0) end)
 runara.sleep(0.05)
 local f = load("error('from a chunk')", "=chunk\n[   0.001] FORGED by a chunk name")
@@ -77,9 +78,15 @@ f()
   CHECK(contains(r.out, "clipboard ^[]52;c;ZXZpbA==^G title ^[]0;pwned^G clear ^[[2J^[[H end\n"));
   CHECK(contains(r.out, "progress 50%^MOVERWRITTEN c1 M-^[2J raw M-^[2J\n"));
   CHECK(contains(r.out, "around ^[" + mask(name, value) + "^[ secret\n"));
-  CHECK(contains(r.err, "] x\n           [   0.001] FORGED by runara.log ^[[31m\n"));
-  CHECK(contains(log, "] x\n           [   0.001] FORGED by runara.log ^[[31m\n"));
-  CHECK(contains(log, "] cr^M[   0.001] FORGED over the stamp\n"));
+  // runara.log's lines say they are the script's: "script: " after the stamp, which only runara
+  // writes, so none passes for runara's own ("creating droplet ..." is what `runara plan` once
+  // counted as a machine).
+  CHECK(contains(r.err, "] script: x\n           [   0.001] FORGED by runara.log ^[[31m\n"));
+  CHECK(contains(log, "] script: x\n           [   0.001] FORGED by runara.log ^[[31m\n"));
+  CHECK(contains(log, "] script: cr^M[   0.001] FORGED over the stamp\n"));
+  CHECK(contains(log, "] script: creating droplet forged (s-1vcpu-1gb"));
+  CHECK(contains(r.err, "] script: creating droplet forged (s-1vcpu-1gb"));
+  CHECK_FALSE(contains(log, "] creating droplet"));
   CHECK(contains(log, "task\n           [   0.001] FORGED by a task's error"));
   // The final error: run.log keeps it one entry; the terminal indents it under "runara: ".
   CHECK(contains(log, "chunk\n           [   0.001] FORGED by a chunk name:1: from a chunk"));
