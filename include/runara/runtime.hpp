@@ -94,6 +94,11 @@ struct Options {
   Permissions permissions;
   std::map<std::string, std::string> secrets;  // name -> value; scripts only get opaque handles
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
+  // require searches stdlib_dir alone, never the script's folder (for run_string, the current
+  // directory). For a host's built-in commands written in Lua (`runara compare`, `runara bench`):
+  // run inside a folder someone else shared, its runara_compare.lua would otherwise be the
+  // command, holding what the command was given (a secret's handle, the cloud token's reach).
+  bool stdlib_modules_only = false;
   double teardown_budget_s = 300;              // how long teardown may take before giving up
   bool quiet = false;                          // no http_load summaries unless a load asks (--quiet)
   // The run's figures come from a simulator (`runara --sim`): scripts see runara.simulated, and
