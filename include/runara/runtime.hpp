@@ -43,6 +43,13 @@ struct Permissions {
   // text back would tell a script which guess was a secret: this grant is void in a run that
   // holds any secret.
   std::vector<std::string> earlier_runs;
+  // Account-wide groupings of the cloud a script may put its machines in besides the run's own.
+  // A cloud firewall (a database's trusted sources) or automation that admits machines by a tag
+  // or a VPC admits whatever joins it: droplet.create{tags} sets runara-user:NAME tags, and these
+  // (--allow-tag NAME, compared case-insensitively as DigitalOcean does); droplet.vpc{existing}
+  // uses these account VPCs by name (--allow-vpc NAME), otherwise only a VPC of the run's own.
+  std::vector<std::string> tags;
+  std::vector<std::string> vpcs;
 };
 
 // Where machines are created and how much a run may spend on them.
