@@ -10,6 +10,7 @@
 
 #include "base/clock.hpp"
 #include "cloud/droplet_fleet.hpp"
+#include "cloud/droplet_names.hpp"
 #include "cloud/size_catalog.hpp"
 #include "droplet_network_binding.hpp"
 #include "kit/functions.hpp"
@@ -150,6 +151,13 @@ int create(lua_State* L) {
   request.wait = args::opt_bool(L, 1, kFn, "wait").value_or(true);
   request.timeout_s = args::opt_number(L, 1, kFn, "timeout").value_or(900);
   auto& ctx = Context::from(L);
+  // Only tags the run owns or the user granted: raised here, at the script's line, before anything
+  // is sent (the fleet checks the form and runara's own prefix again).
+  for (const auto& tag : request.tags) {
+    if (Status allowed = check_script_tag(tag, ctx.permissions().tags); !allowed) {
+      args::raise(L, "%s: option 'tags': %s", kFn, allowed.error().c_str());
+    }
+  }
   DropletFleet& fleet = fleet_of(L);
   auto wait = wait_unnamed(L);
   fleet.create(std::move(request), [wait, &ctx, &fleet](Result<Machine> made) {

@@ -5,6 +5,7 @@
 //   droplet.firewall{ ports = { 6379, "29500-29510" }, sources = { "203.0.113.7" } }
 #include "droplet_network_binding.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -87,6 +88,16 @@ int vpc(lua_State* L) {
   request.ip_range = args::opt_string(L, 1, fn, "ip_range").value_or("");
   request.existing = args::opt_string(L, 1, fn, "existing").value_or("");
   if (Status valid = check_vpc_request(request); !valid) args::raise(L, "%s: %s", fn, valid.error().c_str());
+  // An account VPC is account-wide: its other machines (a database, say) may admit whatever joins
+  // it. The run joins one only when the user named it.
+  if (!request.existing.empty()) {
+    const auto& granted = Context::from(L).permissions().vpcs;
+    if (std::find(granted.begin(), granted.end(), request.existing) == granted.end()) {
+      args::raise(L, "%s: option 'existing': the account's VPC '%s' is not the run's to join: its other machines may "
+                     "trust whatever is in it. Leave 'existing' out for a VPC of the run's own, or grant this one "
+                     "with --allow-vpc %s", fn, request.existing.c_str(), request.existing.c_str());
+    }
+  }
   auto wait = kit::Wait::start(L, fn);
   fleet_of(L).vpc(std::move(request), [wait](Result<VpcInfo> made) {
     wait->settle<VpcInfo>(std::move(made), [](lua_State* co, VpcInfo& v) {

@@ -1,6 +1,7 @@
 #include "cli_options.hpp"
 
 #include "cloud/budget.hpp"
+#include "cloud/droplet_names.hpp"
 #include "base/token_names.hpp"
 #include "command_line.hpp"
 #include "on_target.hpp"
@@ -52,6 +53,11 @@ Scripts are sandboxed: they reach only what these options grant.
   --allow-read PATH       let runara.read_file read PATH (a file or folder); repeatable
   --allow-host HOST[:PORT] let network primitives contact HOST; repeatable
   --allow-env NAME        let os.getenv read the environment variable NAME; repeatable
+  --allow-tag NAME        let droplet.create tag machines NAME, an account tag (a firewall or
+                          automation that admits by it admits them); without it a script sets
+                          only runara-user:... tags; repeatable
+  --allow-vpc NAME        let droplet.vpc{existing = NAME} put machines in that account VPC
+                          (without it, only a VPC of the run's own); repeatable
   --secret NAME[@HOST[:PORT][,...]]
                           pass the environment variable NAME as an opaque secret handle
                           (runara.secret("NAME")); its value never reaches the script. It may
@@ -198,6 +204,16 @@ void declare_options(CommandLineParser& p, CommandLine& out) {
         return non_empty(o.ssh.key_path = v, "--ssh-key expects the path of a private key file");
       })
       .flag("--accept-new-host-keys", [&o] { o.ssh.accept_new_host_keys = true; })
+      .option("--allow-tag", [&o](const std::string& v) {
+        // The form DigitalOcean takes, and never runara's own runara:... tags (which find a run's
+        // machines for teardown): granting one would let a script hide among another run's.
+        if (runara::Status valid = runara::check_tag(v); !valid) return "--allow-tag: " + valid.error();
+        return o.permissions.tags.push_back(v), std::string();
+      })
+      .option("--allow-vpc", [&o](const std::string& v) {
+        if (v.empty()) return std::string("--allow-vpc expects the name of a VPC of the account");
+        return o.permissions.vpcs.push_back(v), std::string();
+      })
       .option("--allow-env", [&o](const std::string& v) {
         if (runara::is_cloud_token_name(v)) return refuse_token_name("--allow-env", v);
         return o.permissions.env.push_back(v), std::string();

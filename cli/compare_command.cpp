@@ -198,6 +198,9 @@ int compare_command(int argc, char** argv) {
   }
   for (std::size_t i = 0; i < thresholds.size(); ++i) options.args.push_back("threshold" + std::to_string(i + 1) + "=" + thresholds[i]);
   if (!noise.empty()) options.args.push_back("noise=" + noise);
+  // The command is runara's code: runara_compare and all it requires come from the stdlib, never
+  // from the current folder (someone else's, perhaps: theirs would decide --threshold's verdict).
+  options.stdlib_modules_only = true;
   Runtime runtime(options, terminal_events());
   runtime.add_primitive(make_fake_server_primitive());  // http_load.fake_server (the simulator)
   runtime.add_primitive(make_compare_gate());

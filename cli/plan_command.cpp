@@ -93,6 +93,8 @@ void print_permissions(const Options& o, const std::vector<std::string>& denied)
   for (const auto& p : o.permissions.read_paths) given.push_back("--allow-read " + p);
   for (const auto& h : o.permissions.hosts) given.push_back("--allow-host " + h);
   for (const auto& e : o.permissions.env) given.push_back("--allow-env " + e);
+  for (const auto& t : o.permissions.tags) given.push_back("--allow-tag " + t);
+  for (const auto& v : o.permissions.vpcs) given.push_back("--allow-vpc " + v);
   for (const auto& [name, value] : o.secrets) given.push_back("--secret " + name);
   std::printf("Permissions:");
   for (std::size_t i = 0; i < given.size(); ++i) std::printf("%s %s", i ? "," : "", one_line(given[i], 300).c_str());

@@ -54,7 +54,7 @@ scenario.run({
     defaults.image_param(),
     defaults.region_param(),
     { name = "vpc", default = function() return nil end, default_help = "a VPC of the run's own",
-      help = "the name of an existing VPC of the account to create the droplets in (never deleted)" },
+      help = "the name of an existing VPC of the account to create the droplets in (never deleted; grant it with --allow-vpc NAME)" },
     { name = "model", default = "meta-llama/Llama-3.1-405B-Instruct", help = "Hugging Face model id" },
     { name = "quantization", default = "fp8", help = "vLLM --quantization (none: the model's own precision)" },
     { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },

@@ -43,6 +43,13 @@ struct Permissions {
   // text back would tell a script which guess was a secret: this grant is void in a run that
   // holds any secret.
   std::vector<std::string> earlier_runs;
+  // Account-wide groupings of the cloud a script may put its machines in besides the run's own.
+  // A cloud firewall (a database's trusted sources) or automation that admits machines by a tag
+  // or a VPC admits whatever joins it: droplet.create{tags} sets runara-user:NAME tags, and these
+  // (--allow-tag NAME, compared case-insensitively as DigitalOcean does); droplet.vpc{existing}
+  // uses these account VPCs by name (--allow-vpc NAME), otherwise only a VPC of the run's own.
+  std::vector<std::string> tags;
+  std::vector<std::string> vpcs;
 };
 
 // Where machines are created and how much a run may spend on them.
@@ -94,6 +101,11 @@ struct Options {
   Permissions permissions;
   std::map<std::string, std::string> secrets;  // name -> value; scripts only get opaque handles
   std::string stdlib_dir;                      // empty: the stdlib this build was made with
+  // require searches stdlib_dir alone, never the script's folder (for run_string, the current
+  // directory). For a host's built-in commands written in Lua (`runara compare`, `runara bench`):
+  // run inside a folder someone else shared, its runara_compare.lua would otherwise be the
+  // command, holding what the command was given (a secret's handle, the cloud token's reach).
+  bool stdlib_modules_only = false;
   double teardown_budget_s = 300;              // how long teardown may take before giving up
   bool quiet = false;                          // no http_load summaries unless a load asks (--quiet)
   // The run's figures come from a simulator (`runara --sim`): scripts see runara.simulated, and

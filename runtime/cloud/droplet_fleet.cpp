@@ -231,11 +231,18 @@ std::string DropletFleet::price_of(const std::string& size, double& price) const
          "size, state its price with --assume-price " + size + "=USD_PER_HOUR";
 }
 
-// A droplet joins a VPC of its own region: said here when the run knows the VPC's region.
+// A droplet joins a VPC this run has from droplet.vpc (its own, or an account VPC the user
+// granted): any other id could be an account VPC whose machines trust what is in it. And it joins
+// one of its own region.
 std::string DropletFleet::check_vpc(const CreateRequest& request) const {
-  if (request.vpc_uuid.empty() || !network_) return {};
-  const std::string region = network_->vpc_region(request.vpc_uuid);
-  if (region.empty() || region == request.region) return {};
+  if (request.vpc_uuid.empty()) return {};
+  const std::string region = network_ ? network_->vpc_region(request.vpc_uuid) : std::string();
+  if (region.empty()) {
+    return "droplet.create: option 'vpc': " + request.vpc_uuid + " is not a VPC of this run: pass what droplet.vpc{} "
+           "returned (a VPC of the run's own, or an account VPC granted with --allow-vpc NAME and used with "
+           "existing = NAME)";
+  }
+  if (region == request.region) return {};
   return "droplet.create: the VPC " + request.vpc_uuid + " is in region '" + region + "', not '" + request.region +
          "': a droplet joins a VPC of its own region";
 }

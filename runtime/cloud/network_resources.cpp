@@ -63,7 +63,7 @@ void NetworkResources::vpc(VpcRequest request, const std::string& account, std::
   if (own_vpc_) {
     if (own_vpc_->region != request.region) {
       return done(Error{"the run already has its VPC " + own_vpc_->name + " in region '" + own_vpc_->region +
-                        "'; a run makes one VPC of its own (use existing = NAME for another)"});
+                        "'; a run makes one VPC of its own (use existing = NAME, granted with --allow-vpc NAME, for another)"});
     }
     if (!request.ip_range.empty() && request.ip_range != own_vpc_->ip_range) {
       return done(Error{"the run's VPC " + own_vpc_->name + " has ip_range " + own_vpc_->ip_range + ", not " +
@@ -87,7 +87,7 @@ void NetworkResources::vpc(VpcRequest request, const std::string& account, std::
     vpc_busy_ = false;
     done(Error{"region '" + request.region + "' has no VPC of the account yet: DigitalOcean makes the first VPC of a "
                "region its default, which cannot be deleted, so the run would leave it behind. Create the region's "
-               "default VPC first (control panel or `doctl vpcs create`), or use existing = NAME"});
+               "default VPC first (control panel or `doctl vpcs create`), or use existing = NAME (granted with --allow-vpc NAME)"});
   }));
 }
 

@@ -22,6 +22,8 @@ nlohmann::json flags_of(const Options& o) {
           {"allow_read", o.permissions.read_paths},
           {"allow_host", o.permissions.hosts},
           {"allow_env", o.permissions.env},
+          {"allow_tag", o.permissions.tags},
+          {"allow_vpc", o.permissions.vpcs},
           {"secrets", secrets},
           {"budget_usd", o.cloud.budget_usd},
           {"max_droplets", o.cloud.max_droplets},

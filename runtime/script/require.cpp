@@ -1,4 +1,5 @@
-// require: pure-Lua modules from the script's own folder, then from the stdlib. Names are
+// require: pure-Lua modules from the script's own folder, then from the stdlib (the stdlib alone
+// under Options::stdlib_modules_only: a built-in command's code and what it requires). Names are
 // dotted identifiers (no path tricks); the file must resolve, symlinks included, inside the
 // folder it was found in, not in an output folder (write-only for scripts: reading redacted text
 // back would be an oracle for secrets); only text chunks load. The file is read with its size
@@ -55,8 +56,15 @@ int require_module(lua_State* L) {
   lua_pop(L, 1);
 
   auto& rt = impl_of(L);
-  std::string path = find_module(rt.script_dir_, name);
+  // A built-in command never looks in the script's folder: there, it is the current directory,
+  // whose files are whoever shared that folder's, not runara's.
+  const bool stdlib_only = rt.options_.stdlib_modules_only;
+  std::string path = stdlib_only ? std::string() : find_module(rt.script_dir_, name);
   if (path.empty()) path = find_module(rt.options_.stdlib_dir, name);
+  if (path.empty() && stdlib_only) {
+    return luaL_error(L, "require: module '%s' not found (looked for %s.lua in the runara stdlib only: built-in commands "
+                         "load no module from the current folder)", name.c_str(), name.c_str());
+  }
   if (path.empty()) {
     return luaL_error(L, "require: module '%s' not found (looked for %s.lua in the script's folder and the runara stdlib)",
                       name.c_str(), name.c_str());

@@ -395,3 +395,26 @@ TEST_CASE("a --secret value with JSON-special characters does not leak into JSON
   INFO("config.json: " << config);
   CHECK_FALSE(contains(config, quoted.substr(1, quoted.size() - 2)));
 }
+
+TEST_CASE("--allow-tag and --allow-vpc: checked when given, recorded with the run's flags", "[cli]") {
+  const std::string dir = temp_dir("allow-tag");
+  // runara's own prefix, in any case, is never the user's to grant: it finds a run's machines.
+  for (const char* reserved : {"runara:run-x", "RUNARA:run-x"}) {
+    const ChildResult r = run_runara({"--allow-tag", reserved, "-e", "print('ran')"});
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, std::string("--allow-tag: tag '") + reserved + "' is reserved"));
+    CHECK_FALSE(contains(r.out, "ran"));
+  }
+  const ChildResult spaced = run_runara({"--allow-tag", "db clients", "-e", "print('ran')"});
+  CHECK(spaced.exit_code == 2);
+  CHECK(contains(spaced.err, "--allow-tag: tag 'db clients' is not valid"));
+  CHECK(run_runara({"--allow-vpc", "", "-e", "print('ran')"}).exit_code == 2);
+  const ChildResult ok = run_runara({"--out", dir + "/out", "--allow-tag", "db-clients", "--allow-vpc", "prod-nyc3", "-e",
+                                     "runara.write_file('x.txt', 'x')"});
+  INFO(ok.err);
+  REQUIRE(ok.exit_code == 0);
+  const auto record = nlohmann::json::parse(read_all(dir + "/out/results.json"), nullptr, false);
+  CHECK(record["run"]["flags"]["allow_tag"] == nlohmann::json::array({"db-clients"}));
+  CHECK(record["run"]["flags"]["allow_vpc"] == nlohmann::json::array({"prod-nyc3"}));
+}

@@ -591,6 +591,11 @@ TEST_CASE("droplet: bad input is refused with the option named, and nothing is s
   check_case("long tag", {"option 'tags'", "at most 255"});
   check_case("long name", {"name 'nnnn", "too long"});
   check_case("reserved tag", {"option 'tags'", "tag 'runara:run-OTHER' is reserved"});
+  // Tags are account-wide: only the run's own (runara-user:) or granted ones, at the script's line.
+  check_case("reserved tag upper case", {"droplet_bad_input.lua:4: ", "tag 'RUNARA:run-OTHER' is reserved"});
+  check_case("account tag", {"droplet_bad_input.lua:4: droplet.create: option 'tags': tag 'db-clients' is not the run's to set",
+                             "'runara-user:NAME'", "--allow-tag db-clients"});
+  check_case("user prefix alone", {"tag 'runara-user:' names no tag", "runara-user:NAME"});
   check_case("name ends in a dash", {"name 'web-'", "end in a letter or digit"});
   CHECK(r.out.size() < 20000);  // errors quote a prefix of hostile input, not all of it
   check_case("options not a table", {"droplet.create", "must be a table"});

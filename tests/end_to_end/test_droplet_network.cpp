@@ -70,7 +70,10 @@ std::string line_starting(const std::string& text, const std::string& prefix) {
 TEST_CASE("droplet.vpc, droplet.firewall, droplet.check: bad input is refused with what is wrong",
           "[droplet][droplet_network]") {
   NetCloud cloud;
-  const ChildResult r = cloud.run({"--budget", "40", "--max-droplets", "4"}, "droplet_network_bad_input.lua");
+  // The account VPCs the cases name by existing = NAME are granted; default-atl1 is not.
+  const ChildResult r = cloud.run({"--budget", "40", "--max-droplets", "4", "--allow-vpc", "no-such-vpc", "--allow-vpc",
+                                   "default-nyc3"},
+                                  "droplet_network_bad_input.lua");
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "BAD INPUT DONE 0"));
@@ -88,6 +91,9 @@ TEST_CASE("droplet.vpc, droplet.firewall, droplet.check: bad input is refused wi
   check_case("vpc existing and ip_range", {"droplet.vpc", "exclude each other"});
   check_case("vpc existing unknown", {"droplet.vpc", "no VPC named 'no-such-vpc'", "default-nyc3"});
   check_case("vpc existing other region", {"droplet.vpc", "'default-nyc3' is in region 'nyc3', not 'atl1'"});
+  check_case("vpc existing not granted",
+             {"droplet.vpc: option 'existing': the account's VPC 'default-atl1' is not the run's to join", "--allow-vpc default-atl1"});
+  check_case("create vpc not the run's", {"droplet.create: option 'vpc': 5a4e1c2b-", "is not a VPC of this run", "--allow-vpc"});
   check_case("vpc not a table", {"droplet.vpc", "must be a table"});
   check_case("firewall unknown option", {"droplet.firewall", "unknown option 'udp'"});
   check_case("firewall bad port", {"droplet.firewall", "option 'ports', entry 2", "70000"});
@@ -113,7 +119,7 @@ TEST_CASE("droplet.vpc, droplet.firewall, droplet.check: bad input is refused wi
   CHECK(contains(r.out, "CHECK FITS IN REGION true"));
   // Options checked before anything waits are raised at the line that called (try's pcall, line 5).
   for (const char* label : {"vpc unknown option", "vpc bad ip_range", "firewall bad port", "firewall too many ports",
-                            "check bad count", "create vpc not a uuid"}) {
+                            "check bad count", "create vpc not a uuid", "vpc existing not granted"}) {
     INFO("case " << label);
     CHECK(contains(line_starting(r.out, std::string("CASE ") + label + ": "), "droplet_network_bad_input.lua:5: "));
   }

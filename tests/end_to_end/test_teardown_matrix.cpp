@@ -267,6 +267,7 @@ void run_network_case(const NetworkCase& c) {
     args.insert(args.end(), {"--max-runtime", "4"});
     script_ending = "busy";
   }
+  if (*c.existing) args.insert(args.end(), {"--allow-vpc", c.existing});  // an account VPC is the user's to grant
   args.insert(args.end(), {std::string(RUNARA_SOURCE_DIR) + "/tests/scripts/fleet_network.lua", "n=2",
                            "ending=" + script_ending});
   if (*c.existing) args.push_back(std::string("existing=") + c.existing);

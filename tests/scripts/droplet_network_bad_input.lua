@@ -17,6 +17,7 @@ try("vpc ip_range not cidr", droplet.vpc, { region = "nyc3", ip_range = "10.0.0.
 try("vpc existing and ip_range", droplet.vpc, { region = "nyc3", existing = "x", ip_range = "10.1.0.0/24" })
 try("vpc existing unknown", droplet.vpc, { region = "nyc3", existing = "no-such-vpc" })
 try("vpc existing other region", droplet.vpc, { region = "atl1", existing = "default-nyc3" })
+try("vpc existing not granted", droplet.vpc, { region = "nyc3", existing = "default-atl1" })
 try("vpc not a table", droplet.vpc, "nyc3")
 try("firewall unknown option", droplet.firewall, { ports = { 22 }, sources = { "203.0.113.7" }, udp = true })
 try("firewall bad port", droplet.firewall, { ports = { 6379, 70000 }, sources = { "203.0.113.7" } })
@@ -41,6 +42,9 @@ print("CHECK FITS " .. tostring(droplet.check{ size = "s-1vcpu-1gb", count = 2 }
 print("CHECK FITS IN REGION " .. tostring(droplet.check{ size = "s-1vcpu-1gb", count = 2, region = "nyc3" }))
 try("create vpc not a uuid", droplet.create, { size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3", vpc = "my-vpc" })
 try("create vpc a number", droplet.create, { size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3", vpc = 5 })
+-- A well-formed id of no VPC this run got from droplet.vpc: an account VPC, perhaps.
+try("create vpc not the run's", droplet.create,
+    { size = "s-1vcpu-1gb", image = "ubuntu-22-04-x64", region = "nyc3", vpc = "5a4e1c2b-0d3f-4e5a-8b6c-7d8e9f0a1b2c" })
 local vpc = droplet.vpc{ region = "atl1" }
 try("second vpc other region", droplet.vpc, { region = "nyc3" })
 print("SAME VPC " .. tostring(droplet.vpc{ region = "atl1" }.id == vpc.id))

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,39 @@ TEST_CASE("tags: letters, digits, _ - :, at most 255, runara: reserved", "[dropl
   CHECK(huge.size() < 300);
   CHECK(contains(check_tag("runara:run-OTHER").error(), "reserved"));
   CHECK(contains(check_tag("runara:").error(), "reserved"));
+  // DigitalOcean keeps one tag whatever its case: runara's own prefix is reserved in any case.
+  for (const char* reserved : {"RUNARA:run-x", "Runara:run-OTHER", "rUnArA:"}) {
+    INFO(reserved);
+    CHECK(contains(check_tag(reserved).error(), "is reserved"));
+  }
+}
+
+TEST_CASE("script tags: the run's own runara-user:NAME, or granted names, case-insensitively", "[droplet_names]") {
+  using runara::check_script_tag;
+  const std::vector<std::string> none, granted{"db-clients"};
+  for (const char* own : {"runara-user:web", "RUNARA-USER:web", "Runara-User:a:b"}) {
+    INFO(own);
+    CHECK(check_script_tag(own, none).ok());
+  }
+  // An account tag: a firewall admitting by it (a database's sources.tags) would admit the machine.
+  for (const char* account : {"db-clients", "web", "env:prod", "runara", "my:runara-user:x", "runara-users:x"}) {
+    INFO(account);
+    const std::string error = check_script_tag(account, none).error();
+    CHECK(contains(error, "tag '" + std::string(account) + "' is not the run's to set"));
+    CHECK(contains(error, "'runara-user:NAME'"));
+    CHECK(contains(error, "--allow-tag " + std::string(account)));
+  }
+  CHECK(contains(check_script_tag("runara-user:", none).error(), "names no tag"));
+  for (const char* same : {"db-clients", "DB-Clients", "DB-CLIENTS"}) {
+    INFO(same);
+    CHECK(check_script_tag(same, granted).ok());
+  }
+  CHECK_FALSE(check_script_tag("db-clients-2", granted).ok());
+  CHECK_FALSE(check_script_tag("db-admins", granted).ok());
+  // A grant never lets runara's own prefix, or a malformed tag, through.
+  CHECK(contains(check_script_tag("RUNARA:run-x", {"RUNARA:run-x"}).error(), "is reserved"));
+  CHECK(contains(check_script_tag("no spaces", {"no spaces"}).error(), "character 3"));
+  CHECK(contains(check_script_tag(std::string(300, 't'), none).error(), "at most 255"));
 }
 
 TEST_CASE("ownership: a droplet needs the run's tag; a key its recorded name and fingerprint", "[droplet_names]") {
