@@ -69,7 +69,10 @@ int report_outcome(const Outcome& outcome) {
       std::fprintf(stderr, "%s\n", traceback.c_str());
     }
   }
-  if (!outcome.out_dir.empty()) std::fprintf(stderr, "runara: results in %s/\n", outcome.out_dir.c_str());
+  // The folder's default name holds the script's (results/<stamp>-<script>): shown as `runara runs` does.
+  if (!outcome.out_dir.empty()) {
+    std::fprintf(stderr, "runara: results in %s/\n", visible(outcome.out_dir, LineFeeds::show).c_str());
+  }
   return static_cast<int>(outcome.exit);
 }
 

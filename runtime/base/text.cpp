@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/hidden_characters.hpp"
+
 namespace runara {
 
 namespace {
@@ -69,6 +71,28 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
   return n;
 }
 
+// The code point of the valid UTF-8 character `ch` (2 to 4 bytes, as utf8_length() measured it).
+char32_t code_point(std::string_view ch) {
+  char32_t cp = static_cast<unsigned char>(ch[0]) & (0x7f >> ch.size());
+  for (std::size_t k = 1; k < ch.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(ch[k]) & 0x3f);
+  return cp;
+}
+
+// A valid UTF-8 character as visible() writes it: a C1 control as cat -v's M-^[, a hidden one
+// (hidden_characters.hpp: a bidi control, a zero-width character) as <U+202E>, any other as is.
+// Whole characters only, so no escape ever splits one.
+void show_character(std::string& out, std::string_view ch) {
+  const char32_t cp = code_point(ch);
+  if (cp <= 0x9f) {  // U+0080..U+009F (valid UTF-8 of 2+ bytes is never below): a C1 control
+    out += "M-";
+    caret(out, static_cast<unsigned char>(cp - 0x80));
+  } else if (is_hidden_character(cp)) {
+    out += code_point_label(cp);
+  } else {
+    out.append(ch);
+  }
+}
+
 // Whether visible() would change the byte `c` (ASCII) or needs a closer look (not ASCII).
 bool needs_care(unsigned char c, LineFeeds line_feeds) {
   if (c == '\t') return false;
@@ -93,13 +117,7 @@ std::string visible(std::string_view text, LineFeeds line_feeds) {
       caret(out, c);
       ++i;
     } else if (const std::size_t n = utf8_length(text, i); n > 0) {
-      const auto second = static_cast<unsigned char>(text[i + 1]);
-      if (c == 0xc2 && second < 0xa0) {  // U+0080..U+009F: a C1 control
-        out += "M-";
-        caret(out, static_cast<unsigned char>(second - 0x80));
-      } else {
-        out.append(text.substr(i, n));
-      }
+      show_character(out, text.substr(i, n));
       i += n;
     } else {
       if (c < 0xa0) {  // a stray byte a Latin-1 terminal would obey as a C1 control
@@ -118,7 +136,7 @@ bool make_visible(std::string& text, LineFeeds line_feeds) {
   for (char c : text) {
     if (needs_care(static_cast<unsigned char>(c), line_feeds)) {
       std::string shown = visible(text, line_feeds);
-      if (shown.size() == text.size()) return false;  // only UTF-8 other than C1 controls
+      if (shown.size() == text.size()) return false;  // only UTF-8 that is shown as it is
       text = std::move(shown);
       return true;
     }

@@ -19,9 +19,12 @@ enum class LineFeeds { keep, show };
 // terminal and run.log through it). Control bytes are written as `cat -v` shows them: ESC as ^[,
 // CR as ^M, BEL as ^G, NUL as ^@, DEL as ^?; the C1 controls (U+0080..U+009F in UTF-8, and a
 // stray byte 0x80..0x9F that begins no UTF-8 character), which some terminals obey as ESC
-// sequences, as cat -v's M-^[ for 0x9B and so on. Tab stays; a line feed as `line_feeds` says.
-// Everything else, other UTF-8 included, is unchanged; text without such bytes comes back as is.
-// Linear, any thread.
+// sequences, as cat -v's M-^[ for 0x9B and so on. The characters that show nothing yet change how
+// the text around them reads (bidi controls such as U+202E, zero-width ones such as U+200B; the
+// set: hidden_characters.hpp) as <U+202E>, whole UTF-8 characters only. Tab stays; a line feed as
+// `line_feeds` says. Everything else, other UTF-8 included, is unchanged (bytes that are not
+// UTF-8 too, but for the stray C1 ones); text without such bytes comes back as is. Linear, any
+// thread.
 std::string visible(std::string_view text, LineFeeds line_feeds = LineFeeds::keep);
 // The same in place: `text` is left as it is, not copied, when nothing in it needs escaping (a
 // big print costs no second buffer). True when it changed.

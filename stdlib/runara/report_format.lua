@@ -2,6 +2,8 @@
 -- figures that may be NaN or infinite), escaping for HTML and for Markdown, and the machine column
 -- of a comparison's tables.
 
+local hidden_characters = require("runara.hidden_characters")
+
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
 
 -- Beyond ±1e15 a figure is no measurement (report_svg.lua leaves such points out of its charts);
@@ -40,11 +42,12 @@ end
 
 -- Control characters as `cat -v` shows them (ESC as ^[, CR as ^M, U+009B as M-^[; tab and line
 -- feed stay), as runara's terminal output does: a report shown with cat or less cannot drive the
--- terminal, and none reaches the page (HTML forbids them).
+-- terminal, and none reaches the page (HTML forbids them). Bidi controls and zero-width
+-- characters as <U+202E> (runara.hidden_characters), so a name cannot read as another.
 local function controls(text)
-  return (text:gsub("[%z\1-\8\11-\31\127]", function(c)
+  return hidden_characters.show((text:gsub("[%z\1-\8\11-\31\127]", function(c)
     return c == "\127" and "^?" or "^" .. string.char(c:byte() + 64)
-  end):gsub("\194([\128-\159])", function(c) return "M-^" .. string.char(c:byte() - 128 + 64) end))
+  end):gsub("\194([\128-\159])", function(c) return "M-^" .. string.char(c:byte() - 128 + 64) end)))
 end
 
 local HTML = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }

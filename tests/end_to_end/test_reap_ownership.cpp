@@ -93,8 +93,9 @@ struct DeadRun {
 };
 
 // A droplet name, size and region an API might answer with: escape sequences (clear the screen,
-// set the window title, the C1 CSI), a bell, and a line break that starts a forged line.
-const std::string kHostileText = "evil\x1b[2J\x1b]0;pwned\x07\r\nrunara-forged-line \xc2\x9b" "31m";
+// set the window title, the C1 CSI), a bell, a line break that starts a forged line, and a
+// right-to-left override that makes the rest read backwards (U+202E: "gpj" as "jpg").
+const std::string kHostileText = "evil\x1b[2J\x1b]0;pwned\x07\r\nrunara-forged-line \xc2\x9b" "31m \xe2\x80\xaegpj";
 
 // An API in front of `upstream` (a fake) answering what it answers, except that every droplet
 // named in `renamed` comes back with kHostileText in its name, size slug and region slug: an
@@ -142,6 +143,7 @@ void check_inert(const std::string& text) {
   CHECK_FALSE(contains(text, "\x07"));
   CHECK_FALSE(contains(text, "\r"));
   CHECK_FALSE(contains(text, "\xc2\x9b"));
+  CHECK_FALSE(contains(text, "\xe2\x80\xae"));
   CHECK_FALSE(contains(text, "\nrunara-forged-line"));
 }
 
@@ -359,8 +361,8 @@ TEST_CASE("ls and reap: droplet names, sizes and regions from the API cannot dri
   DeadRun run;
   run.record(api, "account-b", tagged, 1);
   run.record(api, "account-b", untagged, 2);
-  // As cat -v shows them, on the row's own line.
-  const std::string shown = "evil^[[2J^[]0;pwned^G^M^Jrunara-forged-line M-^[31m";
+  // As cat -v shows them, on the row's own line; the override as <U+202E>.
+  const std::string shown = "evil^[[2J^[]0;pwned^G^M^Jrunara-forged-line M-^[31m <U+202E>gpj";
 
   const ChildResult ls = run.runara({"ls"}, api);
   INFO("runara ls: " << ls.out << ls.err);
