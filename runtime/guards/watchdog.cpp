@@ -51,6 +51,21 @@ void Watchdog::disarm() {
   poke();
 }
 
+void Watchdog::arm_ending(double deadline, std::function<void()> on_expire) {
+  {
+    std::lock_guard lock(mutex_);
+    ending_deadline_ = deadline;
+    on_ending_expire_ = std::move(on_expire);
+  }
+  poke();
+}
+
+void Watchdog::disarm_ending() {
+  std::lock_guard lock(mutex_);  // waits for a call of on_ending_expire_ in progress
+  ending_deadline_ = 0;
+  on_ending_expire_ = nullptr;
+}
+
 double Watchdog::deadline() const {
   std::lock_guard lock(mutex_);
   return deadline_;
@@ -70,6 +85,19 @@ void Watchdog::loop() {
         continue;
       }
       next = deadline;
+    }
+    {
+      // Called with the lock held, so that disarm_ending() cannot return while it runs: the
+      // callback touches the Lua state, which the runtime closes right after disarming.
+      std::lock_guard lock(mutex_);
+      if (ending_deadline_ != 0) {
+        if (now >= ending_deadline_) {
+          ending_deadline_ = 0;
+          if (on_ending_expire_) on_ending_expire_();
+          continue;
+        }
+        next = next == 0 ? ending_deadline_ : std::min(next, ending_deadline_);
+      }
     }
     if (stop_pending_ && stop_pending_() && !stuck_reported) {
       if (stuck_at == 0) stuck_at = now + grace_s_;

@@ -2,6 +2,8 @@
 // returns to the event loop, so only another thread can notice the deadline and stop it.
 // The same thread is the backstop when stopping does not work: if the script has not unwound
 // a grace period after it was told to stop (stuck inside one long C call), it says so.
+// It also keeps the deadline of the run's ending (the runara.at_exit functions' budget), which
+// comes after the run's own deadline may have fired and so cannot be one more arm().
 #pragma once
 
 #include <atomic>
@@ -27,6 +29,13 @@ class Watchdog {
   void disarm();
   void poke();                // re-check now; async-signal-safe
 
+  // A second deadline, independent of the run's: it may be later than the run's deadline (or
+  // come after that one fired), and `on_expire` runs once, on the watchdog's thread, when it
+  // passes. disarm_ending() returns only once `on_expire` is not running and will not run, so
+  // what it touches (the Lua state) may be destroyed after it.
+  void arm_ending(double deadline, std::function<void()> on_expire);
+  void disarm_ending();
+
  private:
   void loop();
 
@@ -36,6 +45,8 @@ class Watchdog {
   double grace_s_;
   mutable std::mutex mutex_;
   double deadline_ = 0;
+  double ending_deadline_ = 0;             // 0: none armed, or it fired
+  std::function<void()> on_ending_expire_;  // called with mutex_ held (see disarm_ending)
   std::atomic<bool> quit_{false};
   int pipe_[2] = {-1, -1};  // poke() writes a byte: the one wake-up a signal handler may do
   std::thread thread_;

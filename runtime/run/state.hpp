@@ -141,6 +141,7 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   // within their budget.
   bool must_stop() const { return finalizing_ ? at_exit_over() : stopping(); }
   static constexpr double kAtExitBudgetS = 10;
+  static constexpr const char* kAtExitOutOfTime = "runara.at_exit: out of time";
   std::string cleanup_command() const;
 
   // --- stopping (stop.cpp); all of these are safe from any thread or a signal handler ---

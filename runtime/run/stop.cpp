@@ -60,8 +60,10 @@ void Runtime::Impl::hook(lua_State* L, lua_Debug*) {
   Impl& rt = impl_of(L);
   if (rt.finalizing_) {  // runara.at_exit functions: only their own budget stops them
     if (rt.at_exit_over()) {
+      // From now on at every instruction (the watchdog's thread has usually done this already,
+      // see run_at_exit): a pcall that catches this error gets one instruction further.
       lua_sethook(L, hook, LUA_MASKCOUNT, 1);
-      luaL_error(L, "runara.at_exit: out of time");
+      luaL_error(L, "%s", kAtExitOutOfTime);
     }
     return;
   }

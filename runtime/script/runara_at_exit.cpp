@@ -82,7 +82,7 @@ void open_at_exit_api(lua_State* L, Runtime::Impl& rt) {
 }
 
 bool Runtime::Impl::at_exit_over() const {
-  return monotonic_seconds() > at_exit_deadline_ || signals_seen_.load() != at_exit_signals_;
+  return monotonic_seconds() >= at_exit_deadline_ || signals_seen_.load() != at_exit_signals_;
 }
 
 // Runs the registered functions, last registered first, each in a protected call on a thread
@@ -99,6 +99,15 @@ void Runtime::Impl::run_at_exit(const Outcome& ending) {
   at_exit_signals_ = signals_seen_.load();
   at_exit_deadline_ = monotonic_seconds() + kAtExitBudgetS;
   install_hook();  // the stop hook raised at every instruction; it now watches the budget
+  // The hook looks at the budget every few hundred instructions only, and one instruction may be
+  // a C call that takes a while (a string.rep of 100 MB, a full collection): a loop of them ran
+  // for minutes past the budget while the run's machines stayed up. As at the run's own
+  // deadline, the watchdog's thread makes the hook run at every instruction once the budget is
+  // spent, so the first instruction after it raises (and so does every one after a pcall that
+  // caught it): only the C call in flight then may finish late, and the long ones look at the
+  // budget themselves (collectgarbage, the pattern functions, runara.result's conversion).
+  // A second signal does the same through request_stop().
+  watchdog_.arm_ending(at_exit_deadline_, [this] { lua_sethook(L_, hook, LUA_MASKCOUNT, 1); });
   lua_pop(L_, 1);  // the list: each call takes its function from the registry
   const AtExitCall base{at_exit_ref_, 0, ending_word(ending.exit), redact(ending.message)};
   const int top = lua_gettop(L_);
@@ -116,6 +125,7 @@ void Runtime::Impl::run_at_exit(const Outcome& ending) {
     if (!failure.empty()) log("runara.at_exit function failed: " + failure);
     lua_settop(L_, top);  // the thread (or an error left where it was raised)
   }
+  watchdog_.disarm_ending();  // returns once its callback cannot touch the state any more
   if (at_exit_over()) log("runara.at_exit: functions stopped (" + std::to_string(static_cast<int>(kAtExitBudgetS)) +
                           " s budget spent, or a second signal)");
   lua_sethook(L_, hook, LUA_MASKCOUNT, 1);  // no script code runs after this

@@ -115,14 +115,75 @@ void guard_coroutine_resume(lua_State* L) {
   lua_pop(L, 2);
 }
 
+// Why script code must stop now ("" if it may go on): what the instruction hook would raise.
+// Long C calls (the pattern matcher, collectgarbage in an at_exit function) ask it between
+// pieces of their work, since the hook cannot stop them.
 std::string pattern_interrupt(lua_State* L) {
   auto& rt = impl_of(L);
-  if (rt.finalizing_) return rt.at_exit_over() ? "runara.at_exit: out of time" : "";
+  if (rt.finalizing_) return rt.at_exit_over() ? Runtime::Impl::kAtExitOutOfTime : "";
   if (rt.stopping()) return rt.stop_message();
   if (rt.interrupt_) return "interrupted";
   Task* task = rt.scheduler_->current();
   if (task && rt.deadline_passed(L, task)) return "deadline exceeded";
   return {};
+}
+
+// Raises what pattern_interrupt says, if anything. The message is on the Lua stack before
+// lua_error, so no C++ object is alive when it unwinds.
+void raise_if_interrupted(lua_State* L) {
+  bool stop = false;
+  {
+    const std::string message = pattern_interrupt(L);
+    if (!message.empty()) {
+      lua_pushlstring(L, message.data(), message.size());
+      stop = true;
+    }
+  }
+  if (stop) lua_error(L);
+}
+
+// How much a collectgarbage("step", n) in an at_exit function asks of LuaJIT in one call (KiB).
+constexpr int kCollectSliceKiB = 1024;
+
+// collectgarbage as the prelude calls it: LuaJIT's own, except inside runara.at_exit functions.
+// There the collection is done in small steps with the budget looked at between them: LuaJIT's
+// "collect" runs a whole cycle in one C call (most of a second for a heap of small tables near the
+// 1 GiB cap, more under load), which the instruction hook cannot cut short, and a loop of them
+// kept an at_exit function running for minutes past its 10 s while the run's machines stayed up. A step ends
+// the cycle in progress or does about 2 KiB of its work; the stop is looked at every 64 steps.
+// (One step can still do more when a large allocation just put the collector in debt: LuaJIT
+// then works the debt off before returning, at most the rest of one cycle.)
+int sandbox_collect(lua_State* L) {
+  const char* option = luaL_optstring(L, 1, "collect");
+  auto& rt = impl_of(L);
+  if (!rt.finalizing_ || (std::strcmp(option, "collect") != 0 && std::strcmp(option, "step") != 0)) {
+    lua_pushvalue(L, lua_upvalueindex(1));  // LuaJIT's collectgarbage
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+  }
+  if (std::strcmp(option, "collect") == 0) {
+    // The cycle in progress may have marked, as alive, objects dropped since: a second, whole
+    // cycle frees everything unreachable now, as LuaJIT's full collection does.
+    int cycles = 0;
+    for (unsigned i = 0; cycles < 2; ++i) {
+      if (i % 64 == 0) raise_if_interrupted(L);
+      if (lua_gc(L, LUA_GCSTEP, 0) == 1) ++cycles;
+    }
+    lua_pushinteger(L, 0);
+    return 1;
+  }
+  // "step", n: n KiB of work (0: one basic step), handed over in slices; true when a cycle ended.
+  lua_Number left = luaL_optnumber(L, 2, 0);
+  bool ended = false;
+  do {
+    raise_if_interrupted(L);
+    const int slice = left < kCollectSliceKiB ? static_cast<int>(left < 0 ? 0 : left) : kCollectSliceKiB;
+    ended = lua_gc(L, LUA_GCSTEP, slice) == 1;
+    left -= kCollectSliceKiB;
+  } while (!ended && left > 0);
+  lua_pushboolean(L, ended);
+  return 1;
 }
 
 void guard_string(lua_State* L) {
@@ -138,6 +199,11 @@ void guard_string(lua_State* L) {
   lua_pop(L, 3);
 }
 
+int is_lua_function(lua_State* L) {
+  lua_pushboolean(L, lua_isfunction(L, 1) && !lua_iscfunction(L, 1));
+  return 1;
+}
+
 int emit_print(lua_State* L) {
   std::size_t len;
   const char* text = luaL_checklstring(L, 1, &len);
@@ -149,7 +215,7 @@ int emit_print(lua_State* L) {
 // the instruction hook active), which is what makes xpcall's handler interruptible: it runs
 // after the error has unwound, never as a message handler inside the error machinery.
 const char* const kPrelude = R"lua(
-local real_load, real_setfenv, real_collect, emit = ...
+local real_load, real_setfenv, real_collect, emit, is_lua_function = ...
 local pcall, select, type, tostring, unpack, error, concat =
       pcall, select, type, tostring, unpack, error, table.concat
 
@@ -196,8 +262,16 @@ function table.insert(t, ...)
   end
   return real_insert(t, ...)
 end
+-- A C function as the comparator runs with no instruction in between: table.sort(t, string.rep)
+-- over 10^5 "1000000"s builds a 7 MB string per comparison for hours, and nothing could stop
+-- it, not even the watchdog (nor an at_exit function's budget). Called from a Lua function
+-- instead, every comparison passes the hook.
 local function less(a, b) return a < b end
 function table.sort(t, comp)
+  if type(comp) == "function" and not is_lua_function(comp) then
+    local c = comp
+    comp = function(a, b) return c(a, b) end
+  end
   return real_sort(t, comp or less)
 end
 
@@ -238,8 +312,10 @@ void run_prelude(lua_State* L) {
   lua_getglobal(L, "load");
   lua_getglobal(L, "setfenv");
   lua_getglobal(L, "collectgarbage");
+  lua_pushcclosure(L, sandbox_collect, 1);
   lua_pushcfunction(L, emit_print);
-  lua_call(L, 4, 0);
+  lua_pushcfunction(L, is_lua_function);
+  lua_call(L, 5, 0);
 }
 
 }  // namespace

@@ -6,7 +6,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,6 +42,16 @@ ChildResult signalled(const std::string& out, const std::string& code, int signa
     if (i + 1 < signals) REQUIRE(child.wait_for_output("in at_exit", 10));
   }
   return child.wait(30);
+}
+
+// When run.log says `text` first, in seconds since the run started (its "[  12.345] " stamp);
+// -1 if it never does.
+double logged_at(const std::string& log, const std::string& text) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > 1 && line[0] == '[' && line.find(text) != std::string::npos) return std::atof(line.c_str() + 1);
+  }
+  return -1;
 }
 
 ChildResult run_in(const std::string& cwd, std::vector<std::string> args) {
@@ -127,6 +141,94 @@ TEST_CASE("runara.at_exit stays in the box: no waiting, no tasks, a time budget,
                               "runara.at_exit(function() runara.at_exit(print) end)"});
     CHECK(contains(nested.err, "runara.at_exit: the run is already ending"));
   }
+}
+
+// Each attack spends its at_exit function's 10 s on C calls of tens of milliseconds, a few
+// instructions apart. The instruction hook used to look at the budget every 1000 instructions
+// only, so each ran on for 250 or more such calls (10 s to minutes) after the budget, the run's
+// machines still up. Now the first instruction after the budget raises, so what runs late is
+// the call in flight; collectgarbage itself stops between steps.
+TEST_CASE("runara.at_exit ends within half a second of its 10 s budget, whatever it calls", "[at_exit]") {
+  // Before the main chunk ends: a 1 MiB string (the C calls make 8 MiB of it: a few tens of
+  // milliseconds, more on a loaded machine), and for the collector, a heap of 1.5 million small
+  // tables (about 150 MiB), which one full collection takes about a tenth of a second to go
+  // through (more under load).
+  const std::string setup = "local s = ('x'):rep(2^20)\n";
+  struct Attack {
+    const char* name;
+    std::string code;
+  };
+  const std::vector<Attack> attacks{
+      {"control: a plain busy loop, stopped on time before too",
+       setup + "runara.at_exit(function() runara.log('at_exit started') while true do end end)"},
+      {"a full collection in a loop over a big heap",
+       "KEEP = {} for i = 1, 1.5e6 do KEEP[i] = { i } end\n"
+       "runara.at_exit(function() runara.log('at_exit started') while true do collectgarbage() end end)"},
+      {"pcall swallowing the timeout around long C calls",
+       setup + "runara.at_exit(function() runara.log('at_exit started')\n"
+               "  while true do pcall(function() while true do local _ = s:rep(8) end end) end end)"},
+      {"a coroutine's loop, resumed again after every error",
+       setup + "runara.at_exit(function() runara.log('at_exit started')\n"
+               "  while true do coroutine.resume(coroutine.create(function()\n"
+               "    while true do local _ = s:rep(8) end end)) end end)"},
+      {"string functions over big strings",
+       setup + "local parts = {} for i = 1, 8 do parts[i] = s end\n"
+               "local big = table.concat(parts)\n"
+               "runara.at_exit(function() runara.log('at_exit started')\n"
+               "  while true do local a = table.concat(parts) a = big:upper() a = ('%s%s'):format(big, s) end end)"},
+      {"table.sort with a C function as the comparator",
+       "local t = {} for i = 1, 1e5 do t[i] = '500000' end\n"
+       "runara.at_exit(function() runara.log('at_exit started') table.sort(t, string.rep) end)"},
+      {"xpcall handlers that keep working, and a __tostring",
+       setup + "local e = setmetatable({}, { __tostring = function() while true do local _ = s:rep(8) end end })\n"
+               "runara.at_exit(function() runara.log('at_exit started')\n"
+               "  while true do xpcall(error, function() tostring(e) end) end end)"},
+  };
+  // All at once: each waits out its 10 s, and they are compared with the control run beside
+  // them, under the same load.
+  std::vector<std::string> outs;
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (const auto& attack : attacks) {
+    outs.push_back(temp_dir("at-exit-time") + "/out");
+    children.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{RUNARA_BINARY, "--out", outs.back(), "-e", attack.code}));
+    children.back()->close_stdin();
+  }
+  std::vector<double> took;
+  for (std::size_t i = 0; i < attacks.size(); ++i) {
+    const ChildResult r = children[i]->wait(60);
+    const std::string log = read_all(outs[i] + "/run.log");
+    INFO(attacks[i].name << "\n" << log << r.err);
+    CHECK(r.exit_code == 0);  // an at_exit function's failure does not change how the run ended
+    const double started = logged_at(log, "at_exit started");
+    const double stopped = logged_at(log, "runara.at_exit: functions stopped");  // teardown starts right after
+    CHECK(started > 0);
+    CHECK(stopped > 0);  // not killed after a minute
+    CHECK(contains(log, "runara.at_exit: out of time"));
+    took.push_back(started > 0 && stopped > 0 ? stopped - started : 1e9);
+  }
+  for (std::size_t i = 1; i < attacks.size(); ++i) {
+    INFO(attacks[i].name << ": at_exit ran " << took[i] << " s; the plain loop beside it " << took[0] << " s");
+    CHECK(took[i] >= 9.5);  // it got its budget (its log line comes a little after it starts)
+    // 10.5 s: the budget and the half second promised; more only if the plain loop was itself
+    // late (a loaded machine), by the same half second.
+    CHECK(took[i] <= std::max(10.5, took[0] + 0.5));
+  }
+}
+
+TEST_CASE("collectgarbage inside runara.at_exit still collects, in steps", "[at_exit]") {
+  const std::string out = temp_dir("at-exit-gc") + "/out";
+  auto r = run_runara({"--out", out, "-e",
+                       "KEEP = {} for i = 1, 2e5 do KEEP[i] = { i } end\n"
+                       "runara.at_exit(function()\n"
+                       "  local before = collectgarbage('count') KEEP = nil\n"
+                       "  assert(collectgarbage() == 0)\n"
+                       "  local freed = before - collectgarbage('count')\n"
+                       "  local stepped = false for _ = 1, 1e6 do if collectgarbage('step') then stepped = true break end end\n"
+                       "  runara.write_file('gc.txt', (freed > 10000 and 'freed' or 'kept ' .. freed) .. ' ' .. tostring(stepped))\n"
+                       "end)"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(read_all(out + "/gc.txt") == "freed true");
 }
 
 TEST_CASE("runara --on names a machine or a server, grants it, and the script sees runara.on", "[cli]") {
