@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/build_paths.hpp"
 #include "base/clock.hpp"
 #include "cloud/droplet_fleet.hpp"
 #include "cloud/droplet_names.hpp"
@@ -273,8 +274,7 @@ class DropletPrimitive final : public Primitive {
     auto& rt = ctx;
     CloudOptions options = rt.options().cloud;
     if (options.guardian_executable.empty()) {
-      options.guardian_executable =
-          access(RUNARA_GUARDIAN_DEFAULT, X_OK) == 0 ? RUNARA_GUARDIAN_DEFAULT : RUNARA_INSTALLED_GUARDIAN;
+      options.guardian_executable = build_paths::guardian();
     }
     fleet_ = std::make_unique<DropletFleet>(
         rt.loop(), rt.run_id(), options, [&rt](const std::string& line) { rt.log(line); },

@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "base/build_paths.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/sim_fabric.hpp"
 #include "sim/sim_isolation.hpp"
@@ -39,7 +40,7 @@ std::string random_hex(int bytes) {
 }  // namespace
 
 std::string default_shims_dir() {
-  return ::access(RUNARA_DEFAULT_SIM_SHIMS "/bin", R_OK) == 0 ? RUNARA_DEFAULT_SIM_SHIMS : RUNARA_INSTALLED_SIM_SHIMS;
+  return build_paths::sim_shims();
 }
 
 SimCloud::SimCloud(SimCloudConfig config)

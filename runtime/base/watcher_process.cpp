@@ -24,6 +24,10 @@ std::optional<WatcherProcess> start_watcher(const std::vector<std::string>& args
   posix_spawn_file_actions_adddup2(&actions, fds[0], child_fd);  // dup2 clears close-on-exec
   if (child_fd != 0) posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  // stderr only when it is a terminal. A pipe (`runara … | tee run.txt`, a test runner reading the
+  // test's output) ends when its last writer closes it: a watcher holding it would keep the reader
+  // waiting until the watcher is done, long after runara exited. Its messages are in its log.
+  if (!::isatty(2)) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, defaults;

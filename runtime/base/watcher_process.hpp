@@ -1,7 +1,7 @@
 // Starting a watcher: a process of runara's own executable that outlives runara to clean up after
 // it (the guardian, the simulated cloud's sweeper). It runs in its own session (the terminal's
-// Ctrl-C must not end it before runara's teardown does), with default signal handling and stdout
-// on /dev/null, and holds the read end of a pipe whose write end runara keeps: whenever runara
+// Ctrl-C must not end it before runara's teardown does), with default signal handling, stdout on
+// /dev/null and stderr too unless it is a terminal (no pipe waits for a watcher), and holds the read end of a pipe whose write end runara keeps: whenever runara
 // ends, however it ends, the watcher reads EOF.
 //
 // Contract: call from any thread; posix_spawn, so nothing runs in the child before exec. The

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -73,22 +75,46 @@ bool wait_for_runtime(int fd, double deadline_unix) {
   }
 }
 
+// A ledger folder of the guardian's own, empty, removed when done: what the cleanup works from
+// when the run's ledger cannot be read. The cleanup then destroys only what the cloud shows
+// carrying the run's tag; the run's own folder is not made again (a removed state folder stays
+// removed).
+struct ScratchLedgerDir {
+  std::string path;
+  ScratchLedgerDir() {
+    char pattern[] = "/tmp/runara-guardian-XXXXXX";
+    if (::mkdtemp(pattern)) path = pattern;
+  }
+  ~ScratchLedgerDir() {
+    if (path.empty()) return;
+    for (const char* f : {"/ledger.db", "/ledger.db-wal", "/ledger.db-shm"}) ::unlink((path + f).c_str());
+    ::rmdir(path.c_str());
+  }
+};
+
 int clean_up(const std::string& run_id, const std::string& state_dir, const std::string& api_base,
-             const std::string& token) {
+             const std::string& token, bool ledger_readable) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 0;
+  ScratchLedgerDir scratch;
+  if (!ledger_readable && scratch.path.empty()) {
+    say("cannot make a folder for a scratch ledger in /tmp: nothing destroyed; run `runara reap --run " + run_id + "`");
+    return 1;
+  }
   {
     HttpClient http(&loop);
     DoClient client(http, api_base, token, DoClientOptions{.log = say});
-    Ledger ledger(state_dir);
+    Ledger ledger(ledger_readable ? state_dir : scratch.path);
     RunCleanup cleanup(&loop, client, ledger, run_id, "runara:run-" + run_id, CleanupOptions{}, say);
     cleanup.start([&](CleanupReport report) {
       for (const auto& d : report.destroyed) say("destroyed " + d.line());
       for (const auto& line : report.refused) say("NOT TOUCHED: " + line);
       if (report.complete()) {
         ledger.finish_run(run_id, RunStatus::crashed);
-        say("run " + run_id + " is cleaned up");
+        say(ledger_readable ? "run " + run_id + " is cleaned up"
+                            : "run " + run_id + ": what the cloud listed under its tag is cleaned up; `runara reap --run " +
+                                  run_id + "` finds the rest");
       } else {
         for (const auto& line : report.remaining) say("COULD NOT DESTROY: " + line);
         say("run `runara reap --run " + run_id + "` to finish" + (report.error.empty() ? "" : " (" + report.error + ")"));
@@ -152,7 +178,12 @@ int guardian_main(int argc, char** argv) {
     say("the runtime (pid " + std::to_string(runtime_pid) + ") is past its deadline; killing it");
     kill(runtime_pid, SIGKILL);
   }
+  std::string ledger_problem;
+  const std::string ledger_path = state_dir + "/ledger.db";
   try {
+    // Opening a ledger makes its folder and file: a ledger that is gone must not come back empty
+    // and then be believed.
+    if (::access(ledger_path.c_str(), F_OK) != 0) throw LedgerError(ledger_path + " is gone (" + std::strerror(errno) + ")");
     Ledger ledger(state_dir);
     for (const auto& run : ledger.runs()) {
       if (run.run_id == run_id && run.status == RunStatus::finished && runtime_ended) return 0;
@@ -162,10 +193,16 @@ int guardian_main(int argc, char** argv) {
       return 0;
     }
   } catch (const std::exception& e) {
-    say(std::string("ledger: ") + e.what());
+    ledger_problem = e.what();
   }
-  say("the runtime of run " + run_id + " ended without tearing down; destroying its machines");
-  const int status = clean_up(run_id, state_dir, api_base, token);
+  if (ledger_problem.empty()) {
+    say("the runtime of run " + run_id + " ended without tearing down; destroying its machines");
+  } else {
+    say("cannot read the run's ledger: " + ledger_problem + ". Without it the guardian cannot tell whether run " +
+        run_id + " tore down; it destroys what the cloud lists under the run's tag runara:run-" + run_id +
+        "; what only the ledger knew (the run's SSH key, VPC or firewall) is left to `runara reap --run " + run_id + "`");
+  }
+  const int status = clean_up(run_id, state_dir, api_base, token, ledger_problem.empty());
   if (g_log) std::fclose(g_log);
   return status;
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <vector>
 
+#include "base/build_paths.hpp"
 #include "load/request_target.hpp"
 #include "load_job/off_loop.hpp"
 #include "load_job/remote_load.hpp"
@@ -14,7 +15,7 @@ namespace runara {
 
 Result<std::string> agent_executable(const std::string& configured) {
   std::string path = configured;
-  if (path.empty()) path = access(RUNARA_DEFAULT_AGENT, X_OK) == 0 ? RUNARA_DEFAULT_AGENT : RUNARA_INSTALLED_AGENT;
+  if (path.empty()) path = build_paths::agent();
   if (access(path.c_str(), R_OK | X_OK) != 0) {
     return Error{"option 'on': the load agent " + path +
                  " is not an executable file here (build the runara_agent target, or give --load-agent PATH)"};

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "base/build_paths.hpp"
 #include "script/values.hpp"
 #include "run/state.hpp"
 
@@ -70,7 +71,7 @@ Runtime::Impl::Impl(Options options, Events events)
   heap_.budget = memory_.get();
   for (const auto& [name, value] : options_.secrets) secrets_.add(name, value);
   if (options_.stdlib_dir.empty()) {
-    options_.stdlib_dir = access(RUNARA_DEFAULT_STDLIB, R_OK) == 0 ? RUNARA_DEFAULT_STDLIB : RUNARA_INSTALLED_STDLIB;
+    options_.stdlib_dir = build_paths::stdlib();
   }
   stdlib_chunk_prefix_ = "@" + options_.stdlib_dir + "/";
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "test_paths.hpp"
 
 namespace gpu_test {
 

@@ -5,6 +5,7 @@
 //
 // The sanitizer build's agent links the sanitizers' shared runtimes, so these checks are the
 // normal build's (CI runs both builds).
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "load/agent_protocol.hpp"
 #include "sim/fake_llm_server.hpp"
@@ -24,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using runara::test::ChildProcess;
 
-const std::string kAgent = RUNARA_BINARY_DIR "/runara-agent";
+const std::string kAgent = std::string(RUNARA_BINARY_DIR) + "/runara-agent";
 
 std::string command_output(const std::string& command) {
   std::string out;

@@ -22,6 +22,7 @@
 
 #include <httplib.h>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
@@ -446,6 +447,33 @@ TEST_CASE("droplet: a 5xx answer to the create itself creates no duplicate", "[d
   CHECK(cloud.fake.creates() == 1);  // the failed POSTs were looked for, not repeated
   check_clean_end(cloud, 1);
   cloud.check_no_token(r);
+}
+
+// A guardian outlives runara: it must not hold runara's stderr (a pipe such as `runara … | tee`,
+// or the test runner's, would stay open until the guardian is done), and a ledger it cannot read
+// (a test that removed its folder, a disk gone) is said as such; it then destroys what the cloud
+// lists under the run's tag, without making an empty ledger in the run's folder again.
+TEST_CASE("droplet: a guardian holds no pipe of runara's, and one whose ledger is gone says so and destroys by tag",
+          "[droplet]") {
+  Cloud cloud(0.2, 2.0);  // deletes take 2 s: the guardian is still at work after runara is gone
+  auto run = cloud.start({}, "droplet_create.lua", {"sleep=300"});
+  REQUIRE(run->wait_for_output("ALL ACTIVE 1", 30));
+  const GuardianInfo g = guardian_for(run->pid());
+  REQUIRE(g.pid > 0);
+  std::error_code ec;
+  CHECK(fs::read_symlink("/proc/" + std::to_string(g.pid) + "/fd/2", ec) == "/dev/null");
+  CHECK(fs::read_symlink("/proc/" + std::to_string(g.pid) + "/fd/1", ec) == "/dev/null");
+  const std::string state = cloud.dir + "/state";
+  for (const char* f : {"/ledger.db", "/ledger.db-wal", "/ledger.db-shm"}) fs::remove(state + f, ec);
+  run->signal(SIGKILL);
+  CHECK(run->wait(10).exit_code == 128 + SIGKILL);
+  CHECK(eventually([&] { return cloud.fake.existing_droplets() == 0; }, 30));
+  const std::string log = state + "/guardian-" + g.run_id + ".log";
+  CHECK(eventually([&] { return contains(read_all(log), "what the cloud listed under its tag is cleaned up"); }, 30));
+  INFO(read_all(log));
+  CHECK(contains(read_all(log), "cannot read the run's ledger: " + state + "/ledger.db is gone"));
+  CHECK(contains(read_all(log), "destroys what the cloud lists under the run's tag runara:run-" + g.run_id));
+  CHECK_FALSE(fs::exists(state + "/ledger.db"));
 }
 
 TEST_CASE("droplet: the API unreachable during teardown is reported, kept in the ledger, reaped later", "[droplet]") {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "test_paths.hpp"
 #include "gpu/reader.hpp"
 #include "gpu/sampler.hpp"
 #include "gpu/local_target.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "gpu_shims.hpp"
 #include "loopback_fixtures.hpp"

@@ -2,6 +2,7 @@
 // OpenSSH sshd on loopback (tests/support/sshd_fixture.*), against the simulated LLM server,
 // compared with the same load run by runara itself; the agent's lifetime (channel closed,
 // deadline, SIGKILL of runara) checked with the processes left on the "remote" (this machine).
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "load/agent_protocol.hpp"

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "runara/primitive.hpp"
 #include "runara/runtime.hpp"

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "test_text.hpp"
 

@@ -18,6 +18,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "cloud/ledger.hpp"
 #include "sim/fake_digitalocean.hpp"

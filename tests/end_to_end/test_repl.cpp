@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "exec_image.hpp"
 #include "runara/runtime.hpp"

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "test_text.hpp"

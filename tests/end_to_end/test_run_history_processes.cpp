@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "base/process_identity.hpp"
 #include "base/sha256.hpp"
 #include "child_process.hpp"

@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "sim/fake_digitalocean.hpp"
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "sim_teardown_checks.hpp"
 #include "test_text.hpp"

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"

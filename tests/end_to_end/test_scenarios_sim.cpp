@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "sim_teardown_checks.hpp"
 #include "eventually.hpp"

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <string>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "test_processes.hpp"

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "test_text.hpp"
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "sim_teardown_checks.hpp"
 #include "test_text.hpp"

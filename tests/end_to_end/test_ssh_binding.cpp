@@ -1,6 +1,7 @@
 // The `ssh` Lua primitive end to end: scripts run by the real `runara` binary log into a real
 // OpenSSH sshd on loopback (tests/support/sshd_fixture.*) as a host granted with --allow-host,
 // with --ssh-key and a known_hosts file in a throwaway HOME.
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "gpu_shims.hpp"
 #include "loopback_fixtures.hpp"

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "test_text.hpp"

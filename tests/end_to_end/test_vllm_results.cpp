@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "test_text.hpp"
 
@@ -50,7 +51,7 @@ Load run_one(const std::string& options) {
 }  // namespace
 
 TEST_CASE("http_load results.json has every key of vLLM's --save-result file", "[http_load][vllm]") {
-  const json vllm = json::parse(read_all(RUNARA_SOURCE_DIR "/tests/fixtures/vllm-bench/benchmark_serving-save-result-random-c16.json"));
+  const json vllm = json::parse(read_all(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/vllm-bench/benchmark_serving-save-result-random-c16.json"));
   const Load load = run_one("concurrency = 4, requests = 40, slo = { ttft_ms = 500 }");
   INFO(load.r.err);
   REQUIRE(load.result.is_object());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "runara/runtime.hpp"
 #include "test_text.hpp"

@@ -1,3 +1,4 @@
+#include "test_paths.hpp"
 #include "child_process.hpp"
 #include "test_processes.hpp"
 
@@ -164,22 +165,37 @@ ChildResult run_runara(std::vector<std::string> args, double timeout_s,
 namespace {
 
 // The temporary folders of this test process, removed when it exits (RUNARA_KEEP_TEST_DIRS=1
-// keeps them, to look at after a failure). A guardian a test's run left behind (after SIGKILL it
-// retries an API the test has already stopped, until the run's deadline) is killed first: its
-// command line names the state folder inside one of them.
+// keeps them, to look at after a failure). A run's guardian outlives the run: it still reads the
+// ledger in its state folder (a runtime that ended normally) or retries an API the test has
+// already stopped (a runtime the test killed). Removing the folder under it made it believe its
+// run had not torn down and hold the test's output open for minutes. So the folders go only once
+// no guardian names one of them: each is given a few seconds to finish, then killed.
 struct TempDirs {
   std::vector<std::string> dirs;
-  ~TempDirs() {
-    if (dirs.empty() || std::getenv("RUNARA_KEEP_TEST_DIRS")) return;
+
+  // Guardians whose command line names one of the folders, as an argument or a path below it.
+  std::vector<pid_t> guardians() const {
+    std::vector<pid_t> found;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
       const std::string args = proc_file(entry.path() / "cmdline");
       if (args.find("__guardian") == std::string::npos) continue;
       for (const auto& dir : dirs) {
-        if (args.find(dir + "/") == std::string::npos) continue;
-        const std::string name = entry.path().filename();
-        if (name.find_first_not_of("0123456789") == std::string::npos) kill(std::stoi(name), SIGKILL);
+        if (args.find(dir + "/") != std::string::npos || args.find(dir + '\0') != std::string::npos) {
+          found.push_back(std::stoi(name));
+          break;
+        }
       }
     }
+    return found;
+  }
+
+  ~TempDirs() {
+    if (dirs.empty() || std::getenv("RUNARA_KEEP_TEST_DIRS")) return;
+    const double until = now_s() + 5;
+    while (!guardians().empty() && now_s() < until) usleep(20000);
+    for (pid_t pid : guardians()) kill(pid, SIGKILL);
     std::error_code ignored;
     for (const auto& dir : dirs) std::filesystem::remove_all(dir, ignored);
   }

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "test_paths.hpp"
 
 inline std::string read_gpu_fixture(const std::string& name) {
   std::ifstream f(std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/gpu/" + name, std::ios::binary);

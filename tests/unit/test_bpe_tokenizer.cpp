@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "load_job/bpe_tokenizer.hpp"
 #include "load_job/prompt_pool.hpp"
 #include "load_job/regex_splitter.hpp"

@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "test_paths.hpp"
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "test_paths.hpp"
 #include "test_text.hpp"
 
 namespace runara::test {
