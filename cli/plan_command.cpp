@@ -18,6 +18,7 @@
 #include "cli_options.hpp"
 #include "plan_record.hpp"
 #include "plan_rehearsal.hpp"
+#include "sim/box_limits.hpp"
 #include "sim/sim_cloud.hpp"
 #include "sim/sim_isolation.hpp"
 #include "sim/sim_sweeper.hpp"
@@ -165,7 +166,8 @@ int plan_command(int argc, char** argv) {
   }
   const std::string out = std::filesystem::temp_directory_path() / ("runara-plan-" + std::to_string(::getpid()));
   const std::string sim_parent = out + ".sim";
-  if (::mkdir(sim_parent.c_str(), 0700) != 0) {
+  // 0711 as root: the boxes run as nobody then, and walk through it to their folders (box_user.hpp).
+  if (::mkdir(sim_parent.c_str(), ::geteuid() == 0 ? 0711 : 0700) != 0) {
     std::fprintf(stderr, "runara plan: cannot create %s: %s\n", sim_parent.c_str(), std::strerror(errno));
     return 1;
   }
@@ -193,6 +195,10 @@ int plan_command(int argc, char** argv) {
   std::printf("Plan for %s, rehearsed on boxed simulated machines in %.1f s%s\n", one_line(command.script, 300).c_str(),
               seconds, ending(record, status, hung).c_str());
   print_machines(record);
+  // What each box could take of this computer (sim/box_limits.hpp), the same for every machine.
+  if (!record.machines.empty())
+    std::printf("Each machine's box: %s.\n",
+                sim::describe_box_limits(sim::box_limits_for(command.options.max_memory_bytes)).c_str());
   print_worst_case(record, command.options);
   print_counted("Commands it ran on the machines:", "It ran no command on a machine.", record.commands);
   print_counted("Files it moved:", "It moved no file.", record.files);
