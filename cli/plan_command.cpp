@@ -22,6 +22,7 @@
 #include "cli_options.hpp"
 #include "plan_record.hpp"
 #include "plan_rehearsal.hpp"
+#include "sim/box_limits.hpp"
 #include "sim/sim_cloud.hpp"
 #include "sim/sim_isolation.hpp"
 #include "sim/sim_sweeper.hpp"
@@ -193,7 +194,11 @@ int plan_command(int argc, char** argv) {
   const std::string sim_parent = plan_dir + "/sim";
   std::error_code ignored;
   int record_pipe[2] = {-1, -1};
-  if (::mkdir(sim_parent.c_str(), 0700) != 0 || ::pipe2(record_pipe, O_CLOEXEC) != 0) {
+  // 0711 as root: the boxes run as nobody then, and walk through both to their folders
+  // (box_user.hpp); they still cannot list them.
+  const mode_t walk = ::geteuid() == 0 ? 0711 : 0700;
+  if (::chmod(plan_dir.c_str(), walk) != 0 || ::mkdir(sim_parent.c_str(), walk) != 0 ||
+      ::pipe2(record_pipe, O_CLOEXEC) != 0) {
     std::fprintf(stderr, "runara plan: cannot prepare the rehearsal in %s: %s\n", plan_dir.c_str(), std::strerror(errno));
     std::filesystem::remove_all(plan_dir, ignored);
     return 1;
@@ -230,6 +235,10 @@ int plan_command(int argc, char** argv) {
   std::printf("Plan for %s, rehearsed on boxed simulated machines in %.1f s%s\n", one_line(command.script, 300).c_str(),
               seconds, ending(record, status, hung).c_str());
   print_machines(record);
+  // What each box could take of this computer (sim/box_limits.hpp), the same for every machine.
+  if (!record.machines.empty())
+    std::printf("Each machine's box: %s.\n",
+                sim::describe_box_limits(sim::box_limits_for(command.options.max_memory_bytes)).c_str());
   print_worst_case(record, command.options);
   print_counted("Commands it ran on the machines:", "It ran no command on a machine.", record.commands);
   print_counted("Files it moved:", "It moved no file.", record.files);

@@ -1,4 +1,5 @@
 #include "sim_mode.hpp"
+#include "sim/box_limits.hpp"
 #include "sim/sim_isolation.hpp"
 #include "terminal_events.hpp"
 
@@ -53,6 +54,8 @@ std::shared_ptr<sim::SimCloud> start_simulated_cloud(Options& options, const std
   config.shims_dir = sim::default_shims_dir();
   config.time_scale = time_scale;
   config.isolated = isolated;
+  // The user's memory cap for the script sizes what its machines may take of this computer too.
+  config.box_limits = sim::box_limits_for(options.max_memory_bytes);
   const char* faults = std::getenv("RUNARA_SIM_FAULTS");
   config.faults = faults ? faults : "";
   try {

@@ -15,6 +15,7 @@
 #include "runs_command.hpp"
 #include "fake_do_command.hpp"
 #include "plan_command.hpp"
+#include "sim/box_user.hpp"
 #include "sim/sim_machine_init.hpp"
 #include "sim/sim_sweeper.hpp"
 #include "fake_llm_command.hpp"
@@ -87,6 +88,7 @@ int run_subcommand(int argc, char** argv) {
   if (command == "__guardian") return guardian_main(argc, argv);
   if (command == "__sim_sweeper") return sim::sim_sweeper_main(argc, argv);
   if (command == "__sim_machine_init") return sim::sim_machine_init_main(argc, argv);
+  if (command == "__sim_box_user") return sim::sim_box_user_main(argc, argv);
   if (command == "serve-fake-do") return serve_fake_do(argc, argv);
   if (command == "serve-fake-llm") return serve_fake_llm(argc, argv);
   if (command == "bench") return bench_command(argc, argv);

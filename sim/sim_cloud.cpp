@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 
 #include "base/build_paths.hpp"
+#include "sim/box_user.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/sim_fabric.hpp"
 #include "sim/sim_isolation.hpp"
@@ -58,6 +60,13 @@ SimCloud::SimCloud(SimCloudConfig config)
   sweeper_ = SimSweeper::start(config_.runara_executable, config_.root_dir, cloud_entry(config_.root_dir), error);
   if (!sweeper_) throw std::runtime_error(error);
   if (::mkdir(state_dir().c_str(), 0700) != 0) throw std::runtime_error("simulated cloud: cannot create " + state_dir());
+  if (config_.isolated) {
+    const std::string above = std::filesystem::path(config_.root_dir).parent_path().string();
+    const std::string warning = choose_box_user({above}, {config_.shims_dir, config_.runara_executable});
+    if (!warning.empty()) std::fprintf(stderr, "runara: simulated cloud: %s\n", warning.c_str());
+    // Boxes of nobody's (box_user.hpp) walk through this folder to their own: entered, not listed.
+    if (box_user()) ::chmod(config_.root_dir.c_str(), 0711);
+  }
   FakeDoConfig api;
   api.token = token_;
   // A real GPU Droplet takes minutes to boot; the rehearsal keeps the wait visible but short.
@@ -147,6 +156,7 @@ void SimCloud::on_created(const SimulatedDroplet& d) {
   spec.private_ip = d.private_ipv4;
   spec.vpc_uuid = d.vpc_uuid;
   spec.join_timeout_s = config_.join_timeout_s;
+  spec.limits = config_.box_limits;
   try {
     spec.fabric_dir = fabric_dir(config_.root_dir, d.vpc_uuid);
     // The folder exists before the box that mounts it; its files follow (on_network_changed).

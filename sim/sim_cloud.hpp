@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/box_limits.hpp"
 #include "sim/simulated_droplet.hpp"
 
 #include "runara/machine_routes.hpp"
@@ -38,6 +39,7 @@ struct SimCloudConfig {
   // group, torchrun's rendezvous), in wall seconds; "" each tool's own default times time_scale.
   // The constructor takes RUNARA_SIM_JOIN_TIMEOUT_S from the environment when this is empty.
   std::string join_timeout_s;
+  BoxLimits box_limits = box_limits_for(std::size_t{1} << 30);  // each isolated machine's (box_limits.hpp)
 };
 
 // The shim folder (sim/machine) this build was made with, else the installed copy.

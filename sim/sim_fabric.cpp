@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "sim/box_user.hpp"
 #include "sim/fake_do_addresses.hpp"
 
 namespace runara::sim {
@@ -107,12 +108,18 @@ void replace_file(const std::string& path, const std::string& text) {
     if (!out) throw std::runtime_error("simulated VPC fabric: cannot write " + tmp);
   }
   std::filesystem::rename(tmp, path);
+  hand_to_box_user(path, false);  // readable by boxes of nobody's (runara as root) whatever the umask
 }
 
 }  // namespace
 
 void make_fabric_dir(const std::string& dir) {
-  for (const char* sub : {"", "/firewall", "/listen"}) make_dir(dir + sub);
+  // Each path handed over alone, never a walk below: the boxes write listen/, and a walk could be
+  // led through a link of theirs to a file of this computer's.
+  for (const char* sub : {"", "/firewall", "/listen"}) {
+    make_dir(dir + sub);
+    hand_to_box_user(dir + sub, false);
+  }
 }
 
 std::string fabric_dir(const std::string& root, const std::string& vpc_uuid) {

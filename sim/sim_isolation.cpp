@@ -48,6 +48,17 @@ void add_root_folder(std::vector<std::string>& a, const char* path) {
   }
 }
 
+// /proc files that are this computer's whatever the namespace: every keyring the kernel user may
+// view (ids and descriptions), the kernel log, every CPU's timers with the host's pids and names,
+// the magic SysRq keys.
+constexpr const char* kMaskedProc[] = {"/proc/keys",        "/proc/key-users",  "/proc/kmsg",
+                                       "/proc/kcore",       "/proc/timer_list", "/proc/sched_debug",
+                                       "/proc/sysrq-trigger"};
+
+void add_tmpfs(std::vector<std::string>& a, std::uint64_t bytes, const std::string& path) {
+  a.insert(a.end(), {"--size", std::to_string(bytes), "--tmpfs", path});
+}
+
 }  // namespace
 
 void write_isolated_etc(const IsolationLayout& l) {
@@ -60,23 +71,49 @@ void write_isolated_etc(const IsolationLayout& l) {
   write_file(etc + "/hosts", "127.0.0.1 localhost\n::1 localhost\n127.0.1.1 " + l.hostname + "\n");
 }
 
+namespace {
+
+void add_etc(std::vector<std::string>& a, const std::string& machine_dir) {
+  a.insert(a.end(), {"--dir", "/etc"});
+  for (const char* f : {"passwd", "group", "hosts"})
+    a.insert(a.end(), {"--ro-bind", machine_dir + "/etc/" + f, std::string("/etc/") + f});
+  for (const char* f : kEtcFiles)
+    if (exists(f)) a.insert(a.end(), {"--ro-bind", f, f});
+}
+
+// Every folder the box may write is a tmpfs of its own size: bubblewrap's are otherwise half of
+// this computer's memory each, and the machine's folder is on this computer's disk. The rest,
+// /dev and / included, is read-only.
+void add_writable(std::vector<std::string>& a, const IsolationLayout& l) {
+  a.insert(a.end(), {"--dev", "/dev"});
+  add_tmpfs(a, l.limits.shm_bytes, "/dev/shm");
+  add_tmpfs(a, l.limits.tmp_bytes, "/tmp");
+  a.insert(a.end(), {"--remount-ro", "/dev", "--symlink", "../tmp", "/var/tmp", "--dir", "/run", "--ro-bind",
+                     l.machine_dir, l.machine_dir});
+  add_tmpfs(a, l.limits.home_bytes, l.machine_dir + "/home");
+  add_tmpfs(a, l.limits.state_bytes, l.machine_dir + "/state");
+}
+
+}  // namespace
+
 // No --die-with-parent: it ties the box to the thread that started it (the fake API's), not to
 // runara. The box ends when runara's end of the machine's channel closes (runara exits or dies:
 // the machine's init then exits, and with the pid namespace's first process every process in it).
 std::vector<std::string> bwrap_arguments(const IsolationLayout& l) {
-  const std::string etc = l.machine_dir + "/etc";
   std::vector<std::string> a{kBwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                             "--unshare-uts", "--unshare-cgroup-try", "--uid", "1000", "--gid", "1000",
-                             "--hostname", l.hostname, "--new-session", "--cap-drop", "ALL",
+                             "--unshare-uts", "--unshare-cgroup-try", "--disable-userns", "--uid", "1000", "--gid",
+                             "1000", "--hostname", l.hostname, "--new-session", "--cap-drop", "ALL",
                              "--ro-bind", "/usr", "/usr"};
   for (const char* p : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) add_root_folder(a, p);
-  a.insert(a.end(), {"--dir", "/etc", "--ro-bind", etc + "/passwd", "/etc/passwd", "--ro-bind", etc + "/group",
-                     "/etc/group", "--ro-bind", etc + "/hosts", "/etc/hosts"});
-  for (const char* f : kEtcFiles)
-    if (exists(f)) a.insert(a.end(), {"--ro-bind", f, f});
-  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp", "--dir", "/run",
-                     "--bind", l.machine_dir, l.machine_dir, "--ro-bind", l.shims_dir, l.shims_dir, "--ro-bind",
-                     l.runara_executable, l.runara_executable});
+  add_etc(a, l.machine_dir);
+  a.insert(a.end(), {"--proc", "/proc"});
+  for (const char* f : kMaskedProc)
+    if (exists(f)) a.insert(a.end(), {"--ro-bind", "/dev/null", f});
+  // Read-only: to the kernel, a box of root's (box_user.hpp) would own the global sysctls' files
+  // and could write them without any capability.
+  a.insert(a.end(), {"--ro-bind", "/proc/sys", "/proc/sys"});
+  add_writable(a, l);
+  a.insert(a.end(), {"--ro-bind", l.shims_dir, l.shims_dir, "--ro-bind", l.runara_executable, l.runara_executable});
   // The machine's VPC fabric (sim_fabric.hpp), shared with the other members of its VPC only. Its
   // firewall/ folder is runara's to write (it follows the fake API's firewalls): read-only here, or
   // a script's command could swap it for a link and have runara write, or delete, files of the
@@ -84,7 +121,7 @@ std::vector<std::string> bwrap_arguments(const IsolationLayout& l) {
   if (!l.fabric_dir.empty())
     a.insert(a.end(), {"--bind", l.fabric_dir, l.fabric_dir, "--ro-bind", l.fabric_dir + "/firewall",
                        l.fabric_dir + "/firewall"});
-  a.insert(a.end(), {"--chdir", l.machine_dir + "/home", "--"});
+  a.insert(a.end(), {"--remount-ro", "/", "--chdir", l.machine_dir + "/home", "--"});
   return a;
 }
 

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "cloud/ssh_keypair.hpp"
+#include "sim/box_user.hpp"
 #include "sim/sim_isolation.hpp"
 #include "sim/sim_machine_init.hpp"
 #include "sim/sim_sweeper.hpp"
@@ -74,9 +75,10 @@ SimMachine::SimMachine(SimMachineSpec spec) : spec_(std::move(spec)) {
   for (const char* sub : {"", "/home", "/state"})
     if (::mkdir((spec_.dir + sub).c_str(), 0700) != 0)
       throw std::runtime_error("simulated machine: cannot create " + spec_.dir + sub + ": " + std::strerror(errno));
-  if (spec_.isolated)
-    write_isolated_etc({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet", spec_.fabric_dir});
+  if (spec_.isolated) write_isolated_etc(layout());
   write_config();
+  // Before the box exists: nothing in this folder is the box's doing yet.
+  if (spec_.isolated) hand_to_box_user(spec_.dir, true);
   spawn_sshd();
 }
 
@@ -129,7 +131,7 @@ void SimMachine::write_config() {
   write_private(d + "/authorized_keys", keys, 0600);
   std::ostringstream c;
   c << "Port " << port_ << "\nListenAddress " << spec_.address << "\nHostKey " << d << "/host_key\n"
-    << "AuthorizedKeysFile " << d << "/authorized_keys\nPidFile " << d << "/sshd.pid\n"
+    << "AuthorizedKeysFile " << d << "/authorized_keys\nPidFile " << d << "/state/sshd.pid\n"
     << "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
     << "KbdInteractiveAuthentication no\nAllowTcpForwarding yes\nAllowAgentForwarding no\nX11Forwarding no\n"
     << "PermitUserEnvironment no\nSubsystem sftp internal-sftp -d " << d << "/home\n"
@@ -142,11 +144,19 @@ void SimMachine::write_config() {
   write_private(d + "/sshd_config", c.str(), 0600);
 }
 
+IsolationLayout SimMachine::layout() const {
+  return {spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet", spec_.fabric_dir, spec_.limits};
+}
+
 std::vector<std::string> SimMachine::command_line() const {
   std::vector<std::string> sshd{"/usr/sbin/sshd", "-D", "-e", "-f", spec_.dir + "/sshd_config"};
   if (!spec_.isolated) return sshd;
-  std::vector<std::string> args = bwrap_arguments({spec_.dir, spec_.shims_dir, spec_.runara_executable, "droplet", spec_.fabric_dir});
-  args.insert(args.end(), {spec_.runara_executable, "__sim_machine_init"});
+  const std::vector<std::string> bwrap = bwrap_arguments(layout());
+  std::vector<std::string> args;
+  if (const auto user = box_user())
+    args = {spec_.runara_executable, "__sim_box_user", std::to_string(user->uid), std::to_string(user->gid)};
+  args.insert(args.end(), bwrap.begin(), bwrap.end());
+  args.insert(args.end(), {spec_.runara_executable, "__sim_machine_init", box_limits_argument(spec_.limits)});
   args.insert(args.end(), sshd.begin(), sshd.end());
   return args;
 }

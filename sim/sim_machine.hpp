@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/box_limits.hpp"
+#include "sim/sim_isolation.hpp"
+
 namespace runara::sim {
 
 struct SimMachineSpec {
@@ -38,6 +41,7 @@ struct SimMachineSpec {
   // path), its private address there and the VPC's id; empty when the Droplet has none.
   std::string fabric_dir, private_ip, vpc_uuid;
   std::string join_timeout_s;  // RUNARA_SIM_JOIN_TIMEOUT_S for the shims ("" their own defaults)
+  BoxLimits limits;            // isolated: what its box may take (box_limits.hpp)
 };
 
 class SimMachine {
@@ -60,6 +64,7 @@ class SimMachine {
   std::vector<std::string> environment() const;
   void spawn_sshd();
   std::vector<std::string> command_line() const;
+  IsolationLayout layout() const;
   void wait_until_listening();
 
   SimMachineSpec spec_;

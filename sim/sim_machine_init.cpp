@@ -13,6 +13,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "sim/box_limits.hpp"
+#include "sim/box_seccomp.hpp"
+
 namespace runara::sim {
 
 namespace {
@@ -47,16 +50,26 @@ pid_t start(char** argv) {
 }  // namespace
 
 int sim_machine_init_main(int argc, char** argv) {
-  if (argc < 3 || ::fcntl(kMachineInitFd, F_GETFD) < 0) {
+  if (argc < 4 || ::fcntl(kMachineInitFd, F_GETFD) < 0) {
     std::fprintf(stderr, "runara __sim_machine_init is started by runara --sim itself\n");
     return 2;
+  }
+  // Before sshd, so that nothing the box runs starts without them (they are inherited and can
+  // only be lowered). Said on stderr, which is the machine's sshd.log: runara reports it.
+  BoxLimits limits;
+  std::string problem = parse_box_limits(argv[2], limits);
+  if (problem.empty()) problem = apply_box_rlimits(limits);
+  if (problem.empty()) problem = install_box_seccomp();
+  if (!problem.empty()) {
+    std::fprintf(stderr, "runara __sim_machine_init: %s\n", problem.c_str());
+    return 1;
   }
   // The machine's own commands run as this same user: not dumpable, so they cannot ptrace this
   // process and hand runara a socket of their making. sshd must not inherit the channel.
   ::prctl(PR_SET_DUMPABLE, 0);
   ::fcntl(kMachineInitFd, F_SETFD, FD_CLOEXEC);
   ::signal(SIGPIPE, SIG_IGN);
-  const pid_t sshd = start(argv + 2);
+  const pid_t sshd = start(argv + 3);
   if (sshd < 0) return 1;
   for (;;) {
     pollfd p{kMachineInitFd, POLLIN, 0};
