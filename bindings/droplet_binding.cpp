@@ -156,6 +156,12 @@ int create(lua_State* L) {
   // is sent (the fleet checks the form and runara's own prefix again).
   for (const auto& tag : request.tags) {
     if (Status allowed = check_script_tag(tag, ctx.permissions().tags); !allowed) {
+      if (check_script_tag(tag, {tag})) {  // a grant would allow it: `runara plan` lists the grant asked for
+        Activity refused;
+        refused.kind = Activity::Kind::grant_refused;
+        refused.text = "--allow-tag " + tag;
+        ctx.activity(refused);
+      }
       args::raise(L, "%s: option 'tags': %s", kFn, allowed.error().c_str());
     }
   }

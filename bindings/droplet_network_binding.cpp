@@ -93,6 +93,10 @@ int vpc(lua_State* L) {
   if (!request.existing.empty()) {
     const auto& granted = Context::from(L).permissions().vpcs;
     if (std::find(granted.begin(), granted.end(), request.existing) == granted.end()) {
+      Activity refused;  // `runara plan` lists the grant asked for
+      refused.kind = Activity::Kind::grant_refused;
+      refused.text = "--allow-vpc " + request.existing;
+      Context::from(L).activity(refused);
       args::raise(L, "%s: option 'existing': the account's VPC '%s' is not the run's to join: its other machines may "
                      "trust whatever is in it. Leave 'existing' out for a VPC of the run's own, or grant this one "
                      "with --allow-vpc %s", fn, request.existing.c_str(), request.existing.c_str());

@@ -47,6 +47,7 @@ const char* kind_name(Activity::Kind kind) {
     case Activity::Kind::transfer: return "transfer";
     case Activity::Kind::load: return "load";
     case Activity::Kind::script_limit: return "limit";
+    case Activity::Kind::grant_refused: return "denied";
   }
   return "?";
 }
@@ -97,6 +98,7 @@ void PlanRecordWriter::activity(const Activity& a) {
     case Activity::Kind::transfer: return entry({kind_name(a.kind), a.machine, a.text});
     case Activity::Kind::load: return entry({kind_name(a.kind), a.text});
     case Activity::Kind::script_limit: return entry({kind_name(a.kind), number});
+    case Activity::Kind::grant_refused: return denied(a.text);  // the runtime hands these to denied() first
   }
 }
 

@@ -140,6 +140,7 @@ struct Activity {
     transfer,         // machine, text: "s:upload LOCAL -> REMOTE" or "s:download REMOTE -> LOCAL"
     load,             // text: the URL an http_load point aims at
     script_limit,     // number: the seconds of the script's watchdog.limit
+    grant_refused,    // text: the flag that would have allowed what a primitive refused ("--allow-tag db")
   };
   Kind kind = Kind::command;
   std::string machine, text, size, region, image;

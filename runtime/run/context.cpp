@@ -93,6 +93,9 @@ void Runtime::Impl::log_entry(std::string_view line, std::string_view marker) {
 // What a primitive did, to the host as the primitive said it: only redacted (the host shows it
 // as it needs; `runara plan` makes each field one visible line).
 void Runtime::Impl::activity(const Activity& activity) {
+  // A primitive's refusal for want of a grant is what the host hears of as `denied`, like the
+  // runtime's own (--allow-read, --secret, --allow-env).
+  if (activity.kind == Activity::Kind::grant_refused) return denied(redact(activity.text));
   if (!events_.activity) return;
   Activity shown_to_host = activity;
   for (std::string* field : {&shown_to_host.machine, &shown_to_host.text, &shown_to_host.size, &shown_to_host.region,

@@ -207,6 +207,9 @@ local a = droplet.create{ name = "a", size = "gpu-mi300x1-192gb", image = "gpu-a
 local b = droplet.create{ name = "b", size = "gpu-h100x1-80gb", image = "gpu-h100x1-base", region = "nyc2" }
 pcall(runara.secret, "HF_TOKEN")
 pcall(os.getenv, "HOME")
+pcall(droplet.create, { name = "c", size = "s-1vcpu-1gb", image = "debian-12-x64", region = "nyc3", tags = { "db-clients" } })
+pcall(droplet.create, { name = "d", size = "s-1vcpu-1gb", image = "debian-12-x64", region = "nyc3", tags = { "RUNARA:run-x" } })
+pcall(droplet.vpc, { region = "nyc3", existing = "shared-db" })
 runara.write_file("x.txt", "not kept")
 )");
   const auto r = run_runara({"plan", "--max-runtime", "3600", script}, 60);
@@ -218,6 +221,10 @@ runara.write_file("x.txt", "not kept")
   CHECK(r.out.find("Worst case: $5.38 (every machine alive until the 1.0 h deadline") != std::string::npos);
   CHECK(r.out.find("only --secret HF_TOKEN allows") != std::string::npos);
   CHECK(r.out.find("only --allow-env HOME allows") != std::string::npos);
+  // Grants a primitive refused are asked for too; a reserved tag no grant allows is not.
+  CHECK(r.out.find("only --allow-tag db-clients allows") != std::string::npos);
+  CHECK(r.out.find("only --allow-vpc shared-db allows") != std::string::npos);
+  CHECK(r.out.find("RUNARA:run-x") == std::string::npos);
   CHECK(r.out.find("it ran to the end") != std::string::npos);
 }
 
