@@ -396,7 +396,7 @@ TEST_CASE("a --secret value with JSON-special characters does not leak into JSON
   CHECK_FALSE(contains(config, quoted.substr(1, quoted.size() - 2)));
 }
 
-TEST_CASE("--allow-tag and --allow-vpc: checked when given, recorded with the run's flags", "[cli]") {
+TEST_CASE("cli: --allow-tag and --allow-vpc: checked when given, recorded with the run's flags", "[cli]") {
   const std::string dir = temp_dir("allow-tag");
   // runara's own prefix, in any case, is never the user's to grant: it finds a run's machines.
   for (const char* reserved : {"runara:run-x", "RUNARA:run-x"}) {
