@@ -13,11 +13,12 @@ local function got(command)
 end
 local escaped = false
 for _, folder in ipairs{ "/tmp", "/dev/shm", "$HOME" } do
-  if got("for i in 1 2 3; do head -c 40M /dev/zero > " .. folder .. "/f$i || exit 1; done") then
+  if got("for i in 1 2 3; do head -c 40M /dev/zero > " .. folder .. "/runara-fill-$i || exit 1; done") then
     print("ESCAPED: wrote 120 MiB to " .. folder)
     escaped = true
   end
-  s:exec("rm -f " .. folder .. "/f*", { quiet = true })
+  -- Its own names only: /tmp also holds the mount points of runara and its shims (at their paths).
+  s:exec("rm -f " .. folder .. "/runara-fill-*", { quiet = true })
 end
 if got("grep -q . /proc/keys") then print("ESCAPED: /proc/keys lists this computer's keyrings") escaped = true end
 if got("dmesg") then print("ESCAPED: read the kernel log") escaped = true end
