@@ -18,6 +18,7 @@
 
 #include "test_paths.hpp"
 #include "child_process.hpp"
+#include "fake_do_droplets.hpp"
 #include "eventually.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "test_text.hpp"
@@ -39,26 +40,13 @@ runara::sim::FakeDoConfig fake_config() {
   return c;
 }
 
-// A droplet made straight through the API with these tags (as a runara run on another computer,
-// an earlier runara, or the account's owner would have made it).
+// Droplets made straight through the API, not by runara (fake_do_droplets.hpp).
 std::int64_t create_droplet(const runara::sim::FakeDigitalOcean& fake, const std::string& name,
                             const nlohmann::json& tags) {
-  httplib::Client cli(fake.base_url());
-  cli.set_default_headers({{"Authorization", std::string("Bearer ") + kToken}});
-  const nlohmann::json body = {
-      {"name", name}, {"size", "s-1vcpu-1gb"}, {"image", "ubuntu-22-04-x64"}, {"region", "nyc3"}, {"tags", tags}};
-  auto res = cli.Post("/v2/droplets", body.dump(), "application/json");
-  REQUIRE(res);
-  REQUIRE(res->status == 202);
-  return nlohmann::json::parse(res->body)["droplet"]["id"].get<std::int64_t>();
+  return runara::test::create_droplet(fake, kToken, name, tags);
 }
 
-bool exists(const runara::sim::FakeDigitalOcean& fake, std::int64_t id) {
-  for (const auto& d : fake.droplets()) {
-    if (d.value("id", std::int64_t{0}) == id) return true;
-  }
-  return false;
-}
+bool exists(const runara::sim::FakeDigitalOcean& fake, std::int64_t id) { return runara::test::droplet_exists(fake, id); }
 
 std::string deadline(double unix_seconds) {
   return "runara:deadline-" + std::to_string(static_cast<long long>(unix_seconds));

@@ -20,6 +20,7 @@
 
 #include "test_paths.hpp"
 #include "child_process.hpp"
+#include "fake_do_droplets.hpp"
 #include "cloud/ledger.hpp"
 #include "sim/fake_digitalocean.hpp"
 #include "sim/loopback_http_server.hpp"
@@ -44,25 +45,13 @@ runara::sim::FakeDoConfig fake_config(const std::string& account) {
   return c;
 }
 
-// A droplet made straight through the API, as its owner would (not by runara).
+// Droplets made straight through the API, not by runara (fake_do_droplets.hpp).
 std::int64_t create_droplet(const runara::sim::FakeDigitalOcean& fake, const std::string& name,
                             const nlohmann::json& tags) {
-  httplib::Client cli(fake.base_url());
-  cli.set_default_headers({{"Authorization", std::string("Bearer ") + kToken}});
-  const nlohmann::json body = {
-      {"name", name}, {"size", "s-1vcpu-1gb"}, {"image", "ubuntu-22-04-x64"}, {"region", "nyc3"}, {"tags", tags}};
-  auto res = cli.Post("/v2/droplets", body.dump(), "application/json");
-  REQUIRE(res);
-  REQUIRE(res->status == 202);
-  return nlohmann::json::parse(res->body)["droplet"]["id"].get<std::int64_t>();
+  return runara::test::create_droplet(fake, kToken, name, tags);
 }
 
-bool exists(const runara::sim::FakeDigitalOcean& fake, std::int64_t id) {
-  for (const auto& d : fake.droplets()) {
-    if (d.value("id", std::int64_t{0}) == id) return true;
-  }
-  return false;
-}
+bool exists(const runara::sim::FakeDigitalOcean& fake, std::int64_t id) { return runara::test::droplet_exists(fake, id); }
 
 // The ledger folder of an earlier run `run_id` that died (with its guardian) and left rows.
 struct DeadRun {
