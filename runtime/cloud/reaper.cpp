@@ -26,6 +26,21 @@ namespace runara {
 
 namespace {
 
+// Without --yes, asks at the terminal before destroying `count` things; -1 to go on, otherwise
+// the exit status: 2 without a terminal to ask at, 1 when the answer is not yes.
+int ask_to_destroy(bool yes, std::size_t count, const char* what) {
+  if (yes) return -1;
+  if (!isatty(STDIN_FILENO)) {
+    std::fprintf(stderr, "runara reap: not a terminal; add --yes to destroy these without asking\n");
+    return 2;
+  }
+  std::printf("destroy %zu %s(s)? [y/N] ", count, what);
+  std::fflush(stdout);
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "Y" || answer == "yes" ? -1 : 1;
+}
+
 const std::string kRunTagPrefix = "runara:run-";
 
 // Text from the API or the ledger (names, tags, regions, statuses, the API's error messages) as
@@ -273,17 +288,7 @@ int reap_leftovers(const ReapOptions& options) {
     return foreign.empty() ? 0 : 1;
   }
   print_table(targets, live);
-  if (!options.yes) {
-    if (!isatty(STDIN_FILENO)) {
-      std::fprintf(stderr, "runara reap: not a terminal; add --yes to destroy these without asking\n");
-      return 2;
-    }
-    std::printf("destroy %zu machine(s)? [y/N] ", targets.size());
-    std::fflush(stdout);
-    std::string answer;
-    std::getline(std::cin, answer);
-    if (answer != "y" && answer != "Y" && answer != "yes") return 1;
-  }
+  if (const int refused = ask_to_destroy(options.yes, targets.size(), "machine"); refused >= 0) return refused;
   const ReapOutcome outcome = destroy_runs(*api, ledger, survey.account, targets);
   if (outcome.incomplete) {
     std::printf("reap incomplete: run it again later\n");
@@ -350,17 +355,7 @@ int reap_expired(const ReapOptions& options) {
     std::printf("EXPIRED %lld (%s) of run %s: deadline %s passed\n", static_cast<long long>(targets.back().id),
                 shown(targets.back().name).c_str(), shown(e.run_id).c_str(), iso_time(*e.deadline).c_str());
   }
-  if (!options.yes) {
-    if (!isatty(STDIN_FILENO)) {
-      std::fprintf(stderr, "runara reap: not a terminal; add --yes to destroy these without asking\n");
-      return 2;
-    }
-    std::printf("destroy %zu expired machine(s)? [y/N] ", targets.size());
-    std::fflush(stdout);
-    std::string answer;
-    std::getline(std::cin, answer);
-    if (answer != "y" && answer != "Y" && answer != "yes") return 1;
-  }
+  if (const int refused = ask_to_destroy(options.yes, targets.size(), "expired machine"); refused >= 0) return refused;
   const std::string uuid = account.body.value("account", nlohmann::json::object()).value("uuid", "");
   const ReapOutcome outcome = destroy_runs(*api, ledger, uuid, targets);
   if (outcome.incomplete) {
