@@ -67,10 +67,7 @@ struct AgentRun {
     std::ofstream(home + "/.ssh/known_hosts") << "[127.0.0.1]:" << sshd.port() << " " << read_all(sshd.dir() + "/host_key.pub");
     port = server.start(0);
   }
-  ~AgentRun() {
-    std::error_code ignored;
-    fs::remove_all(base, ignored);
-  }
+  ~AgentRun() { runara::test::remove_temp_dir(base); }
   std::string ssh_host() const { return "127.0.0.1:" + std::to_string(sshd.port()); }
   std::vector<std::string> args(const std::string& body, std::vector<std::string> more = {}) {
     std::string text = replace_all(body, "SSH_HOST", ssh_host());

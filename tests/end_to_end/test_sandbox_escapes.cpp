@@ -458,8 +458,9 @@ void check_attempt(const Attempt& a) {
   fs::remove(kTmpMarker, ignored);
 
   if (cloud) CHECK(cloud->live_droplets() == 0);  // whatever the attempt did, its machines went
-  if (!std::getenv("RUNARA_KEEP_SANDBOX_DIRS")) fs::remove_all(box.base, ignored);
-  if (!state_dir.empty()) fs::remove_all(state_dir, ignored);
+  // Not remove_all: a guardian may still be confirming the run's teardown in state_dir.
+  runara::test::remove_temp_dir(box.base.string());
+  if (!state_dir.empty()) runara::test::remove_temp_dir(state_dir);
 }
 
 void check_all(Ending ending) {

@@ -68,10 +68,7 @@ struct SshRun {
     fs::create_directories(script_dir);
     trust();
   }
-  ~SshRun() {
-    std::error_code ignored;
-    fs::remove_all(base, ignored);
-  }
+  ~SshRun() { runara::test::remove_temp_dir(base); }
   std::string host() const { return "127.0.0.1:" + std::to_string(sshd.port()); }
   // known_hosts holds the fixture's current host key.
   void trust() {

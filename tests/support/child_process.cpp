@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -191,14 +192,17 @@ struct TempDirs {
     return found;
   }
 
-  ~TempDirs() {
+  // Gives the guardians naming `dirs` a few seconds to finish, kills those left, removes `dirs`.
+  void remove() {
     if (dirs.empty() || std::getenv("RUNARA_KEEP_TEST_DIRS")) return;
     const double until = now_s() + 5;
     while (!guardians().empty() && now_s() < until) usleep(20000);
     for (pid_t pid : guardians()) kill(pid, SIGKILL);
     std::error_code ignored;
     for (const auto& dir : dirs) std::filesystem::remove_all(dir, ignored);
+    dirs.clear();
   }
+  ~TempDirs() { remove(); }
 };
 
 TempDirs& temp_dirs() {
@@ -213,6 +217,15 @@ std::string temp_dir(const std::string& tag) {
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
   temp_dirs().dirs.push_back(pattern);
   return pattern;
+}
+
+void remove_temp_dir(const std::string& dir) {
+  auto& all = temp_dirs().dirs;
+  const auto found = std::find(all.begin(), all.end(), dir);
+  if (found == all.end()) throw std::logic_error("remove_temp_dir: " + dir + " was not made by temp_dir");
+  all.erase(found);
+  TempDirs one{{dir}};
+  one.remove();
 }
 
 std::string write_temp_file(const std::string& dir, const std::string& name, const std::string& content) {

@@ -53,6 +53,9 @@ ChildResult run_runara(std::vector<std::string> args, double timeout_s = 30,
 // A fresh temporary folder, removed with what is in it when the test process exits (kept with
 // RUNARA_KEEP_TEST_DIRS=1); a guardian left running with its state in it is killed first.
 std::string temp_dir(const std::string& tag);
+// Removes a folder made by temp_dir now, the same careful way: a test that starts runs in a loop
+// calls it instead of std::filesystem::remove_all, so no guardian loses its ledger mid-work.
+void remove_temp_dir(const std::string& dir);
 std::string write_temp_file(const std::string& dir, const std::string& name, const std::string& content);
 
 }  // namespace runara::test
