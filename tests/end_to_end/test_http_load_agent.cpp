@@ -119,43 +119,55 @@ constexpr int kSettleS = 3;
 
 }  // namespace
 
+// The medians are compared to a fifth of a millisecond. The two loads run one after the other,
+// so other work on the machine (a build, a parallel test) can slow one and not the other: the pair
+// runs again, up to three times, and one pair within the bound passes. An agent that adds latency
+// of its own misses the bound every time.
 TEST_CASE("http_load on an ssh session: the agent's results match a local run's", "[http_load][http_load_agent][ssh]") {
   runara::FakeLlmConfig config;
   config.ttft_ms = 20;
   config.itl_ms = 5;
   config.output_tokens = 32;
   AgentRun t(config);
-  const auto r = t.run(R"(
-    local s = ssh.connect("SSH_HOST")
-    local opts = { url = "LLM_URL", model = "fake-model", concurrency = 8, requests = 400, max_tokens = 32,
-                   prompts = { input_tokens = 64, count = 50 } }
-    opts.name = "here"
-    local here = http_load.run(opts)
-    opts.name, opts.on = "there", s
-    local there = http_load.run(opts)
-    print("hosts", here.load_host, there.load_host, there.controller_rtt_ms ~= nil)
-  )");
-  INFO(all(r));
-  REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("hosts\tlocal\t127.0.0.1\ttrue") != std::string::npos);
-  const auto here = t.result("here"), there = t.result("there");
-  for (const char* key : {"completed", "failed", "total_input_tokens", "total_output_tokens"}) {
-    INFO(key);
-    CHECK(here[key] == there[key]);
+  bool within = false;
+  for (int attempt = 1; attempt <= 3 && !within; ++attempt) {
+    std::error_code ignored;
+    fs::remove_all(t.out, ignored);
+    const auto r = t.run(R"(
+      local s = ssh.connect("SSH_HOST")
+      local opts = { url = "LLM_URL", model = "fake-model", concurrency = 8, requests = 400, max_tokens = 32,
+                     prompts = { input_tokens = 64, count = 50 } }
+      opts.name = "here"
+      local here = http_load.run(opts)
+      opts.name, opts.on = "there", s
+      local there = http_load.run(opts)
+      print("hosts", here.load_host, there.load_host, there.controller_rtt_ms ~= nil)
+    )");
+    INFO("attempt " << attempt << "\n" << all(r));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("hosts\tlocal\t127.0.0.1\ttrue") != std::string::npos);
+    const auto here = t.result("here"), there = t.result("there");
+    for (const char* key : {"completed", "failed", "total_input_tokens", "total_output_tokens"}) {
+      INFO(key);
+      CHECK(here[key] == there[key]);
+    }
+    CHECK(there["completed"] == 400);
+    CHECK(there["input_lens"] == here["input_lens"]);
+    CHECK(there["controller_rtt_ms"].get<double>() > 0);
+    CHECK(there["agent_max_rss_kb"].get<long>() > 1000);  // the agent's own peak memory
+    CHECK(here["agent_max_rss_kb"].is_null());
+    // requests.jsonl: one line per request, as a local run writes it.
+    const std::string lines = read_all(t.out + "/there/requests.jsonl");
+    CHECK(std::count(lines.begin(), lines.end(), '\n') == 400);
+    CHECK(t.agents_running() == 0);
+    within = true;
+    for (const char* key : {"median_ttft_ms", "median_tpot_ms", "median_itl_ms"}) {
+      const double gap = std::abs(here[key].get<double>() - there[key].get<double>());
+      UNSCOPED_INFO("attempt " << attempt << ": " << key << ": here " << here[key] << ", there " << there[key]);
+      within = within && gap < kParityMs;
+    }
   }
-  CHECK(there["completed"] == 400);
-  CHECK(there["input_lens"] == here["input_lens"]);
-  for (const char* key : {"median_ttft_ms", "median_tpot_ms", "median_itl_ms"}) {
-    INFO(key << ": here " << here[key] << ", there " << there[key]);
-    CHECK(std::abs(here[key].get<double>() - there[key].get<double>()) < kParityMs);
-  }
-  CHECK(there["controller_rtt_ms"].get<double>() > 0);
-  CHECK(there["agent_max_rss_kb"].get<long>() > 1000);  // the agent's own peak memory
-  CHECK(here["agent_max_rss_kb"].is_null());
-  // requests.jsonl: one line per request, as a local run writes it.
-  const std::string lines = read_all(t.out + "/there/requests.jsonl");
-  CHECK(std::count(lines.begin(), lines.end(), '\n') == 400);
-  CHECK(t.agents_running() == 0);
+  CHECK(within);
 }
 
 namespace {
