@@ -1,4 +1,4 @@
--- finetune.lua — seed 001's Benchmark 5: torchtune fine-tuning (LoRA or full) of a chosen model
+-- finetune.lua — the MI350X report's Benchmark 5: torchtune fine-tuning (LoRA or full) of a chosen model
 -- (default Qwen/Qwen3-8B) on one GPU machine, with AMD's MAD recipe settings on AMD
 -- (rocm/pytorch-training, which ships torchtune) and the upstream torchtune recipe on NVIDIA
 -- (NGC's PyTorch with torchtune and torchao installed when the container starts).
@@ -6,7 +6,9 @@
 -- What it measures: tokens/s per GPU and in total, peak memory per GPU and the loss at every step,
 -- read from torchtune's own metric log (its DiskLogger file) the way MAD reads it (the mean of the
 -- last half of the steps; the largest peak_memory_alloc there); GPU power and VRAM for the
--- download and the fine-tuning; energy per trained token. Beside seed 001's MI350X figures.
+-- download and the fine-tuning; energy per trained token. Beside the published 8× MI350X figures.
+-- The summary's headline: tokens/s per GPU and in all, the loss first → last; tune's raw output goes
+-- to finetune.log, not to the terminal.
 -- What it costs: gpu-mi300x1-192gb at $1.99/h; the Qwen3-8B download (16 GB) and 20 steps at
 -- batch 14 × 8192 tokens take about 30 minutes (~$1). An H100 (80 GB) fits LoRA at batch 4, not a
 -- full fine-tune of an 8B model.
@@ -31,8 +33,8 @@ local function f0(x) return type(x) == "number" and string.format("%.0f", x) or 
 local function f2(x) return type(x) == "number" and string.format("%.2f", x) or "—" end
 
 scenario.run({
-  about = "Seed 001's Benchmark 5: torchtune LoRA or full fine-tuning (MAD's recipe on AMD, upstream torchtune on NVIDIA);\n" ..
-          "tokens/s per GPU, memory per GPU and the loss curve from torchtune's own log, beside the seed's MI350X figures.",
+  about = "torchtune LoRA or full fine-tuning (MAD's recipe on AMD, upstream torchtune on NVIDIA): tokens/s per GPU,\n" ..
+          "memory per GPU and the loss curve from torchtune's own log, beside published 8x MI350X figures.",
   title = function(p, where) return string.format("torchtune %s fine-tuning of %s (%s) on %s", p.method, p.model, p.dtype:upper(), where) end,
   needs_machine = true,
   params = {
@@ -47,8 +49,8 @@ scenario.run({
     { name = "method", default = "lora", choices = finetune.METHODS, help = "LoRA or full fine-tuning" },
     { name = "dtype", default = "bf16", choices = finetune.DTYPES, help = "training precision (fp8: the full recipe's torchao float8)" },
     { name = "steps", type = "integer", default = 20, min = 2, help = "training steps (MAD: 20)" },
-    { name = "batch", type = "integer", default = 14, min = 1, help = "batch size per GPU (seed 001: 14)" },
-    { name = "seq", type = "integer", default = 8192, min = 128, help = "sequence length, packed (seed 001: 8192)" },
+    { name = "batch", type = "integer", default = 14, min = 1, help = "batch size per GPU (the MI350X report: 14)" },
+    { name = "seq", type = "integer", default = 8192, min = 128, help = "sequence length, packed (the MI350X report: 8192)" },
     { name = "gpus", type = "integer", default = 0, min = 0, help = "GPUs to train on (0: all the machine has)" },
     { name = "compile", type = "boolean", default = true, help = "torch.compile (MAD: on)" },
     { name = "gated", default = "auto", choices = { "auto", "yes", "no" },
@@ -100,7 +102,7 @@ scenario.run({
     if vendor == "nvidia" and not P.container then cmd = "bash -c " .. string.format("%q", NVIDIA_SETUP .. " && " .. cmd) end
     return s:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host", shm_size = "64g",
       name = "runara-tune-" .. what .. "-" .. runara.run_id, mounts = { dir .. ":" .. WORK, MODEL_CACHE .. ":" .. MODELS },
-      env = token and { "HF_TOKEN" } or nil, command = cmd }, { timeout = 4 * 3600, check = false, env = env })
+      env = token and { "HF_TOKEN" } or nil, command = cmd }, { timeout = 4 * 3600, check = false, env = env, quiet = true })
   end
 
   rep:phase("download")
@@ -117,6 +119,7 @@ scenario.run({
   end
 
   rep:phase("finetune")
+  runara.log("finetune: tune run " .. model.config .. "_" .. P.method .. " on " .. gpus .. " GPU(s) (its output: finetune.log)")
   local r = container("run", finetune.run_command{ model = model, method = P.method, dtype = P.dtype, gpus = gpus,
     batch = P.batch, seq = P.seq, steps = P.steps, compile = P.compile, model_dir = model_dir, out_dir = WORK .. "/out" })
   runara.write_file("finetune.log", r.stdout .. r.stderr)
@@ -148,10 +151,10 @@ scenario.run({
     results.energy = { j = energy, tokens = trained, joules_per_token = energy / trained }
   end
 
-  local caption = "seed column: " .. seed.source .. " (" .. seed.gpus .. " GPUs, batch " .. seed.batch .. ", seq " .. seed.seq ..
+  local caption = "MI350X column: " .. seed.source .. " (" .. seed.gpus .. " GPUs, batch " .. seed.batch .. ", seq " .. seed.seq ..
     "); this run: the mean of steps " .. tostring(summary.from_step) .. "–" .. summary.steps ..
     " (MAD's last half), memory the largest peak_memory_alloc there, as torchtune logs it"
-  rep:add_table("Fine-tuning (torchtune)", { columns = { "figure", "this run", "seed 001" }, caption = caption, rows = {
+  rep:add_table("Fine-tuning (torchtune)", { columns = { "figure", "this run", seed.label }, caption = caption, rows = {
     { "tokens/s per GPU", f0(summary.tokens_per_s_per_gpu), f0(ref and ref.tokens_per_s_per_gpu) },
     { "tokens/s total", f0(summary.tokens_per_s), f0(ref and ref.tokens_per_s) },
     { "memory per GPU (GB, peak_memory_alloc)", f2(summary.peak_memory_alloc), f2(ref and ref.memory_gb) },
@@ -161,6 +164,18 @@ scenario.run({
     { "loss first → last", f2(summary.loss_first) .. " → " .. f2(summary.loss_last), "2.01 → 1.77 (LoRA, 11 steps)" },
     { "energy per token (J)", results.energy and string.format("%.3g", results.energy.joules_per_token) or "—", "—" },
   } })
+  -- The headline: throughput per GPU and in all, and whether the loss went down.
+  if type(summary.tokens_per_s_per_gpu) == "number" then
+    rep:headline("fine-tuning, per GPU", summary.tokens_per_s_per_gpu, "tok/s", { digits = 0,
+      note = ref and ("MI350X: " .. f0(ref.tokens_per_s_per_gpu)) or nil })
+  end
+  if type(summary.tokens_per_s) == "number" then
+    rep:headline("fine-tuning, all " .. gpus .. " GPU(s)", summary.tokens_per_s, "tok/s", { digits = 0 })
+  end
+  if type(summary.loss_first) == "number" and type(summary.loss_last) == "number" then
+    rep:headline("loss first → last", f2(summary.loss_first) .. " → " .. f2(summary.loss_last), nil,
+      { note = summary.steps .. " steps logged" })
+  end
   local loss, tps = {}, {}
   for _, x in ipairs(log.steps) do
     if x.loss then loss[#loss + 1] = { x.step, x.loss } end
@@ -170,13 +185,13 @@ scenario.run({
   if P.method == "lora" then
     local sp = {}
     for _, x in ipairs(seed.lora_loss) do sp[#sp + 1] = { x.step, x.loss } end
-    series[2] = { name = "seed 001 LoRA (MI350X)", points = sp }
+    series[2] = { name = "MI350X LoRA (published)", points = sp }
   end
   if #loss > 0 then rep:add_chart("Loss curve", { x_label = "step", y_label = "loss", series = series }) end
   if #tps > 0 then
     rep:add_chart("Tokens/s per GPU by step", { x_label = "step", y_label = "tokens/s per GPU", series = {
       { name = "this run", points = tps },
-      ref and { name = "seed 001 (MI350X)", points = { { 1, ref.tokens_per_s_per_gpu }, { P.steps, ref.tokens_per_s_per_gpu } } } or nil } })
+      ref and { name = "MI350X (published)", points = { { 1, ref.tokens_per_s_per_gpu }, { P.steps, ref.tokens_per_s_per_gpu } } } or nil } })
   end
 
   if r.code ~= 0 then

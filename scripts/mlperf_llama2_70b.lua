@@ -1,13 +1,15 @@
--- mlperf_llama2_70b.lua — MLPerf Inference llama2-70b (99.9) on AMD MI300X, seed 002's method:
--- AMD's submission container runs LoadGen's Offline and Server scenarios with vLLM and the FP8
+-- mlperf_llama2_70b.lua — MLPerf Inference llama2-70b (99.9) on AMD MI300X, the method of AMD's
+-- blog "Reproducing Our MLPerf Inference Submission" (ROCm blogs, 28 Aug 2024): AMD's submission container runs LoadGen's Offline and Server scenarios with vLLM and the FP8
 -- (Quark) model; mlperf_log_summary.txt of each is parsed into results and compared with the
 -- published v4.1 submissions (AMD 8× MI300X, NVIDIA DGX 8× H100).
 --
 -- What it measures: samples/s and tokens/s per scenario, validity, latency percentiles, GPU power
--- throughout. Writes results.json, report.md/report.html, the harness's logs under logs/mlperf/.
+-- throughout (per GPU, and the machine's total). The summary's headline: each scenario's samples/s,
+-- tokens/s and whether LoadGen found the result VALID; the harness's raw output goes to
+-- ssh/<machine>.log and logs/mlperf/, not to the terminal. Writes results.json, report.md/report.html, the harness's logs under logs/mlperf/.
 -- What it costs: gpu-mi300x8-1536gb is $15.92/h; the run is capped at max_hours (default 1 h,
 -- ~$16 worst case, under the default --budget of $20). Real runs need the container image built
--- as seed 002 describes (param image=) and the quantized model and dataset on the machine
+-- as AMD's blog describes (param image=) and the quantized model and dataset on the machine
 -- (params model_dir=, dataset_dir=, or prepare="a command that fetches them").
 -- Rehearse it for free: runara --sim scripts/mlperf_llama2_70b.lua
 -- Elsewhere: runara --on root@HOST scripts/mlperf_llama2_70b.lua (an AMD machine of yours).
@@ -28,7 +30,7 @@ local PUBLISHED = REFERENCE.tokens_per_second
 local function run_scenario(s, dir, name)
   local harness = name == "Offline" and "run_tests_Offline.sh" or "run_tests_Server.sh"
   rep:phase(name)
-  -- Seed 002's `docker run` of AMD's harness: the ROCm devices (runara.container) plus the
+  -- The `docker run` of AMD's harness, as AMD's reproduction blog gives it: the ROCm devices (runara.container) plus the
   -- privileges and /dev/mem its profiling needs.
   local cmd = containers.command{ vendor = "amd", purpose = "mlperf", image = P.image,
     name = "runara-mlperf-" .. runara.run_id, ipc = "host", network = "host", privileged = true,
@@ -37,7 +39,8 @@ local function run_scenario(s, dir, name)
                P.dataset_dir .. ":/data/open_orca", dir .. ":/lab-hist" },
     env = { "LAB_CLOG=/lab-hist/mlperf-results" },
     command = "bash -c 'cd /lab-mlperf-inference/code/llama2-70b-99.9/test_VllmFp8 && bash " .. harness .. "'" }
-  s:exec(cmd, { timeout = 3 * 3600 })
+  runara.log("mlperf: LoadGen " .. name .. " running (the harness's output: ssh/" .. s.name .. ".log)")
+  s:exec(cmd, { timeout = 3 * 3600, quiet = true })
   local found = s:exec("ls -t $(find " .. quote(dir .. "/mlperf-results") .. " -path '*/" .. name ..
                        "/performance/run_1/mlperf_log_summary.txt') | head -1", { quiet = true }).stdout:match("[^\n]+")
   if not found then error("mlperf: no " .. name .. " mlperf_log_summary.txt under " .. dir .. "/mlperf-results", 0) end
@@ -47,7 +50,7 @@ local function run_scenario(s, dir, name)
 end
 
 scenario.run({
-  about = "MLPerf Inference v4.1 llama2-70b-99.9, Offline and Server, in AMD's submission container (seed 002),\n" ..
+  about = "MLPerf Inference v4.1 llama2-70b-99.9, Offline and Server, in AMD's submission container,\n" ..
           "compared with the published v4.1 results of AMD 8x MI300X and NVIDIA DGX 8x H100.",
   title = function(_, where) return "MLPerf Inference llama2-70b on " .. where end,
   needs_machine = true,
@@ -55,7 +58,7 @@ scenario.run({
     { name = "size", default = "gpu-mi300x8-1536gb", help = "droplet size (AMD Instinct: the harness is ROCm only)" },
     { name = "image_slug", default = "gpu-amd-base", help = "droplet image" },
     { name = "region", default = "atl1", help = "droplet region" },
-    { name = "image", default = "mlperf/llama_inference:latest", help = "the MLPerf harness container image (seed 002)" },
+    { name = "image", default = "mlperf/llama_inference:latest", help = "the MLPerf harness container image (built as AMD's MLPerf reproduction blog describes)" },
     { name = "scenarios", default = "Offline,Server", help = "LoadGen scenarios, comma-separated: Offline, Server" },
     { name = "model_dir", default = "$HOME/models/llama2-70b-chat", help = "the quantized model on the machine" },
     { name = "dataset_dir", default = "$HOME/data/open_orca", help = "the OpenOrca dataset on the machine" },
@@ -70,18 +73,18 @@ scenario.run({
   end
   rep:metadata{ size = scenario.where() == "droplet" and P.size or nil, benchmark = "MLPerf Inference v4.1 llama2-70b-99.9",
                 container = P.image }
-  -- The harness is AMD's MLPerf container (seed 002), built for ROCm: an NVIDIA size is refused
+  -- The harness is AMD's MLPerf container, built for ROCm: an NVIDIA size is refused
   -- before it is created and paid for, and a machine whose tools say NVIDIA before anything runs.
   if scenario.where() == "droplet" and containers.size_vendor(P.size) == "nvidia" then
     error("mlperf: size " .. P.size .. " has NVIDIA GPUs, and this scenario runs AMD's MLPerf harness container " ..
-          "(ROCm only, seed 002); choose an AMD Instinct size, e.g. size=gpu-mi300x8-1536gb", 0)
+          "(ROCm only); choose an AMD Instinct size, e.g. size=gpu-mi300x8-1536gb", 0)
   end
   rep:phase("boot")
   local m = sc:machine{ name = "mlperf", size = P.size, image = P.image_slug, region = P.region, gpu_interval = 2 }
   local s = m.session
   if containers.vendor(s) ~= "amd" then
     error("mlperf: " .. s.name .. " has NVIDIA GPUs (nvidia-smi), and this scenario runs AMD's MLPerf harness " ..
-          "container (ROCm only, seed 002); use a machine with AMD Instinct GPUs", 0)
+          "container (ROCm only); use a machine with AMD Instinct GPUs", 0)
   end
   -- The harness's results go to a new folder of this run's own (never a ~/mlperf of the machine's
   -- user), removed at the end.
@@ -96,6 +99,11 @@ scenario.run({
     table.sort(published)
     rows[#rows + 1] = { name, r.result or "?", string.format("%.2f", r.samples_per_second or 0),
                         string.format("%.1f", r.tokens_per_second or 0), table.concat(published, "; ") }
+    local gpus = m.info.gpu_count
+    rep:headline("MLPerf " .. name .. ", all GPUs", r.samples_per_second or 0, "samples/s", { digits = 2,
+      note = string.format("%.1f tokens/s%s", r.tokens_per_second or 0, gpus and gpus > 1 and string.format(" on %d GPUs", gpus) or "") })
+    rep:headline("MLPerf " .. name .. " result", r.result or "not reported", nil,
+      { note = r.valid and "LoadGen's constraints met" or "LoadGen's constraints not met: not a valid MLPerf result" })
     rep:set("benchmarks.mlperf." .. name, { samples_per_second = r.samples_per_second, tokens_per_second = r.tokens_per_second,
       valid = r.valid, result = r.result, latencies_ns = r.latencies_ns, sut_name = r.sut_name })
   end

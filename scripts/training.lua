@@ -1,11 +1,13 @@
--- training.lua — seed 001's training benchmarks on one GPU machine, with PyTorch in the GPU vendor's
+-- training.lua — the training benchmarks of an 8× MI350X report, on one GPU machine, with PyTorch in the GPU vendor's
 -- container (training/train_bench.py): square matmuls, torch.matmul vs F.linear on the Llama-70B
--- shapes, FP8 GEMM where the stack has it, the 3-layer MLP loop, GPT-style training at the seed's
+-- shapes, FP8 GEMM where the stack has it, the 3-layer MLP loop, GPT-style training at the report's
 -- eight sizes (Small … 13B), and DDP scaling with torchrun on 1, 2, 4, 8 GPUs (as many as there are).
 --
 -- What it measures: TFLOPS, tokens/s, model TFLOPS and MFU (docs/training.md), memory, ms/step,
--- scaling efficiency, GPU power and VRAM by phase, energy per training token; each beside seed
--- 001's figure. A size that does not fit is reported with the memory it needed.
+-- scaling efficiency, GPU power and VRAM by phase, energy per training token; each beside the
+-- MI350X report's figure. A size that does not fit is reported with the memory it needed. The
+-- summary's headline: the largest model's tokens/s and MFU, the best matmul, DDP at most GPUs;
+-- the benchmark's raw lines go to train_bench.jsonl, not to the terminal.
 -- What it costs: gpu-mi300x1-192gb at $1.99/h, about 30 minutes with the container pull (~$1);
 -- DDP needs a machine with several GPUs (gpu-mi300x8-1536gb, $15.92/h).
 -- Rehearse it for free: runara --sim scripts/training.lua
@@ -19,8 +21,8 @@ local containers = require("runara.container")
 local function list(text) local out = {} for x in tostring(text):gmatch("[^,%s]+") do out[#out + 1] = x end return out end
 
 scenario.run({
-  about = "Seed 001's training benchmarks (matmul, matmul vs F.linear, FP8 GEMM, MLP loop, GPT-style training,\n" ..
-          "DDP scaling) with PyTorch in the GPU vendor's container, beside the seed's MI350X figures.",
+  about = "Training benchmarks (matmul, matmul vs F.linear, FP8 GEMM, MLP loop, GPT-style training, DDP scaling)\n" ..
+          "with PyTorch in the GPU vendor's container: tokens/s, TFLOPS, MFU, beside published 8x MI350X figures.",
   title = function(_, where) return "Training benchmarks on " .. where end,
   needs_machine = true,
   params = {
@@ -32,7 +34,7 @@ scenario.run({
     { name = "parts", default = "matmul,linear,fp8,mlp,transformer,ddp", help = "comma-separated: " .. table.concat(training.PARTS, ", ") },
     { name = "sizes", default = "all", help = "transformer sizes: all, or some of " .. table.concat(training.SIZE_ORDER, ", ") ..
       " (named sizes that do not fit fail the run; with all they are reported skipped)" },
-    { name = "ddp_size", default = "7b", help = "the size DDP scales (seed 001: 7b)" },
+    { name = "ddp_size", default = "7b", help = "the size DDP scales (the MI350X report's: 7b)" },
     { name = "gpus", default = "1,2,4,8", help = "DDP GPU counts (those above the machine's are left out)" },
     { name = "dtypes", default = "fp16,bf16", help = "GEMM dtypes: fp16, bf16" },
     { name = "train_dtype", default = "bf16", help = "training dtype: bf16, or fp8 (torchao; 'not available' without it)" },
@@ -67,7 +69,7 @@ scenario.run({
     gpus[#gpus + 1] = n
   end
   rep:metadata{ size = scenario.where() == "droplet" and P.size or nil,
-                method = "seed 001's training benchmarks (train_bench.py); model TFLOPS 6N, MFU with PaLM's attention term" }
+                method = "train_bench.py (the MI350X report's training benchmarks); model TFLOPS 6N, MFU with PaLM's attention term" }
 
   if P.nodes > 1 and scenario.where() ~= "droplet" then
     runara.usage_error("param nodes=" .. P.nodes .. ": several nodes are droplets of this run, and --on names one machine; leave --on out")
@@ -94,9 +96,10 @@ scenario.run({
   local output = {}
   local function bench(phase, launcher, args)
     rep:phase(phase)
+    runara.log("training: " .. phase .. " (raw lines: train_bench.jsonl)")
     local r = s:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host", shm_size = "16g",
       name = "runara-train-" .. runara.run_id, mounts = { dir .. ":/workspace" },
-      command = launcher .. " /workspace/train_bench.py " .. args .. common }, { timeout = 7200, check = false })
+      command = launcher .. " /workspace/train_bench.py " .. args .. common }, { timeout = 7200, check = false, quiet = true })
     output[#output + 1] = r.stdout
     runara.write_file("train_bench.jsonl", table.concat(output))  -- rewritten whole: what ran so far
     return r, training.parse(r.stdout)
@@ -157,7 +160,7 @@ scenario.run({
         return l.node.session:exec(containers.command{ vendor = vendor, purpose = "pytorch", image = image, ipc = "host",
           network = "host", shm_size = "16g", name = "runara-train-" .. runara.run_id, mounts = { dirs[l.node] .. ":/workspace" },
           env = l.env, command = l.command .. " /workspace/train_bench.py --parts ddp --sizes " .. P.ddp_size .. common },
-          { timeout = 7200, check = false })
+          { timeout = 7200, check = false, quiet = true })
       end)
     end
     local results = {}

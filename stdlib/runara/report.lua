@@ -48,7 +48,7 @@ function M.new(opts)
   return setmetatable({
     title = tostring(opts.title or "Runara report"), simulated = opts.simulated and true or false,
     reference = opts.reference and references[opts.reference], meta = {}, loads = {}, sweeps = {},
-    tables = {}, charts = {}, extra = {}, phases = {}, billed = {}, machines = {}, machine_views = {}, files = {},
+    tables = {}, charts = {}, headlines = {}, extra = {}, phases = {}, billed = {}, machines = {}, machine_views = {}, files = {},
     started = runara.now(), started_unix = os.time(),
   }, Report)
 end
@@ -215,6 +215,20 @@ function Report:add_chart(name, c, opts)
   local m = machine_opt(self, opts)
   self.charts[#self.charts + 1] = { name = tostring(name), series = c.series, x_label = c.x_label, y_label = c.y_label,
                                     xlog = c.xlog and true or false, caption = c.caption, machine = m and m.key }
+end
+
+-- A headline figure of the scenario's own (GEMM TFLOPS, training tokens/s and MFU, MLPerf
+-- samples/s and validity): printed first in rep:summary, a card at the top of report.html, the
+-- Headline table of report.md, results.json's `headline`. label: what it is, saying "per GPU"
+-- where it is; value: a number, or a word ("VALID"); unit: text or nil; opts: note (its
+-- conditions, shown beside it), digits (1 by default). The same label again replaces it.
+function Report:headline(label, value, unit, opts)
+  local bad = checks.headline(label, value, unit, opts)
+  if bad then error(bad, 2) end
+  opts = opts or {}
+  local h = { label = label, value = value, unit = unit, note = opts.note and tostring(opts.note), digits = opts.digits }
+  for i, x in ipairs(self.headlines) do if x.label == label then self.headlines[i] = h return end end
+  self.headlines[#self.headlines + 1] = h
 end
 
 -- A file the scenario wrote into the output folder, listed (with what it holds) in the reports' footer.

@@ -39,6 +39,21 @@ function M.options(self, fn, opts)
   end
 end
 
+-- rep:headline's arguments.
+function M.headline(label, value, unit, opts)
+  if type(label) ~= "string" or label == "" then return msg(":headline", "argument 'label' must be a non-empty string") end
+  local finite_number = type(value) == "number" and value == value and value ~= math.huge and value ~= -math.huge
+  if not finite_number and type(value) ~= "string" then
+    return msg(":headline", "argument 'value' of '%s' must be a finite number or a string, got %s", label, tostring(value))
+  end
+  if unit ~= nil and type(unit) ~= "string" then return msg(":headline", "argument 'unit' must be a string or nil") end
+  if opts ~= nil and type(opts) ~= "table" then return msg(":headline", "options must be a table, got %s", type(opts)) end
+  local d = opts and opts.digits
+  if d ~= nil and (type(d) ~= "number" or d < 0 or d > 6 or d ~= math.floor(d)) then
+    return msg(":headline", "option 'digits' must be an integer from 0 to 6")
+  end
+end
+
 -- rep:metadata's and rep:manifest's fields.
 function M.fields(fn, fields)
   if type(fields) ~= "table" then return msg(fn, "argument must be a table of fields") end

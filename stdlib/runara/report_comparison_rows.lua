@@ -81,18 +81,26 @@ local function compare_table(v)
   return cols, rows
 end
 
--- Rows of the comparison with a reference, only for what this run measured: { metric, this run, reference, notes }.
+-- Rows of the comparison with a reference, only for what this run measured: { metric, this run,
+-- reference, notes }. A published reference (reference_numbers.lua) has figures only where a
+-- measurement of the same kind exists, each with its conditions; the rest say so ("none
+-- published"). VRAM is what it is: what vLLM allocated (gpu_memory_utilization), never set
+-- against another GPU's figure.
 local function reference_rows(v)
   local b, ref = v.b, v.reference
   local c32 = b.concurrent and b.concurrent["32_requests_tokens_per_second"]
-  local function r(x, unit) return x and ("~" .. x .. (unit or "")) or "—" end
-  local vram_note = ref.vram_gb and "the estimate in GB, as the plan gives it" or ""
+  local function r(x, unit) return x and (fixed("%.1f", x) .. (unit or "")) or "none published" end
+  local util = v.meta and finite(v.meta.gpu_memory_utilization) and v.meta.gpu_memory_utilization
+  local vram_note = "allocated by vLLM" .. (util and string.format(" (gpu_memory_utilization=%s)", fixed("%g", util)) or "") ..
+                    ", not the model's need" .. (given(v.meta and v.meta.kv_cache) and ("; KV cache " .. v.meta.kv_cache) or "")
   local all = {
     { "Throughput (tok/s)", b.throughput and b.throughput.tokens_per_second, "", r(ref.throughput_tps), "single user" },
-    { "TTFT (ms)", b.latency and b.latency.time_to_first_token_ms, "", r(ref.ttft_ms), "first token, median" },
-    { "Batch throughput (tok/s)", c32, "", r(ref.concurrent_32_tps), "32 concurrent" },
-    { "VRAM used", b.memory and b.memory.vram_used_gib, " GiB", r(ref.vram_gb, " GB"), vram_note },
-    { "Power draw", b.power and b.power.peak_w, " W", r(ref.power_w, " W"), "peak" },
+    { "TTFT (ms)", b.latency and b.latency.time_to_first_token_ms, "", r(ref.ttft_ms),
+      "first token, median" .. (ref.ttft_note and ("; reference: " .. ref.ttft_note) or "") },
+    { "Batch throughput (tok/s)", c32, "", r(ref.concurrent_32_tps),
+      "32 concurrent" .. (ref.concurrent_32_note and ("; reference: " .. ref.concurrent_32_note) or "") },
+    { "VRAM allocated", b.memory and b.memory.vram_used_gib, " GiB", "—", vram_note },
+    { "Power draw", b.power and b.power.peak_w, " W", "none published", "peak" },
   }
   local rows = {}
   for _, x in ipairs(all) do

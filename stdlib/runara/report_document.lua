@@ -15,7 +15,7 @@ end
 
 -- results.json's own sections (the plan's and the report's status), in the order written;
 -- rep:set adds sections of its own beside them.
-M.SECTIONS = { "metadata", "manifest", "machines", "benchmarks", "comparison", "comparable_nvidia", "report" }
+M.SECTIONS = { "metadata", "headline", "manifest", "machines", "benchmarks", "comparison", "comparable_nvidia", "report" }
 
 -- The units every figure is in (results.json's report.units; the reports label each figure so).
 M.UNITS = {
@@ -70,7 +70,9 @@ function M.build(self, min_samples)
     for i, m in ipairs(self.machines) do machines_json[m.key] = recs[i] end
   end
   local man = manifest.build(self.manifest_fields, manifest_entries(self))
-  local doc = { metadata = meta, manifest = man, machines = machines_json, benchmarks = b, comparison = compare.comparison_json(cmp),
+  local headline = #self.headlines > 0 and {} or nil
+  for i, h in ipairs(self.headlines) do headline[i] = { label = h.label, value = h.value, unit = h.unit, note = h.note } end
+  local doc = { metadata = meta, manifest = man, machines = machines_json, benchmarks = b, headline = headline, comparison = compare.comparison_json(cmp),
                 comparable_nvidia = self:comparison(b) or compare.measured_nvidia(self, cmp),
                 report = { status = errors and "partial" or "complete", error = errors, units = M.UNITS,
                            simulated = self.simulated, files = { "report.md", "report.html" } } }
@@ -84,7 +86,7 @@ function M.build(self, min_samples)
                  comparable = doc.comparable_nvidia, reference = self:applicable_reference(), loads = self.loads,
                  sweeps = self.sweeps, gpu = self.gpu, server_metrics = self.server_metrics,
                  vllm_summary = not self.server_metrics and type(b.vllm_metrics) == "table" and b.vllm_metrics or nil,
-                 tables = self.tables, charts = self.charts, phases = self.phases, machines = machines, compare = cmp, files = self.files,
+                 tables = self.tables, charts = self.charts, headlines = self.headlines, phases = self.phases, machines = machines, compare = cmp, files = self.files,
                  min_samples = min_samples, efficiency = eff, manifest = man }
   return doc, view
 end

@@ -184,30 +184,28 @@ function M.applicable_reference(self)
   return ref
 end
 
--- results.json's `comparable_nvidia` (the plan's layout): this run's figures as ratios of the
--- reference's, and a sentence saying what they mean and where the reference comes from.
+-- results.json's `comparable_nvidia` (the plan's layout): the reference's figures beside this
+-- run's, with where they come from and under which conditions. A published reference whose
+-- conditions differ (reference_numbers.lua: another model, GPU count, engine) gets no ratio: a
+-- ratio would read as like for like. VRAM is never compared (vLLM allocates a share of the GPU).
 function M.comparison(self, b)
   local ref = self:applicable_reference()
   if not ref then return nil end
-  local function ratio(a, r) return a and r and r > 0 and math.floor(a / r * 100 + 0.5) / 100 or nil end
   local c32 = b.concurrent and b.concurrent["32_requests_tokens_per_second"]
-  local out = { reference = ref.label, source = ref.source,
-                h100_equivalent_throughput_ratio = ratio(b.throughput and b.throughput.tokens_per_second, ref.throughput_tps),
-                ttft_ratio = ratio(b.latency and b.latency.time_to_first_token_ms, ref.ttft_ms),
-                concurrent_32_ratio = ratio(c32, ref.concurrent_32_tps), simulated = self.simulated }
+  local out = { reference = ref.label, source = ref.source, conditions = ref.conditions, simulated = self.simulated,
+                like_for_like = false, reference_figures = { ttft_ms = ref.ttft_ms, concurrent_32_tps = ref.concurrent_32_tps,
+                  throughput_tps = ref.throughput_tps, ttft_note = ref.ttft_note, concurrent_32_note = ref.concurrent_32_note } }
   local said = {}
-  if out.h100_equivalent_throughput_ratio then
-    said[#said + 1] = fixed("%.2f", out.h100_equivalent_throughput_ratio) .. "x the single-stream throughput"
+  local function beside(what, mine, theirs, unit, note)
+    if not (finite(mine) and finite(theirs)) then return end
+    said[#said + 1] = string.format("%s %s %s here, %s %s there (%s)", what, fixed("%.1f", mine), unit, fixed("%.1f", theirs), unit, note or "")
   end
-  if out.concurrent_32_ratio then said[#said + 1] = fixed("%.2f", out.concurrent_32_ratio) .. "x the 32-concurrent throughput" end
-  if out.ttft_ratio then said[#said + 1] = fixed("%.2f", out.ttft_ratio) .. "x the time to first token" end
-  local vram = b.memory and b.memory.vram_peak_gib
-  if vram and ref.vram_gb then
-    said[#said + 1] = string.format("a VRAM peak of %s GiB against its ~%.0f GB (the estimate's own unit)", fixed("%.0f", vram), ref.vram_gb)
-  end
+  beside("time to first token", b.latency and b.latency.time_to_first_token_ms, ref.ttft_ms, "ms", ref.ttft_note)
+  beside("throughput", c32, ref.concurrent_32_tps, "tok/s", ref.concurrent_32_note)
   if #said == 0 then return nil end
-  out.notes = string.format("%sagainst %s: %s (reference: %s)", self.simulated and "SIMULATED figures, " or "",
-                            ref.label, table.concat(said, ", "), ref.source)
+  out.notes = string.format("%sbeside %s: %s; conditions differ: %s; no ratio is given (reference: %s)",
+                            self.simulated and "SIMULATED figures, " or "", ref.label, table.concat(said, "; "),
+                            ref.conditions or "see the source", ref.source)
   return out
 end
 

@@ -14,6 +14,7 @@ local manifest = require("runara.manifest")
 local finite, f, esc, multi, with_machine_column = format.finite, format.f, format.esc, format.multi, format.with_machine_column
 local banner, top_line, cost_line, where_line, files_line = text.banner, text.top_line, text.cost_line, text.where_line, text.files_line
 local sweep_title, table_title = text.sweep_title, text.table_title
+local power_label, vram_label = text.power_label, text.vram_label
 local MACHINE_COLUMNS, machine_rows = top_rows.MACHINE_COLUMNS, top_rows.machine_rows
 local compare_table, reference_rows = top_rows.compare_table, top_rows.reference_rows
 local samples, LOAD_COLUMNS, load_row = load_rows.samples, load_rows.LOAD_COLUMNS, load_rows.load_row
@@ -80,17 +81,22 @@ local function cards(v)
     { "single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref and ref.throughput_tps },
     { "time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref and ref.ttft_ms },
     { "32 concurrent output", b.concurrent and b.concurrent["32_requests_tokens_per_second"], "tok/s", ref and ref.concurrent_32_tps },
-    { "peak GPU power", b.power and b.power.peak_w, "W", ref and ref.power_w },
-    { "peak VRAM", b.memory and b.memory.vram_peak_gib, "GiB", ref and ref.vram_gb and (ref.vram_gb .. " GB") },
+    { power_label(v), b.power and b.power.peak_w, "W" },
+    { vram_label(v), b.memory and b.memory.vram_peak_gib, "GiB" },
     { "per million output tokens, steady-state" .. (at and (", " .. at) or ""), e.usd_per_million_output_tokens, "USD", nil, 2 },
     { "per million output tokens, all-in (whole run)", e.all_in and e.all_in.usd_per_million_output_tokens, "USD", nil, 2 },
     { "output tokens per joule" .. (at and (", " .. at) or ""), e.output_tokens_per_joule, "tok/J", nil, 3 },
   }
   local out = {}
+  for _, h in ipairs(v.headlines or {}) do  -- the scenario's own headline first (rep:headline)
+    local value, unit = text.headline_value(h)
+    out[#out + 1] = string.format('<div class="card headline"><div class="v">%s <small>%s</small></div><div class="l">%s</div>%s</div>',
+      esc(value), esc(unit), esc(h.label), h.note and ('<div class="r">' .. esc(h.note) .. "</div>") or "")
+  end
   for _, it in ipairs(items) do
     if finite(it[2]) then
       out[#out + 1] = string.format('<div class="card"><div class="v">%s <small>%s</small></div><div class="l">%s</div>%s</div>',
-        esc(f(it[2], it[5])), esc(it[3]), esc(it[1]), it[4] and ('<div class="r">' .. esc(ref.label) .. ": ~" .. esc(it[4]) .. "</div>") or "")
+        esc(f(it[2], it[5])), esc(it[3]), esc(it[1]), it[4] and ('<div class="r">' .. esc(ref.label) .. ": " .. esc(f(it[4])) .. "</div>") or "")
     end
   end
   if #out == 0 then return nil end
@@ -127,6 +133,7 @@ function M.html(v, svg)
     if #rows > 0 then
       out[#out + 1] = "<h2>Comparison</h2>" .. html_table({ "Metric", "This run" .. (v.simulated and " (simulated)" or ""), v.reference.label, "Notes" }, rows, "comparison")
       out[#out + 1] = '<p class="note">Reference: ' .. esc(v.reference.source) .. "</p>"
+      if v.reference.conditions then out[#out + 1] = '<p class="note">Conditions differ from this run\'s: ' .. esc(v.reference.conditions) .. "</p>" end
     end
   end
   -- Charts against concurrency, where loads at several concurrencies (or a sweep) were measured.

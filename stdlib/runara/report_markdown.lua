@@ -45,6 +45,16 @@ function M.markdown(v)
   if v.meta.ran_on then out[#out + 1] = "Ran on: " .. cell(v.meta.ran_on) out[#out + 1] = "" end
   local cost = cost_line(v.meta, multi(v))
   if cost then out[#out + 1] = cost out[#out + 1] = "" end
+  if #(v.headlines or {}) > 0 then
+    local rows = {}
+    for i, h in ipairs(v.headlines) do
+      local value, unit = text.headline_value(h)
+      rows[i] = { h.label, value .. (unit ~= "" and (" " .. unit) or ""), h.note or "" }
+    end
+    out[#out + 1] = "## Headline\n"
+    out[#out + 1] = md_table({ "Figure", "This run" .. (v.simulated and " (simulated)" or ""), "Notes" }, rows)
+    out[#out + 1] = ""
+  end
   if multi(v) then
     out[#out + 1] = "## Machines\n"
     out[#out + 1] = md_table(MACHINE_COLUMNS, machine_rows(v))
@@ -61,6 +71,7 @@ function M.markdown(v)
       out[#out + 1] = ""
       out[#out + 1] = md_table({ "Metric", "This run" .. (v.simulated and " (simulated)" or ""), v.reference.label, "Notes" }, rows)
       out[#out + 1] = "\nReference: " .. cell(v.reference.source)
+      if v.reference.conditions then out[#out + 1] = "\nConditions differ from this run's: " .. cell(v.reference.conditions) end
     end
   end
   if #v.loads > 0 then

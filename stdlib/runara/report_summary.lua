@@ -3,6 +3,7 @@
 local figures = require("runara.report_figures")
 local compare = require("runara.report_machine_comparison")
 local checks = require("runara.report_checks")
+local text = require("runara.report_text")
 
 local M = {}
 
@@ -36,15 +37,23 @@ function M.summary(self, paths)
       if m.error then lines[#lines + 1] = "  " .. m.label .. " failed: " .. m.error:match("^[^\n]*") end
     end
   else
+    local width = math.max(22, #text.power_label(self), #text.vram_label(self))
+    for _, h in ipairs(self.headlines) do width = math.max(width, #h.label) end
     local function add(label, v, unit, r, spec)
       if not finite(v) then return end
-      lines[#lines + 1] = string.format("  %-22s %10s %-6s%s", label, fixed(spec or "%.1f", v), unit, r and string.format("(%s ~%s)", ref.label, r) or "")
+      lines[#lines + 1] = string.format("  %-" .. width .. "s %10s %-6s%s", label, fixed(spec or "%.1f", v), unit,
+        r and string.format(" (%s: %s)", ref.label, fixed("%.1f", r)) or "")
+    end
+    -- The scenario's own headline first (rep:headline): its TFLOPS, tokens/s, MFU, validity.
+    for _, h in ipairs(self.headlines) do
+      local value, unit = text.headline_value(h)
+      lines[#lines + 1] = string.format("  %-" .. width .. "s %10s %-6s%s", h.label, value, unit, h.note and (" (" .. h.note .. ")") or "")
     end
     add("single-stream output", b.throughput and b.throughput.tokens_per_second, "tok/s", ref.throughput_tps)
     add("time to first token", b.latency and b.latency.time_to_first_token_ms, "ms", ref.ttft_ms)
     add("32 concurrent output", b.concurrent and b.concurrent["32_requests_tokens_per_second"], "tok/s", ref.concurrent_32_tps)
-    add("peak GPU power", b.power and b.power.peak_w, "W", ref.power_w)
-    add("peak VRAM", b.memory and b.memory.vram_peak_gib, "GiB", ref.vram_gb and (ref.vram_gb .. " GB"))
+    add(text.power_label(self), b.power and b.power.peak_w, "W")
+    add(text.vram_label(self), b.memory and b.memory.vram_peak_gib, "GiB")
     local e = b.efficiency or {}
     add("USD/M output, steady", e.usd_per_million_output_tokens, "USD", nil, "%.2f")
     add("USD/M output, all-in", e.all_in and e.all_in.usd_per_million_output_tokens, "USD", nil, "%.2f")

@@ -152,6 +152,31 @@ local function table_title(v, t)
   return t.name
 end
 
+-- The headline GPU figures' labels. Both are per GPU (the highest power and VRAM of any one GPU,
+-- runtime/gpu/summary.hpp), which a machine of several GPUs must say beside its totals; VRAM is
+-- what the GPU tool saw in use, which under vLLM is what vLLM allocated up front
+-- (gpu_memory_utilization), not what the model needed.
+local function gpus_of(meta)
+  local n = meta and finite(meta.gpu_count) and meta.gpu_count or 1
+  return n > 1 and n or nil
+end
+local function power_label(v)
+  local n = gpus_of(v.meta)
+  return n and ("peak power per GPU (highest of " .. n .. ")") or "peak GPU power"
+end
+local function vram_label(v)
+  local n = gpus_of(v.meta)
+  local util = v.meta and finite(v.meta.gpu_memory_utilization) and v.meta.gpu_memory_utilization
+  local what = util and ("VRAM allocated by vLLM (gpu_memory_utilization=" .. fixed("%g", util) .. ")") or "peak VRAM"
+  return what .. (n and (", per GPU (highest of " .. n .. ")") or "")
+end
+
+-- A headline figure (rep:headline) as text: its value with its digits, and its unit.
+local function headline_value(h)
+  local value = type(h.value) == "number" and fixed("%." .. (h.digits or 1) .. "f", h.value) or tostring(h.value)
+  return value, h.unit or ""
+end
+
 return {
   machine_line = machine_line,
   cost_line = cost_line,
@@ -163,4 +188,7 @@ return {
   efficiency_line = efficiency_line,
   efficiency_lines = efficiency_lines,
   table_title = table_title,
+  power_label = power_label,
+  vram_label = vram_label,
+  headline_value = headline_value,
 }

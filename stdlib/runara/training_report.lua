@@ -1,5 +1,6 @@
 -- runara.training_report: train_bench.py's results (runara.training.parse) as report tables and
--- charts, each beside seed 001's figure for the same row, labelled with its source.
+-- charts, each beside the published 8× MI350X figure for the same row (reference_numbers.lua's
+-- training_seed001), labelled with its source.
 --
 --   require("runara.training_report").add(rep, parsed, { energy = { transformer = {j =, tokens =} } })
 local training = require("runara.training")
@@ -41,8 +42,8 @@ local function transformer_rows(list, gpu)
   return rows, results
 end
 
-local TRANSFORMER_COLUMNS = { "size", "GPUs", "params", "batch", "seq", "tokens/s", "seed tokens/s", "TFLOPS (6N)",
-  "seed TFLOPS", "MFU (PaLM)", "peak GiB", "seed GB", "ms/step", "seed ms/step" }
+local TRANSFORMER_COLUMNS = { "size", "GPUs", "params", "batch", "seq", "tokens/s", "MI350X tokens/s", "TFLOPS (6N)",
+  "MI350X TFLOPS", "MFU (PaLM)", "peak GiB", "MI350X GB", "ms/step", "MI350X ms/step" }
 
 -- Adds the tables and charts; returns what goes into results.json's benchmarks.training.
 function M.add(rep, r, opts)
@@ -64,7 +65,7 @@ function M.add(rep, r, opts)
   opts = opts or {}
   local gpu = r.env and r.env.gpu
   local out = { env = r.env, seed_source = seed.source }
-  local caption = "seed columns: " .. seed.source .. " (MI350X, 8 GPUs)"
+  local caption = "MI350X columns: " .. seed.source
   if #r.matmul > 0 then
     local rows, pts = {}, {}
     for _, m in ipairs(r.matmul) do
@@ -74,7 +75,7 @@ function M.add(rep, r, opts)
       pts[m.dtype] = pts[m.dtype] or {}
       table.insert(pts[m.dtype], { m.n, m.tflops })
     end
-    rep:add_table("Matmul (square)", { columns = { "size", "dtype", "median ms", "TFLOPS", "of dense peak", "seed FP16 TFLOPS" },
+    rep:add_table("Matmul (square)", { columns = { "size", "dtype", "median ms", "TFLOPS", "of dense peak", "MI350X FP16 TFLOPS" },
       rows = rows, caption = caption .. "; peak: " .. ((select(2, training.peak(gpu, "bf16")) or {}).source or "GPU not in the peak table") })
     local series = {}
     for dtype, p in pairs(pts) do series[#series + 1] = { name = "matmul " .. dtype, points = p } end
@@ -91,7 +92,7 @@ function M.add(rep, r, opts)
         f0(ref.matmul), f0(ref.linear) }
     end
     rep:add_table("torch.matmul vs F.linear", { columns = { "shape (M, N, K)", "what", "dtype", "matmul TFLOPS", "F.linear TFLOPS",
-      "difference", "seed matmul", "seed F.linear" }, rows = rows, caption = caption .. " (FP16); an L2 flush before each repetition" })
+      "difference", "MI350X matmul", "MI350X F.linear" }, rows = rows, caption = caption .. " (FP16); an L2 flush before each repetition" })
     out.linear = r.linear
   end
   if #r.fp8 > 0 then
@@ -105,7 +106,7 @@ function M.add(rep, r, opts)
   end
   if #r.mlp > 0 then
     local x = r.mlp[1]
-    rep:add_table("3-layer MLP training loop", { columns = { "metric", "this run", "seed" }, rows = {
+    rep:add_table("3-layer MLP training loop", { columns = { "metric", "this run", "MI350X" }, rows = {
       { "samples/s", f0(x.samples_per_s), f0(seed.mlp.samples_per_s) }, { "ms/step", string.format("%.2f", x.ms_per_step or 0), string.format("%.2f", seed.mlp.ms_per_step) },
       { "batch, steps", x.batch .. ", " .. x.steps, seed.mlp.batch .. ", " .. seed.mlp.steps } }, caption = caption })
     out.mlp = x
@@ -113,14 +114,14 @@ function M.add(rep, r, opts)
   if #r.transformer > 0 then
     local rows, results = transformer_rows(r.transformer, gpu)
     rep:add_table("GPT-style training", { columns = TRANSFORMER_COLUMNS, rows = rows, caption = caption ..
-      "; TFLOPS (6N) = 6·params·tokens/s, the seed's formula; MFU with PaLM's 6N + 12·layers·seq·d_model per token (docs/training.md)" })
+      "; TFLOPS (6N) = 6·params·tokens/s, the MI350X report's formula; MFU with PaLM's 6N + 12·layers·seq·d_model per token (docs/training.md)" })
     local pts, ref = {}, {}
     for i, name in ipairs(training.SIZE_ORDER) do
       for _, x in ipairs(results) do if x.size == name and x.model_tflops then pts[#pts + 1] = { i, x.model_tflops } end end
       if seed.transformer[name] then ref[#ref + 1] = { i, seed.transformer[name].tflops } end
     end
     rep:add_chart("Training TFLOPS by model size", { x_label = "size (1 small … 8 13B)", y_label = "model TFLOPS (6N)",
-      series = { { name = "this run", points = pts }, { name = "seed 001 (MI350X)", points = ref } } })
+      series = { { name = "this run", points = pts }, { name = "MI350X (published)", points = ref } } })
     out.transformer = results
   end
   if #r.ddp > 0 then
@@ -135,7 +136,7 @@ function M.add(rep, r, opts)
     end
     local sp = {}
     for _, x in ipairs(seed.ddp_7b) do sp[#sp + 1] = { x.gpus, 100 * x.efficiency } end
-    series[#series + 1] = { name = "7b seed 001 (MI350X)", points = sp }
+    series[#series + 1] = { name = "7b MI350X (published)", points = sp }
     rep:add_chart("DDP scaling efficiency", { x_label = "GPUs", y_label = "% of linear", series = series })
     out.ddp, out.scaling = results, eff
   end
@@ -151,7 +152,42 @@ function M.add(rep, r, opts)
       rows = erows, caption = "the GPUs' energy over the phase (model set-up included) over every token it trained" })
     out.energy = opts.energy
   end
+  M.headline(rep, out)
   return out
+end
+
+-- The suite's headline (rep:headline): the largest model trained on one GPU (tokens/s, MFU), the
+-- best matmul TFLOPS, and DDP at the most GPUs (tokens/s in all, scaling efficiency).
+function M.headline(rep, out)
+  local best
+  for _, x in ipairs(out.transformer or {}) do
+    if x.status == "ok" and (x.gpus or 1) == 1 and type(x.tokens_per_s) == "number" then
+      if not best or (x.params or 0) > (best.params or 0) then best = x end
+    end
+  end
+  if best then
+    rep:headline("training " .. best.size .. " (one GPU)", best.tokens_per_s, "tok/s", { digits = 0,
+      note = string.format("batch %s × seq %s%s", tostring(best.batch), tostring(best.seq),
+        best.model_tflops and string.format(", %.1f model TFLOPS (6N)", best.model_tflops) or "") })
+    if type(best.mfu) == "number" then rep:headline("MFU, training " .. best.size, 100 * best.mfu, "%", { note = "PaLM's formula, dense peak" }) end
+  end
+  local top = {}
+  for _, m in ipairs(out.matmul or {}) do
+    if type(m.tflops) == "number" and (not top[m.dtype] or m.tflops > top[m.dtype]) then top[m.dtype] = m.tflops end
+  end
+  for _, dtype in ipairs({ "fp16", "bf16" }) do
+    if top[dtype] then rep:headline("best " .. dtype:upper() .. " matmul (one GPU)", top[dtype], "TFLOPS", { digits = 0 }) end
+  end
+  local ddp
+  for _, x in ipairs(out.ddp or {}) do
+    if x.status == "ok" and type(x.tokens_per_s) == "number" and (not ddp or (x.gpus or 1) > (ddp.gpus or 1)) then ddp = x end
+  end
+  if ddp and (ddp.gpus or 1) > 1 then
+    local eff
+    for _, p in ipairs((out.scaling or {})[ddp.size] or {}) do if p.gpus == ddp.gpus then eff = p.efficiency end end
+    rep:headline(string.format("DDP %s on %d GPUs (all GPUs)", ddp.size, ddp.gpus), ddp.tokens_per_s, "tok/s", { digits = 0,
+      note = eff and string.format("scaling efficiency %.0f %%", 100 * eff) or nil })
+  end
 end
 
 return M

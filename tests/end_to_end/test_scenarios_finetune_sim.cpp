@@ -38,7 +38,7 @@ void check_nothing_created(const ChildResult& r) {
 
 }  // namespace
 
-TEST_CASE("finetune under --sim: LoRA of Qwen3-8B, torchtune's log read back, beside seed 001, a clean teardown", "[scenario]") {
+TEST_CASE("finetune under --sim: LoRA of Qwen3-8B, torchtune's log read back, beside the MI350X report, a headline, a clean teardown", "[scenario]") {
   const std::string out = temp_dir("finetune") + "/out";
   // At a quarter of the simulated time the fine-tuning lasts about a second: sample 5 times a second.
   const auto r = rehearse("finetune.lua", out, {"gpu_interval=0.2"});
@@ -73,8 +73,14 @@ TEST_CASE("finetune under --sim: LoRA of Qwen3-8B, torchtune's log read back, be
   CHECK(contains(md, "Benchmark 5: MAD Framework Training (Qwen3-8B)"));
   const std::string html = read_all(out + "/report.html");
   CHECK(contains(html, "<h2>Loss curve</h2>"));
-  CHECK(contains(html, "data-series=\"seed 001 LoRA (MI350X)\""));
+  CHECK(contains(html, "data-series=\"MI350X LoRA (published)\""));
   CHECK(contains(md, "| finetune |"));  // the GPU by phase row of the fine-tuning
+  // Its own headline: tokens/s per GPU and the loss, first in the summary, in report.md
+  CHECK(contains(r.out, "fine-tuning, per GPU"));
+  CHECK(contains(r.out, "loss first → last"));
+  CHECK(r.out.find("fine-tuning, per GPU") < r.out.find("peak GPU power"));
+  CHECK(contains(md, "## Headline"));
+  CHECK_FALSE(contains(md, "seed 0"));
   check_torn_down(r, out);
 }
 

@@ -49,7 +49,7 @@ std::vector<json> shim_lines(const std::string& gpu, std::vector<std::string> ar
 
 }  // namespace
 
-TEST_CASE("training under --sim: every part, tables beside seed 001, charts, a clean teardown", "[scenario]") {
+TEST_CASE("training under --sim: every part, tables beside the MI350X report, a headline, charts, a clean teardown", "[scenario]") {
   const std::string out = temp_dir("training") + "/out";
   // At a quarter of the simulated time a phase lasts about a second: samples 5 times a second.
   const auto r = rehearse(out, {"gpu_interval=0.2"});
@@ -77,10 +77,19 @@ TEST_CASE("training under --sim: every part, tables beside seed 001, charts, a c
   const std::string md = read_all(out + "/report.md");
   CHECK(contains(md, "## GPT-style training"));
   CHECK(contains(md, "| 7b | 1 | 5.24B | 8 | 1024 |"));
-  CHECK(contains(md, "seed columns: seed 001"));
+  CHECK(contains(md, "MI350X columns: \"AMD MI350X Training Benchmark Results\""));
+  CHECK_FALSE(contains(md, "seed 0"));      // no internal names in the report
+  CHECK_FALSE(contains(md, "shared/seeds"));
+  // The suite's own headline: in the summary (before power and VRAM), report.md and results.json
+  CHECK(contains(r.out, "training 13b (one GPU)"));
+  CHECK(contains(r.out, "MFU, training 13b"));
+  CHECK(r.out.find("training 13b (one GPU)") < r.out.find("peak GPU power"));
+  CHECK(contains(md, "## Headline"));
+  CHECK(j["headline"].size() >= 3);
+  CHECK_FALSE(contains(r.out, "{\"part\": "));  // the raw lines go to train_bench.jsonl, not the terminal
   CHECK(contains(md, "## Energy per training token"));
   const std::string html = read_all(out + "/report.html");
-  CHECK(contains(html, "data-series=\"seed 001 (MI350X)\""));
+  CHECK(contains(html, "data-series=\"MI350X (published)\""));
   CHECK(contains(html, "<h2>DDP scaling efficiency</h2>"));
   CHECK(std::filesystem::exists(out + "/train_bench.jsonl"));
 #ifdef RUNARA_CHROMIUM
@@ -90,7 +99,7 @@ TEST_CASE("training under --sim: every part, tables beside seed 001, charts, a c
   INFO(d.err);
   REQUIRE(d.exit_code == 0);
   CHECK(contains(d.out, "<h2>DDP scaling efficiency</h2>"));
-  CHECK(contains(d.out, "data-series=\"seed 001 (MI350X)\""));
+  CHECK(contains(d.out, "data-series=\"MI350X (published)\""));
   CHECK(contains(d.out, "<table"));
   CHECK(contains(d.out, "class=\"mark\""));  // the phases on the GPU charts
   CHECK_FALSE(contains(d.out, "<script"));

@@ -128,4 +128,19 @@ t.test("the argument must be text", function()
   t.raises(function() mlperf.parse(42) end, "argument 'text'", HERE)
 end)
 
+t.test("the flagship's reference figures are these published summaries' own (reference_numbers.lua, docs/references.md)", function()
+  local ref = require("runara.reference_numbers").llama70b_fp8
+  local off, srv = mlperf.parse(NV_OFFLINE), mlperf.parse(NV_SERVER)
+  t.eq(ref.published, true)
+  t.eq(ref.concurrent_32_tps, math.floor(off.tokens_per_second / 8 * 10 + 0.5) / 10)  -- per GPU of 8
+  t.eq(ref.ttft_ms, math.floor(srv.latencies_ns["50.00 percentile first token latency (ns)"] / 1e5 + 0.5) / 10)
+  t.eq(ref.throughput_tps, nil, "no published single-stream measurement")
+  t.eq(ref.vram_gb, nil, "VRAM is never set against another GPU's")
+  t.eq(ref.power_w, nil)
+  t.match(ref.source, "inference_results_v4.1")
+  t.match(ref.conditions, "Llama%-2%-70B, not Llama%-3%.3%-70B")
+  t.match(ref.conditions, "2939", "AMD's per-GPU Offline figure of the same round")
+  t.eq(math.floor(mlperf.parse(AMD_OFFLINE).tokens_per_second / 8), 2939)
+end)
+
 t.done()
