@@ -226,6 +226,12 @@ function M.rows(man)
     end
     add("params", #parts > 0 and table.concat(parts, " ") or "none")
   end
+  local na = man.params_not_applied
+  if type(na) == "table" and type(na.names) == "table" then
+    local names = table.concat(na.names, ", ")
+    if na.asked_model then names = (names ~= "" and (names .. "; ") or "") .. "model " .. v(na.asked_model) .. " (not served there)" end
+    add("params not applied", names .. " — " .. v(na.why))
+  end
   if type(man.seeds) == "table" then
     local by, order = {}, {}
     local names = {}

@@ -513,6 +513,10 @@ TEST_CASE("llama70b_fp8 --on your machine over ssh: a full report and no droplet
   CHECK(mm["gpu"] == "AMD Instinct MI300X");
   CHECK(mm["kernel"].get<std::string>().rfind("unknown", 0) != 0);
   CHECK(j["manifest"]["serving"][0]["image_digest"] == "rocm/vllm@sha256:" + std::string(64, '0'));
+  // Issue 37: the droplet's params did not apply on a machine of yours; vLLM's did.
+  CHECK_FALSE(j["params"].contains("size"));
+  CHECK(j["params"]["quantization"] == "fp8");
+  CHECK(j["manifest"]["params_not_applied"]["names"] == json({"image", "region", "size"}));
   CHECK_FALSE(j["benchmarks"]["loads"]["concurrent_32"].contains("usd_per_million_output_tokens"));
   CHECK(j["benchmarks"]["loads"]["concurrent_32"]["output_tokens_per_joule"].get<double>() > 0);
   CHECK(j["benchmarks"]["efficiency"]["cost_note"].get<std::string>().rfind("no hourly price", 0) == 0);
@@ -557,13 +561,35 @@ TEST_CASE("llama70b_fp8 --on a running OpenAI-compatible server: loads sent from
 
   SECTION("it answers: a full report on that server") {
     const std::string out = temp_dir("on-endpoint") + "/out";
-    const ChildResult r = run_runara({"--on", url, "--out", out, kFlagship, "profile=quick"}, 60);
+    const std::string state = temp_dir("on-endpoint-state");
+    const ChildResult r = run_runara({"--on", url, "--out", out, kFlagship, "profile=quick"}, 60, {{"RUNARA_STATE_DIR", state}});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     const json j = results(out);
     CHECK(j["report"]["status"] == "complete");
     CHECK(contains(j["metadata"].value("ran_on", ""), url));
     CHECK(j["metadata"]["model"] == "fake-model");  // the model the server lists, not the script's
+    // Issue 37: the reports are true to the path. The title names the model served, not the
+    // script's default nor a quantization nobody chose; the params are those that applied (no
+    // droplet size, no vLLM options of a server runara did not start); the load went straight.
+    const std::string md = read_all(out + "/report.md");
+    CHECK(md.rfind("# fake-model on " + url + "\n", 0) == 0);
+    CHECK(contains(read_all(out + "/report.html"), "<title>fake-model on " + url + "</title>"));
+    CHECK(contains(r.out, "fake-model on " + url + "\n"));
+    CHECK_FALSE(contains(md, "Llama-3.3-70B-Instruct FP8"));
+    CHECK(j["params"] == json({{"model", "fake-model"}, {"profile", "quick"}}));
+    CHECK(j["manifest"]["params"] == j["params"]);
+    CHECK(j["manifest"]["params_not_applied"]["asked_model"] == "meta-llama/Llama-3.3-70B-Instruct");
+    CHECK(contains(j["manifest"]["params_not_applied"]["names"].dump(), "\"size\""));
+    CHECK_FALSE(contains(md, "size=gpu-mi300x1-192gb"));
+    CHECK(contains(md, "| params | model=fake-model profile=quick |"));
+    CHECK(contains(md, "sent straight to the server (no tunnel)"));
+    CHECK_FALSE(contains(md, "through a tunnel"));
+    // `runara runs` says where it ran.
+    const ChildResult runs = run_runara({"runs"}, 30, {{"RUNARA_STATE_DIR", state}});
+    CHECK(contains(runs.out, "WHERE"));
+    CHECK(contains(runs.out, "endpoint " + url));
+    CHECK(contains(run_runara({"runs", "--json"}, 30, {{"RUNARA_STATE_DIR", state}}).out, "\"where\": \"endpoint " + url + "\""));
     // Its /v1/models lists one model (vLLM's shape: each model carries a "permission" list whose
     // entries have ids "modelperm-..."); those are not models it serves.
     CHECK(contains(r.err, "serves fake-model, not meta-llama/Llama-3.3-70B-Instruct"));
@@ -788,6 +814,11 @@ TEST_CASE("serving_sweep --on a running OpenAI-compatible server: every level me
   CHECK(at(j, "/report/status") == "complete");
   CHECK(contains(at(j, "/metadata/ran_on", "").get<std::string>(), server.url()));
   CHECK(at(j, "/metadata/model") == "fake-model");
+  const std::string md = read_all(out + "/report.md");
+  CHECK(md.rfind("# Serving sweep: fake-model on " + server.url() + "\n", 0) == 0);
+  CHECK(contains(md, "sent straight to the server (no tunnel)"));
+  CHECK_FALSE(contains(md, "through a tunnel"));
+  CHECK_FALSE(contains(md, "size=gpu-mi300x1-192gb"));
   std::vector<std::string> labels;
   for (const json& row : at(j, "/benchmarks/sweep", json::array())) {
     labels.push_back(row.value("label", ""));
