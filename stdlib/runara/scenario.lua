@@ -30,6 +30,14 @@ local TYPES = { string = true, number = true, integer = true, boolean = true, in
 -- droplet size under --on URL) is left out of the report's and the manifest's params.
 local WHERE = { droplet = true, machine = true, endpoint = true }
 
+-- Why params did not apply, in words for the manifest.
+local function not_applied_why(where)
+  if where == "endpoint" then
+    return "--on " .. runara.on.endpoint .. " names a running server: runara made no droplet and started no server"
+  end
+  return "--on names a machine of yours: runara made no droplet"
+end
+
 local function suggestion(name, candidates)
   local best = errors.suggest(name, candidates)
   return best and (" (did you mean '" .. best .. "'?)") or ""
@@ -425,14 +433,6 @@ function M.applied_params(declared, values, where)
   end
   table.sort(left)
   return shown, #left > 0 and left or nil
-end
-
--- Why params did not apply, in words for the manifest.
-local function not_applied_why(where)
-  if where == "endpoint" then
-    return "--on " .. runara.on.endpoint .. " names a running server: runara made no droplet and started no server"
-  end
-  return "--on names a machine of yours: runara made no droplet"
 end
 
 -- What the report says about where the run ran.
