@@ -327,7 +327,7 @@ function M.build(runs, opts)
   -- profile, engine, each shared load's prompt set and output length). Refused unless allowed.
   local others = {}
   for _, s in ipairs(sides) do if s ~= base then others[#others + 1] = s end end
-  out.workload_differences = workload.differences(base, others, out.loads)
+  out.workload_differences = workload.differences(base, others)
   out.different_workloads_allowed = opts.allow_different_workloads and true or false
   if #out.workload_differences > 0 then
     out.workload_line = workload.line(out.workload_differences, base.key)

@@ -1,6 +1,6 @@
 -- runara.run_comparison_workload: whether two runs measured the same workload, so that `runara
 -- compare` compares like with like. A workload is what was asked of the server: simulated or real,
--- the suite's profile, the engine, and per load compared, its prompt set (the hash of its
+-- the suite's profile, the engine, and per load (every load the manifest names), its prompt set (the hash of its
 -- definition: count, input lengths, seed, tokenizer) and its output length (max_tokens). Two runs
 -- differing in any of these measured different things: compare refuses them unless told
 -- --allow-different-workloads, and then marks every such pair. Pure: results.json tables in.
@@ -18,40 +18,55 @@ local function engine(doc, machine_key)
   return fw:match("^(%S+)")
 end
 
--- A load's entry in a manifest map keyed by load name: its own name, or "<machine label> <name>"
--- in a report of several machines.
-local function per_load(map, name, machine_label)
-  if type(map) ~= "table" then return nil end
-  return map[name] or (machine_label and map[machine_label .. " " .. name]) or nil
+-- A manifest map keyed by load name (prompt_sets, max_tokens) as { [load] = value } for one side:
+-- in a report of several machines, the keys "<machine label> <load>" of this side's machine.
+local function per_load(side, field, value_of)
+  local map, out = at(side.doc, { "manifest", field }), {}
+  if type(map) ~= "table" then return out end
+  local prefix = side.machine_label and (side.machine_label .. " ")
+  for key, v in pairs(map) do
+    if type(key) == "string" then
+      local name = key
+      if prefix then name = key:sub(1, #prefix) == prefix and key:sub(#prefix + 1) or nil end
+      local value = name and value_of(v)
+      if value ~= nil then out[name] = value end
+    end
+  end
+  return out
 end
 
--- The workload facts of one side of the comparison (a run, or one machine of a report of several).
--- side: { doc =, machine =, machine_label =, simulated = }.
-local function facts(side, loads)
+local function sha_of(set) return type(set) == "table" and type(set.sha256) == "string" and set.sha256:sub(1, 12) or nil end
+local function number_of(v) return type(v) == "number" and v or nil end
+
+-- The workload facts of one side of the comparison (a run, or one machine of a report of several),
+-- in order: { { what, value }, ... }. side: { doc =, machine =, machine_label =, simulated = }. Every
+-- load the run's manifest names counts, compared or not (a sweep's points are not compared by
+-- name, and still are its workload).
+local function facts(side)
   local doc = side.doc
   local f = { { "simulated or real", side.simulated and "simulated" or "real" } }
   local profile = at(doc, { "benchmarks", "suite_profile" }) or at(doc, { "manifest", "params", "profile" })
-  if profile ~= nil then f[#f + 1] = { "profile", text(profile) } end
-  local e = engine(doc, side.machine)
-  f[#f + 1] = { "engine", e, optional = true }
-  for _, name in ipairs(loads) do
-    local set = per_load(at(doc, { "manifest", "prompt_sets" }), name, side.machine_label)
-    f[#f + 1] = { "prompt set of " .. name, type(set) == "table" and type(set.sha256) == "string" and set.sha256:sub(1, 12) or nil, optional = true }
-    f[#f + 1] = { "output length (max_tokens) of " .. name, per_load(at(doc, { "manifest", "max_tokens" }), name, side.machine_label), optional = true }
+  f[#f + 1] = { "profile", profile ~= nil and text(profile) or nil }
+  f[#f + 1] = { "engine", engine(doc, side.machine) }
+  for _, spec in ipairs({ { "prompt set", "prompt_sets", sha_of }, { "output length (max_tokens)", "max_tokens", number_of } }) do
+    local values = per_load(side, spec[2], spec[3])
+    local names = {}
+    for name in pairs(values) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do f[#f + 1] = { spec[1] .. " of " .. name, values[name] } end
   end
   return f
 end
 
 -- How each other side's workload differs from the baseline's: { { run =, what =, baseline =, value = }, ... }.
--- A fact one side does not state (an older results.json, a server of unknown engine) is not a
--- difference; profile is compared only where both runs state one.
-function M.differences(base, others, loads)
+-- A fact one side does not state (an older results.json, a server of unknown engine, a load only
+-- one run has) is not a difference.
+function M.differences(base, others)
   local out = {}
-  local want = facts(base, loads)
+  local want = facts(base)
   for _, s in ipairs(others) do
-    local got = facts(s, loads)
     local by = {}
-    for _, kv in ipairs(got) do by[kv[1]] = kv[2] end
+    for _, kv in ipairs(facts(s)) do by[kv[1]] = kv[2] end
     for _, kv in ipairs(want) do
       local b, v = kv[2], by[kv[1]]
       if b ~= nil and v ~= nil and tostring(b) ~= tostring(v) then
