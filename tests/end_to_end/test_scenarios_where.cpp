@@ -834,6 +834,51 @@ TEST_CASE("serving_sweep --on a running OpenAI-compatible server: every level me
   cloud.check_nothing_created();
 }
 
+// Issue 37: gates in the report. A scenario whose loads carry http_load thresholds, against a
+// running server whose TTFT (20 ms) crosses ttft_p99_ms = 5: the run exits 4, and both reports,
+// the printed summary and report.status say which gate was crossed, and which passed.
+TEST_CASE("a scenario's crossed threshold shows in report.md and report.html - status thresholds - exit 4", "[scenario]") {
+  RunningServer server;
+  const std::string dir = temp_dir("on-endpoint-gated");
+  const std::string script = dir + "/gated.lua";
+  {
+    std::ofstream f(script);
+    f << R"lua(
+local scenario = require("runara.scenario")
+local suite = require("runara.suite")
+scenario.run({
+  title = function(p, where) return "Gated load: " .. p.model .. " on " .. where end,
+  params = { { name = "model", default = "some-model", help = "model" } },
+}, function(sc)
+  local server = sc:serve(nil, { model = sc.params.model })
+  suite.run(server, { report = sc.report, tests = { "concurrent" }, profile = "quick", quiet = true,
+                      thresholds = { ttft_p99_ms = 5, failure_rate = 0.01 } })
+end)
+)lua";
+  }
+  const std::string out = dir + "/out";
+  const ChildResult r = run_runara({"--on", server.url(), "--out", out, script}, 60);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 4);
+  const json j = results_or_empty(out);
+  CHECK(at(j, "/report/status") == "thresholds");
+  CHECK(at(j, "/run/status") == "thresholds");
+  CHECK(at(j, "/report/thresholds_crossed") == 2);
+  CHECK(at(j, "/benchmarks/loads/concurrent_32/thresholds/ttft_p99_ms/ok") == false);
+  CHECK(at(j, "/benchmarks/loads/concurrent_32/thresholds/failure_rate/ok") == true);
+  const std::string md = read_all(out + "/report.md");
+  CHECK(contains(md, "THRESHOLDS CROSSED — 2 of 4 gates: ttft_p99_ms at concurrent_10: "));
+  CHECK(contains(md, "## Thresholds"));
+  CHECK(contains(md, "| concurrent_32 | ttft_p99_ms | at most 5 | "));
+  CHECK(contains(md, "| CROSSED |"));
+  CHECK(contains(md, "| concurrent_32 | failure_rate | at most 0.01 | 0.00 | passed |"));
+  const std::string html = read_all(out + "/report.html");
+  CHECK(contains(html, "id=\"thresholds-crossed\""));
+  CHECK(contains(html, "<h2>Thresholds</h2>"));
+  CHECK(contains(r.out, "THRESHOLDS CROSSED: 2 of 4 (exit status 4)"));
+  CHECK(contains(r.out, "ttft_p99_ms at concurrent_32: "));
+}
+
 TEST_CASE("gemm and mlperf_llama2_70b --on a server only: refused, they need a machine - nothing created", "[scenario]") {
   const std::string script = GENERATE(std::string("gemm.lua"), std::string("mlperf_llama2_70b.lua"));
   INFO(script);
