@@ -39,12 +39,18 @@ local function sha_of(set) return type(set) == "table" and type(set.sha256) == "
 local function number_of(v) return type(v) == "number" and v or nil end
 
 -- The workload facts of one side of the comparison (a run, or one machine of a report of several),
--- in order: { { what, value }, ... }. side: { doc =, machine =, machine_label =, simulated = }. Every
+-- in order: { { what, value }, ... }. side: { doc =, machine =, machine_label = }. Every
 -- load the run's manifest names counts, compared or not (a sweep's points are not compared by
 -- name, and still are its workload).
 local function facts(side)
   local doc = side.doc
-  local f = { { "simulated or real", side.simulated and "simulated" or "real" } }
+  -- Simulated or real as the run states it (a hand-written or older results.json may not).
+  local stated
+  for _, path in ipairs({ { "metadata", "simulated" }, { "report", "simulated" }, { "manifest", "runara", "simulated" }, { "run", "simulated" } }) do
+    local v = at(doc, path)
+    if type(v) == "boolean" then stated = stated or v end
+  end
+  local f = { { "simulated or real", stated ~= nil and (stated and "simulated" or "real") or nil } }
   local profile = at(doc, { "benchmarks", "suite_profile" }) or at(doc, { "manifest", "params", "profile" })
   f[#f + 1] = { "profile", profile ~= nil and text(profile) or nil }
   f[#f + 1] = { "engine", engine(doc, side.machine) }
