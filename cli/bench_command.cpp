@@ -301,6 +301,7 @@ int bench_command(int argc, char** argv) {
   for (const auto& [key, value] : params) options.args.push_back(key + "=" + value);
   options.history_dir = default_state_dir();
   options.history_name = "runara bench";
+  if (params.count("url")) options.history_where = "endpoint " + params["url"];
   // The command is runara's code: runara_bench and all it requires come from the stdlib, never
   // from the current folder (someone else's, perhaps: theirs would hold the --api-key handle).
   options.stdlib_modules_only = true;

@@ -27,7 +27,7 @@ namespace {
 
 const char* const kUsage =
     "usage: runara compare RUN_DIR|RUN_ID... [--baseline DIR|ID] [--last N [--script NAME] [--real | --sim]]\n"
-    "                      [--threshold METRIC=PCT ...] [--noise PCT] [--out DIR]\n"
+    "                      [--threshold METRIC=PCT ...] [--noise PCT] [--allow-different-workloads] [--out DIR]\n"
     "  Compares two or more runs' results.json: each metric of each load they share, each run's value,\n"
     "  the difference against the baseline (the first run, or --baseline) and a verdict: better, worse,\n"
     "  or within noise (overlapping intervals where repeats gave them, else within --noise PCT, default 2).\n"
@@ -35,9 +35,13 @@ const char* const kUsage =
     "  A run is a folder, a run id (or its start) from `runara runs`, or --last N: the newest N runs\n"
     "  (of --script NAME). --threshold output_tokens_per_second=-5: worse by more than 5 % than the\n"
     "  baseline fails (exit status 4); +5 asks for at least 5 % better. Repeatable.\n"
+    "  Runs whose workloads differ (simulated vs real, profile, engine, a load's prompt set or output\n"
+    "  length) are refused; --allow-different-workloads compares them anyway, marked as such.\n"
     "  Exit status: 0, 4 a threshold crossed, 1 nothing comparable, 2 usage. See docs/cli.md#runara-compare.\n";
 
 constexpr const char* kUsageMarker = "runara compare: usage: ";
+// The scenario's refusal of runs that measured different workloads: a usage error of one line.
+constexpr const char* kRefusedMarker = "runara compare: refused: ";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "runara compare: %s\n%s", visible(message).c_str(), kUsage);
@@ -118,6 +122,7 @@ int compare_command(int argc, char** argv) {
   std::vector<std::string> names, thresholds;
   std::string baseline, out, noise, script;
   int last = 0;
+  bool allow_different_workloads = false;
   HistoryQuery::Kind kind = HistoryQuery::Kind::any;
   CommandLineParser parser(kUsage);
   parser.positionals([&](const std::string& v) { return names.push_back(v), std::string(); })
@@ -140,6 +145,7 @@ int compare_command(int argc, char** argv) {
           return "--threshold expects METRIC=PCT, such as output_tokens_per_second=-5, got '" + v + "'";
         return thresholds.push_back(v), std::string();
       })
+      .flag("--allow-different-workloads", [&] { allow_different_workloads = true; })
       .flag("--real", [&] { kind = HistoryQuery::Kind::real; })
       .flag("--sim", [&] { kind = HistoryQuery::Kind::simulated; });
   if (int status = parser.parse_or_status(argc, argv, 2, "runara compare", kUsage); status >= 0) return status;
@@ -198,6 +204,7 @@ int compare_command(int argc, char** argv) {
   }
   for (std::size_t i = 0; i < thresholds.size(); ++i) options.args.push_back("threshold" + std::to_string(i + 1) + "=" + thresholds[i]);
   if (!noise.empty()) options.args.push_back("noise=" + noise);
+  if (allow_different_workloads) options.args.push_back("allow_different_workloads=1");
   // The command is runara's code: runara_compare and all it requires come from the stdlib, never
   // from the current folder (someone else's, perhaps: theirs would decide --threshold's verdict).
   options.stdlib_modules_only = true;
@@ -209,6 +216,10 @@ int compare_command(int argc, char** argv) {
   // The scenario's own usage errors (an unknown metric in --threshold) are the command line's.
   if (outcome.exit == Exit::script_error && outcome.message.rfind(kUsageMarker, 0) == 0) {
     return usage_error(outcome.message.substr(std::string(kUsageMarker).size()));
+  }
+  if (outcome.exit == Exit::script_error && outcome.message.rfind(kRefusedMarker, 0) == 0) {
+    std::fprintf(stderr, "runara compare: %s\n", visible(outcome.message.substr(std::string(kRefusedMarker).size())).c_str());
+    return static_cast<int>(Exit::usage);
   }
   // The scenario's own verdicts on the runs ("nothing in common to compare") are answers, not
   // crashes: said without the Lua traceback.

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -21,8 +22,9 @@ namespace {
 const char* const kUsage =
     "usage: runara runs [--script NAME] [--limit N] [--real | --sim] [--json]\n"
     "  Lists past runs, newest first, from the run history ($RUNARA_STATE_DIR/history.db, default\n"
-    "  ~/.local/state/runara): id, start, status, simulated or not, script, output tok/s, TTFT p50,\n"
-    "  cost, output folder ((missing) when it was moved or deleted). Status: running, ok, failed,\n"
+    "  ~/.local/state/runara): id, start, status, where it ran (droplet, your machine USER@HOST,\n"
+    "  endpoint URL, simulated, this computer), script, output tok/s, TTFT p50, cost, output folder\n"
+    "  ((missing) when it was moved or deleted). Status: running, ok, failed,\n"
     "  stopped, watchdog, thresholds, or killed: it ended without a record (SIGKILL, a crash).\n"
     "  --script NAME: runs of one script (its path, file name, or name without .lua)\n"
     "  --limit N: at most N runs (default 20; 0: all)   --real / --sim: only real / simulated runs\n"
@@ -49,13 +51,20 @@ std::string figure(const std::optional<double>& v, const char* spec) {
   return text;
 }
 
+// Where a run ran; a row of an older runara recorded none: "simulated" or "?" then.
+std::string where_text(const HistoryEntry& r) {
+  if (!r.where.empty()) return r.where;
+  if (r.simulated) return "simulated";
+  return r.status == kRunning ? "(not known yet)" : "?";
+}
+
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 nlohmann::json row_json(const HistoryEntry& r) {
   return {{"run_id", r.run_id}, {"script", r.script}, {"script_sha256", r.script_sha256},
           {"start_utc", when(r.start_unix)}, {"start_unix", r.start_unix},
           {"end_unix", r.end_unix > 0 ? nlohmann::json(r.end_unix) : nlohmann::json(nullptr)},  // running, killed: none
-          {"exit_code", r.exit_code}, {"status", r.status}, {"simulated", r.simulated},
+          {"exit_code", r.exit_code}, {"status", r.status}, {"simulated", r.simulated}, {"where", where_text(r)},
           {"out_dir", r.out_dir}, {"out_dir_exists", folder_exists(r.out_dir)},
           {"pid", r.process.pid > 0 ? nlohmann::json(r.process.pid) : nlohmann::json(nullptr)},
           {"output_tokens_per_s", optional_json(r.output_tokens_per_s)},
@@ -119,17 +128,20 @@ int runs_command(int argc, char** argv) {
     std::printf("no runs%s in the history\n", query.script.empty() ? "" : (" of " + visible(query.script, LineFeeds::show)).c_str());
     return 0;
   }
-  std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", "RUN", "STARTED (UTC)", "STATUS", "SIM", "SCRIPT",
+  // The WHERE column as wide as its longest entry (an endpoint's URL), within reason.
+  int where_width = 5;
+  for (const auto& r : runs) where_width = std::max(where_width, std::min(48, static_cast<int>(visible(where_text(r), LineFeeds::show).size())));
+  std::printf("%-9s %-19s %-12s %-*s %-32s %10s %9s %9s  %s\n", "RUN", "STARTED (UTC)", "STATUS", where_width, "WHERE", "SCRIPT",
               "OUT TOK/S", "TTFT P50", "COST", "FOLDER");
   bool killed = false;
   for (const auto& r : runs) {
     killed = killed || r.status == kKilled;
     std::string folder = r.out_dir.empty() ? "(none)" : visible(r.out_dir, LineFeeds::show);
     if (!r.out_dir.empty() && !folder_exists(r.out_dir)) folder = "(missing) " + folder;
-    std::printf("%-9s %-19s %-12s %-4s %-32s %10s %9s %9s  %s\n", visible(r.run_id, LineFeeds::show).c_str(),
+    std::printf("%-9s %-19s %-12s %-*s %-32s %10s %9s %9s  %s\n", visible(r.run_id, LineFeeds::show).c_str(),
                 when(r.start_unix).c_str(),
                 visible(r.status + (r.exit_code ? " " + std::to_string(r.exit_code) : ""), LineFeeds::show).c_str(),
-                r.simulated ? "sim" : "", visible(r.script, LineFeeds::show).c_str(), figure(r.output_tokens_per_s, "%.1f").c_str(),
+                where_width, visible(where_text(r), LineFeeds::show).c_str(), visible(r.script, LineFeeds::show).c_str(), figure(r.output_tokens_per_s, "%.1f").c_str(),
                 r.ttft_p50_ms ? (figure(r.ttft_p50_ms, "%.1f") + "ms").c_str() : "-",
                 r.cost_usd ? ("$" + figure(r.cost_usd, "%.4f")).c_str() : "-", folder.c_str());
   }

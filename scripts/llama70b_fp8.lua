@@ -21,6 +21,9 @@ local scenario = require("runara.scenario")
 local defaults = require("runara.droplet_defaults")
 local suite = require("runara.suite")
 
+-- Params of the server runara starts (on a droplet or a machine of yours): none under --on URL.
+local VLLM_STARTED = { "droplet", "machine" }
+
 local function hf_token()
   local ok, token = pcall(runara.secret, "HF_TOKEN")
   if ok then return token end
@@ -33,23 +36,27 @@ end
 scenario.run({
   about = "Llama-3.3-70B-Instruct FP8 with vLLM on one MI300X: single-stream throughput, TTFT, 10 and 32 concurrent\n" ..
           "requests, GPU power and VRAM; beside published MLPerf Inference v4.1 H100 measurements (other conditions, labelled).",
-  title = function(p, where) return "Llama-3.3-70B-Instruct " .. p.quantization:upper() .. " on " .. where end,
+  -- Under --on URL, p.model is what the server serves and its quantization is not known.
+  title = function(p, where)
+    local name = tostring(p.model):match("[^/]+$")
+    return name .. (scenario.where() ~= "endpoint" and (" " .. p.quantization:upper()) or "") .. " on " .. where
+  end,
   reference = function(p) return p.model == "meta-llama/Llama-3.3-70B-Instruct" and "llama70b_fp8" or nil end,
   params = {
-    { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
+    { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size", applies = { "droplet" } },
     defaults.image_param(),
     defaults.region_param(),
     { name = "model", default = "meta-llama/Llama-3.3-70B-Instruct", help = "Hugging Face model id" },
-    { name = "quantization", default = "fp8", help = "vLLM --quantization" },
-    { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },
-    { name = "gpu_memory_utilization", type = "number", default = 0.9, min = 0.05, max = 1, help = "vLLM --gpu-memory-utilization" },
-    { name = "mode", default = "docker", choices = { "docker", "pip" }, help = "vLLM in its container, or pip-installed" },
-    { name = "vllm_image", default_help = "the vendor's vLLM image", default = function() return nil end, help = "the vLLM container image" },
-    { name = "ready_timeout", type = "number", default = 1800, min = 1, help = "seconds for the server to answer" },
+    { name = "quantization", default = "fp8", help = "vLLM --quantization", applies = VLLM_STARTED },
+    { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len", applies = VLLM_STARTED },
+    { name = "gpu_memory_utilization", type = "number", default = 0.9, min = 0.05, max = 1, help = "vLLM --gpu-memory-utilization", applies = VLLM_STARTED },
+    { name = "mode", default = "docker", choices = { "docker", "pip" }, help = "vLLM in its container, or pip-installed", applies = VLLM_STARTED },
+    { name = "vllm_image", default_help = "the vendor's vLLM image", default = function() return nil end, help = "the vLLM container image", applies = VLLM_STARTED },
+    { name = "ready_timeout", type = "number", default = 1800, min = 1, help = "seconds for the server to answer", applies = VLLM_STARTED },
     { name = "profile", choices = { "full", "quick" }, default = function() return runara.simulated and "quick" or "full" end,
       default_help = "full; quick on the simulated cloud", help = "the suite's full test sizes, or shortened ones" },
     { name = "remote", type = "boolean", default = true,
-      help = "load from the machine itself (runara-agent): no network between you and the cloud in the figures" },
+      help = "load from the machine itself (runara-agent): no network between you and the cloud in the figures", applies = VLLM_STARTED },
   },
 }, function(sc)
   local P, rep = sc.params, sc.report

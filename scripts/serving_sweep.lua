@@ -17,18 +17,24 @@ local scenario = require("runara.scenario")
 local defaults = require("runara.droplet_defaults")
 local suite = require("runara.suite")
 
+-- Params of the server runara starts (on a droplet or a machine of yours): none under --on URL.
+local VLLM_STARTED = { "droplet", "machine" }
+
 local sim = runara.simulated
 scenario.run({
   about = "The Dell/Metrum vLLM serving sweep (seed 004): one load per concurrency level over a pool of\n" ..
           "varied prompts, with vLLM's /metrics and the GPU sampled throughout.",
-  title = function(p, where) return "vLLM serving sweep: " .. p.model .. " on " .. where end,
+  -- Under --on URL, p.model is what the server serves, and the server need not be vLLM.
+  title = function(p, where)
+    return (scenario.where() == "endpoint" and "Serving sweep: " or "vLLM serving sweep: ") .. p.model .. " on " .. where
+  end,
   params = {
-    { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size" },
+    { name = "size", default = "gpu-mi300x1-192gb", help = "droplet size", applies = { "droplet" } },
     defaults.image_param(),
     defaults.region_param(),
     { name = "model", default = "meta-llama/Llama-3.3-70B-Instruct", help = "Hugging Face model id" },
-    { name = "quantization", default = "fp8", help = "vLLM --quantization" },
-    { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },
+    { name = "quantization", default = "fp8", help = "vLLM --quantization", applies = VLLM_STARTED },
+    { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len", applies = VLLM_STARTED },
     { name = "levels", type = "integers", min = 1, default = { 64, 128, 256, 512, 1024, 2048 }, help = "concurrency levels" },
     { name = "input_tokens", type = "integer", default = 1024, min = 1, help = "mean prompt length in tokens" },
     { name = "range_ratio", type = "number", default = 0.5, min = 0, max = 1, help = "prompt lengths vary by ± this fraction" },
@@ -36,7 +42,7 @@ scenario.run({
       help = "tokens generated per request" },
     { name = "requests_per_stream", type = "integer", min = 1, default = sim and 1 or 2, default_help = "2; 1 under --sim",
       help = "requests per level = this x the level" },
-    { name = "remote", type = "boolean", default = true, help = "load from the machine itself (runara-agent)" },
+    { name = "remote", type = "boolean", default = true, help = "load from the machine itself (runara-agent)", applies = VLLM_STARTED },
   },
 }, function(sc)
   local P, rep = sc.params, sc.report

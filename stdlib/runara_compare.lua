@@ -2,7 +2,8 @@
 -- named, read through compare_gate (cli/compare_gate.hpp: their results.json, and nothing else of
 -- theirs), compared by runara.run_comparison, written as compare.json, compare.md and
 -- compare.html into this run's folder. run(params) takes runara.params as the command set them:
--- run1=DIR label1=ID ... (the baseline first), threshold1=METRIC=PCT ..., noise=PCT.
+-- run1=DIR label1=ID ... (the baseline first), threshold1=METRIC=PCT ..., noise=PCT,
+-- allow_different_workloads=1 (runs whose workloads differ are refused without it).
 local rc = require("runara.run_comparison")
 local render = require("runara.run_comparison_render")
 local svg = require("runara.report_svg")
@@ -33,15 +34,28 @@ function M.run(params)
     thresholds[#thresholds + 1] = params["threshold" .. j]
     j = j + 1
   end
-  local ok, cmp = pcall(rc.build, runs, { noise_pct = tonumber(params.noise), thresholds = thresholds })
+  local allow = params.allow_different_workloads == "1"
+  local ok, cmp = pcall(rc.build, runs, { noise_pct = tonumber(params.noise), thresholds = thresholds, allow_different_workloads = allow })
   if not ok then error("runara compare: usage: " .. tostring(cmp), 0) end
+  -- Unlike with unlike is refused before anything is written (the command exits 2, one line).
+  if cmp.workload_line and not allow then
+    error("runara compare: refused: the runs measured different workloads (" .. cmp.workload_line ..
+          "); compare runs of the same workload, or add --allow-different-workloads to compare them anyway", 0)
+  end
   runara.write_file("compare.json", rc.json(cmp))
   runara.write_file("compare.md", render.markdown(cmp))
   runara.write_file("compare.html", render.html(cmp, svg))
+  if cmp.workload_line then
+    print("WORKLOADS DIFFER (compared anyway: --allow-different-workloads): " .. cmp.workload_line ..
+          "; the differences below are not the machines' or the software's alone")
+  end
   for _, s in ipairs(cmp.skipped) do print(("not compared: %s (%s): %s"):format(s.label, s.dir or "?", s.problem)) end
   if cmp.note then print(cmp.note) end
   for _, s in ipairs(cmp.summary) do
-    print(("%s against %s: %d better, %d worse, %d within noise (±%g %%)"):format(s.run, s.against, s.better, s.worse, s.within_noise, cmp.noise_pct))
+    local differ = false
+    for _, d in ipairs(cmp.workload_differences or {}) do differ = differ or d.run == s.run end
+    print(("%s against %s: %d better, %d worse, %d within noise (±%g %%)%s"):format(s.run, s.against, s.better, s.worse, s.within_noise,
+      cmp.noise_pct, differ and " — DIFFERENT WORKLOADS" or ""))
     local shown = 0
     for _, r in ipairs(cmp.rows) do
       local vd = r.verdicts[s.run]

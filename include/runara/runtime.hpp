@@ -126,6 +126,9 @@ struct Options {
   std::string history_dir;
   // The name the history records for a run of no script file (`runara bench`); "": the script's path.
   std::string history_name;
+  // Where the history says a run of no --on ran (`runara bench URL`: "endpoint URL"); "": from
+  // --on, --sim and the machines the run created.
+  std::string history_where;
 };
 
 // One thing runara did on the script's behalf, told by runara itself as it does it: the machines

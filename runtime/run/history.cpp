@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS runs (
   cost_usd      REAL,
   pid           INTEGER NOT NULL DEFAULT 0,
   pid_start     INTEGER NOT NULL DEFAULT 0,
-  boot_id       TEXT NOT NULL DEFAULT ''
+  boot_id       TEXT NOT NULL DEFAULT '',
+  ran_where     TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS runs_start ON runs (start_unix);
 )sql";
@@ -46,11 +47,12 @@ constexpr AddedColumn kAddedColumns[] = {
     {"pid", "INTEGER NOT NULL DEFAULT 0"},
     {"pid_start", "INTEGER NOT NULL DEFAULT 0"},
     {"boot_id", "TEXT NOT NULL DEFAULT ''"},
+    {"ran_where", "TEXT NOT NULL DEFAULT ''"},  // rows of an older runara: where unknown
 };
 
 constexpr const char* kColumns =
     "run_id, script, script_sha256, start_unix, end_unix, exit_code, status, out_dir, simulated, "
-    "output_tokens_per_s, ttft_p50_ms, cost_usd, pid, pid_start, boot_id";
+    "output_tokens_per_s, ttft_p50_ms, cost_usd, pid, pid_start, boot_id, ran_where";
 
 struct Statement {
   sqlite3_stmt* s = nullptr;
@@ -188,6 +190,7 @@ HistoryEntry read_row(sqlite3_stmt* s) {
   e.process.pid = sqlite3_column_int(s, 12);
   e.process.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(s, 13));
   e.process.boot_id = text_column(s, 14);
+  e.where = text_column(s, 15);
   return e;
 }
 
@@ -195,7 +198,7 @@ HistoryEntry read_row(sqlite3_stmt* s) {
 
 void RunHistory::record(const HistoryEntry& e) {
   Statement st;
-  const std::string sql = std::string("INSERT OR REPLACE INTO runs (") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  const std::string sql = std::string("INSERT OR REPLACE INTO runs (") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   impl_->check(sqlite3_prepare_v2(impl_->db, sql.c_str(), -1, &st.s, nullptr), "prepare");
   sqlite3_bind_text(st.s, 1, e.run_id.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 2, e.script.c_str(), -1, SQLITE_TRANSIENT);
@@ -212,6 +215,7 @@ void RunHistory::record(const HistoryEntry& e) {
   sqlite3_bind_int(st.s, 13, e.process.pid);
   sqlite3_bind_int64(st.s, 14, static_cast<sqlite3_int64>(e.process.start_ticks));
   sqlite3_bind_text(st.s, 15, e.process.boot_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 16, e.where.c_str(), -1, SQLITE_TRANSIENT);
   impl_->check(sqlite3_step(st.s), "insert");
 }
 

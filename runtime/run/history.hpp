@@ -13,7 +13,7 @@
 // Unlike the ledger it records nothing that bills: losing it loses a listing, never money, so a
 // failure to write it is a warning in run.log, never a failed run.
 //
-// A history.db of an older runara (before the process columns) is migrated when opened: the
+// A history.db of an older runara (before the process or where columns) is migrated when opened: the
 // columns are added (ALTER TABLE, once, in a write transaction that a second process opening it
 // at the same moment waits for), its rows keep their defaults (no process: they had ended).
 //
@@ -48,6 +48,11 @@ struct HistoryEntry {
   std::string status;
   std::string out_dir;  // absolute; "" when the run left no folder (or has made none yet)
   bool simulated = false;
+  // Where it ran, in words for `runara runs`: "droplet" (or "droplets (N)"), "your machine
+  // USER@HOST", "endpoint URL", "simulated", "this computer" (it created and named no machine);
+  // "" while a run without --on has not ended (its droplets are not known yet) and in rows of an
+  // older runara.
+  std::string where;
   ProcessIdentity process;  // the process that ran it; pid 0 in rows of an older runara
   // Headline figures, absent when the run measured none (run/history_entry.hpp says which).
   std::optional<double> output_tokens_per_s, ttft_p50_ms, cost_usd;

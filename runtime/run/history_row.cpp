@@ -16,6 +16,22 @@ namespace runara {
 
 namespace {
 
+// Where the run ran, for `runara runs`: what --sim, --on or the host named, else (once it has
+// ended: `run` is its record) the droplets it created, or this computer when it created none.
+std::string where_of(const Options& o, const nlohmann::json* run) {
+  if (o.simulated) return "simulated";
+  if (!o.history_where.empty()) return o.history_where;
+  if (!o.on.host.empty()) {
+    return "your machine " + (o.on.user.empty() ? "" : o.on.user + "@") + o.on.host + (o.on.port != 22 ? ":" + std::to_string(o.on.port) : "");
+  }
+  if (!o.on.endpoint.empty()) return "endpoint " + o.on.endpoint;
+  if (!run) return {};
+  const auto machines = run->find("machines");
+  const std::size_t n = machines != run->end() && machines->is_array() ? machines->size() : 0;
+  if (n == 0) return "this computer";
+  return n == 1 ? "droplet" : "droplets (" + std::to_string(n) + ")";
+}
+
 // What every write of the row says alike: which run, of what, where, by which process.
 HistoryEntry row_of(Runtime::Impl& rt) {
   HistoryEntry e;
@@ -27,6 +43,7 @@ HistoryEntry row_of(Runtime::Impl& rt) {
   e.start_unix = rt.record_.start_unix();
   e.out_dir = rt.output_.created() ? rt.output_.real_path() : "";
   e.simulated = rt.options_.simulated;
+  e.where = where_of(rt.options_, nullptr);
   e.process = this_process();
   return e;
 }
@@ -91,6 +108,7 @@ void Runtime::Impl::record_history(const nlohmann::json& run) {
     e.end_unix = run.value("end_unix", 0.0);
     e.exit_code = run.value("exit_code", 0);
     e.status = run.value("status", std::string());
+    e.where = where_of(options_, &run);
     const Headline h = headline_of(results_);
     e.output_tokens_per_s = h.output_tokens_per_s;
     e.ttft_p50_ms = h.ttft_p50_ms;

@@ -39,7 +39,7 @@ end
 local function follows_size(name, default_help)
   return function(help)
     return { name = name, default = function(v) return M.for_size(v.size)[name] end, default_help = default_help,
-      help = help or ("droplet " .. name) }
+      help = help or ("droplet " .. name), applies = { "droplet" } }
   end
 end
 M.image_param = follows_size("image", M.image_help)

@@ -166,7 +166,7 @@ end
 -- definition's sha256) and the tokenizer; from what runara.report kept of each http_load result
 -- (entry.inputs).
 local function load_inputs(entries)
-  local seeds, sets, tokenizers, any = {}, {}, {}, false
+  local seeds, sets, tokenizers, outputs, any = {}, {}, {}, {}, false
   for _, e in ipairs(entries) do
     local inp = e.inputs
     if type(inp) == "table" then
@@ -180,9 +180,10 @@ local function load_inputs(entries)
         sets[e.name] = { sha256 = M.unknown("the load's result names no prompts") }
       end
       if inp.tokenizer_id then tokenizers[tostring(inp.tokenizer_id)] = inp.tokenizer_file and "file" or "model" end
+      if type(inp.max_tokens) == "number" then outputs[e.name] = inp.max_tokens end
     end
   end
-  return any, seeds, sets, tokenizers
+  return any, seeds, sets, tokenizers, outputs
 end
 
 -- The manifest: the fields a scenario gathered (runara, script, params, machines, serving) and
@@ -190,10 +191,12 @@ end
 function M.build(fields, entries)
   local out = {}
   for k, v in pairs(fields or {}) do out[k] = v end
-  local any, seeds, sets, tokenizers = load_inputs(entries or {})
+  local any, seeds, sets, tokenizers, outputs = load_inputs(entries or {})
   if any then
     out.seeds = seeds
     out.prompt_sets = sets
+    -- Each load's output length asked for (max_tokens): part of its workload, as the prompt set is.
+    if next(outputs) then out.max_tokens = outputs end
     local names = {}
     for id, kind in pairs(tokenizers) do names[#names + 1] = kind == "file" and ("tokenizer.json " .. id) or id end
     table.sort(names)
@@ -225,6 +228,12 @@ function M.rows(man)
       parts[#parts + 1] = k .. "=" .. (type(x) == "table" and table.concat(x, ",") or tostring(x))
     end
     add("params", #parts > 0 and table.concat(parts, " ") or "none")
+  end
+  local na = man.params_not_applied
+  if type(na) == "table" and type(na.names) == "table" then
+    local names = table.concat(na.names, ", ")
+    if na.asked_model then names = (names ~= "" and (names .. "; ") or "") .. "model " .. v(na.asked_model) .. " (not served there)" end
+    add("params not applied", names .. " — " .. v(na.why))
   end
   if type(man.seeds) == "table" then
     local by, order = {}, {}

@@ -70,6 +70,19 @@ local function combine(results)
   for k, v in pairs(results[#results]) do out[k] = v end
   out.intervals, out.repeats = {}, { count = #results, method = M.METHOD, runs = {} }
   for i, r in ipairs(results) do out.repeats.runs[i] = r.label end
+  -- A gate (http_load's thresholds) crossed in any run is crossed for the load: each run's
+  -- crossings, named by run, and the verdict of the first run that crossed it.
+  local crossed, gates = {}, nil
+  for _, r in ipairs(results) do
+    for _, c in ipairs(type(r.thresholds_crossed) == "table" and r.thresholds_crossed or {}) do
+      crossed[#crossed + 1] = (type(r.label) == "string" and (r.label .. " ") or "") .. tostring(c)
+    end
+    for name, t in pairs(type(r.thresholds) == "table" and r.thresholds or {}) do
+      gates = gates or {}
+      if gates[name] == nil or (gates[name].ok and type(t) == "table" and t.ok == false) then gates[name] = t end
+    end
+  end
+  if gates then out.thresholds, out.thresholds_crossed = gates, crossed end
   for _, key in ipairs(M.METRICS) do
     local values = {}
     for _, r in ipairs(results) do if type(r[key]) == "number" and r[key] == r[key] then values[#values + 1] = r[key] end end

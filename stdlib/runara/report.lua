@@ -31,6 +31,7 @@ local document = require("runara.report_document")
 local sweep_table = require("runara.report_sweep_table")
 local dotted_path = require("runara.report_dotted_path")
 local checks = require("runara.report_checks")
+local report_thresholds = require("runara.report_thresholds")
 
 local M = {}
 local Report = {}
@@ -96,6 +97,9 @@ local function summarize(res)
     if type(v) == "number" then s[k] = num(v) elseif type(v) == "string" then s[k] = v end
   end
   if type(res.errors_by_kind) == "table" then s.errors_by_kind = res.errors_by_kind end
+  -- The load's gates (http_load's thresholds), shown with their verdicts (report_thresholds.lua).
+  local gates = report_thresholds.keep(res)
+  if gates then s.thresholds, s.thresholds_crossed = gates.thresholds, gates.crossed end
   if type(res.client_limited) == "boolean" then s.client_limited = res.client_limited end
   -- Repeats' intervals (runara.repeats), read by runara compare: { low, high } per figure.
   if type(res.intervals) == "table" and type(res.repeats) == "table" then

@@ -4,6 +4,7 @@
 local figures = require("runara.report_figures")
 local compare = require("runara.report_machine_comparison")
 local manifest = require("runara.manifest")
+local thresholds = require("runara.report_thresholds")
 
 local M = {}
 
@@ -70,11 +71,18 @@ function M.build(self, min_samples)
     for i, m in ipairs(self.machines) do machines_json[m.key] = recs[i] end
   end
   local man = manifest.build(self.manifest_fields, manifest_entries(self))
+  local labels = {}
+  for _, m in ipairs(self.machines) do labels[m.key] = m.label end
+  local gates = thresholds.gates(self.loads, self.sweeps, function(key) return labels[key] or key end)
+  local crossed = thresholds.crossed(gates)
+  -- A failed run is PARTIAL whatever its gates said; a finished one that crossed a gate says so.
+  local status = errors and "partial" or (crossed > 0 and "thresholds") or "complete"
   local headline = #self.headlines > 0 and {} or nil
   for i, h in ipairs(self.headlines) do headline[i] = { label = h.label, value = h.value, unit = h.unit, note = h.note } end
   local doc = { metadata = meta, manifest = man, machines = machines_json, benchmarks = b, headline = headline, comparison = compare.comparison_json(cmp),
                 comparable_nvidia = self:comparison(b) or compare.measured_nvidia(self, cmp),
-                report = { status = errors and "partial" or "complete", error = errors, units = M.UNITS,
+                report = { status = status, error = errors, units = M.UNITS,
+                           thresholds = #gates > 0 and gates or nil, thresholds_crossed = #gates > 0 and crossed or nil,
                            simulated = self.simulated, files = { "report.md", "report.html" } } }
   merge(doc, self.extra)
   local machines = {}
@@ -87,7 +95,7 @@ function M.build(self, min_samples)
                  sweeps = self.sweeps, gpu = self.gpu, server_metrics = self.server_metrics,
                  vllm_summary = not self.server_metrics and type(b.vllm_metrics) == "table" and b.vllm_metrics or nil,
                  tables = self.tables, charts = self.charts, headlines = self.headlines, phases = self.phases, machines = machines, compare = cmp, files = self.files,
-                 min_samples = min_samples, efficiency = eff, manifest = man }
+                 min_samples = min_samples, efficiency = eff, manifest = man, gates = gates }
   return doc, view
 end
 

@@ -10,6 +10,7 @@ local gpu_rows_ = require("runara.report_gpu_rows")
 local metric_rows_ = require("runara.report_metric_rows")
 local series = require("runara.report_chart_series")
 local manifest = require("runara.manifest")
+local thresholds = require("runara.report_thresholds")
 
 local finite, f, esc, multi, with_machine_column = format.finite, format.f, format.esc, format.multi, format.with_machine_column
 local banner, top_line, cost_line, where_line, files_line = text.banner, text.top_line, text.cost_line, text.where_line, text.files_line
@@ -110,6 +111,8 @@ function M.html(v, svg)
   local banners = banner(v)
   if v.error then out[#out + 1] = '<div class="banner partial" id="partial">' .. esc(banners[1]) .. "</div>" end
   if v.simulated then out[#out + 1] = '<div class="banner simulated" id="simulated">' .. esc(banners[v.error and 2 or 1]) .. "</div>" end
+  local crossed = thresholds.banner(v.gates or {})
+  if crossed then out[#out + 1] = '<div class="banner partial" id="thresholds-crossed">' .. esc(crossed) .. "</div>" end
   local line = top_line(v)
   if line ~= "" then out[#out + 1] = '<p class="machine">' .. esc(line) .. "</p>" end
   if v.meta.ran_on then out[#out + 1] = '<p class="machine" id="ran-on">Ran on: ' .. esc(v.meta.ran_on) .. "</p>" end
@@ -170,6 +173,10 @@ function M.html(v, svg)
     out[#out + 1] = "<h2>Server (vLLM /metrics) over time</h2>"
     if #running > 0 then out[#out + 1] = svg.chart{ title = "Requests running and waiting", x_label = "seconds since scraping started", y_label = "requests", series = running } end
     if #kv > 0 then out[#out + 1] = svg.chart{ title = "KV cache used", x_label = "seconds since scraping started", y_label = "% of the KV cache", series = kv } end
+  end
+  if v.gates and #v.gates > 0 then
+    out[#out + 1] = '<h2>Thresholds</h2><p class="note">The script\'s pass/fail gates on its loads; a crossed one makes the run exit with status 4.</p>' ..
+      html_table(thresholds.COLUMNS, thresholds.rows(v.gates), "thresholds")
   end
   if #v.loads > 0 then
     local cols, rows, few = loads_table(v, v.loads)

@@ -8,6 +8,7 @@ local load_rows = require("runara.report_load_rows")
 local gpu_rows_ = require("runara.report_gpu_rows")
 local metric_rows_ = require("runara.report_metric_rows")
 local manifest = require("runara.manifest")
+local thresholds = require("runara.report_thresholds")
 
 local f, cell, line_text, multi, with_machine_column = format.f, format.md_escape, format.md_line, format.multi, format.with_machine_column
 local banner, top_line, cost_line, where_line, files_line = text.banner, text.top_line, text.cost_line, text.where_line, text.files_line
@@ -40,6 +41,8 @@ M.table = md_table  -- (columns, rows) → a Markdown table, every cell escaped 
 function M.markdown(v)
   local out = { "# " .. cell(v.title), "" }
   for _, line in ipairs(banner(v)) do out[#out + 1] = "> **" .. cell(line) .. "**\n" end
+  local crossed = thresholds.banner(v.gates or {})
+  if crossed then out[#out + 1] = "> **" .. cell(crossed) .. "**\n" end
   local line = top_line(v)
   if line ~= "" then out[#out + 1] = line_text(line) out[#out + 1] = "" end
   if v.meta.ran_on then out[#out + 1] = "Ran on: " .. cell(v.meta.ran_on) out[#out + 1] = "" end
@@ -73,6 +76,11 @@ function M.markdown(v)
       out[#out + 1] = "\nReference: " .. cell(v.reference.source)
       if v.reference.conditions then out[#out + 1] = "\nConditions differ from this run's: " .. cell(v.reference.conditions) end
     end
+  end
+  if v.gates and #v.gates > 0 then
+    out[#out + 1] = "\n## Thresholds\n"
+    out[#out + 1] = "The script's pass/fail gates on its loads; a crossed one makes the run exit with status 4.\n"
+    out[#out + 1] = md_table(thresholds.COLUMNS, thresholds.rows(v.gates))
   end
   if #v.loads > 0 then
     local cols, rows, few = loads_table(v, v.loads)

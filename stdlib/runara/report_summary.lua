@@ -4,6 +4,7 @@ local figures = require("runara.report_figures")
 local compare = require("runara.report_machine_comparison")
 local checks = require("runara.report_checks")
 local text = require("runara.report_text")
+local thresholds = require("runara.report_thresholds")
 
 local M = {}
 
@@ -62,6 +63,11 @@ function M.summary(self, paths)
       lines[#lines + 1] = "  (steady and tok/J at " .. e.load .. "; all-in: the machine's whole life so far over every load's tokens)"
     end
   end
+  -- The gates the script set, and which were crossed (the run exits 4): said before the paths.
+  local labels = {}
+  for _, m in ipairs(self.machines) do labels[m.key] = m.label end
+  local gates = thresholds.gates(self.loads, self.sweeps, function(key) return labels[key] or key end)
+  for _, l in ipairs(thresholds.summary_lines(gates)) do lines[#lines + 1] = l end
   if paths then lines[#lines + 1] = "  report: " .. paths.html .. "  (also report.md, results.json)" end
   return table.concat(lines, "\n")
 end

@@ -72,7 +72,13 @@ local function where_line(v)
   for h in pairs(hosts) do list[#list + 1] = h end
   table.sort(list)
   if #list == 0 then return nil end
-  if #list == 1 and list[1] == "local" then return "Load generated on the machine runara ran on (through a tunnel to the server)." end
+  if #list == 1 and list[1] == "local" then
+    -- A running server (--on URL) is reached straight; a server runara started, through its ssh tunnel.
+    if v.meta.load_route == "direct" then
+      return "Load generated on the computer runara ran on and sent straight to the server (no tunnel): the network between them is in these latencies."
+    end
+    return "Load generated on the machine runara ran on (through a tunnel to the server)."
+  end
   local text = "Load generated on " .. table.concat(list, ", ") .. " by runara-agent, beside the server"
   if rtt then text = text .. "; the round trip from runara to it, " .. fixed("%.2f", rtt) .. " ms, is not in these latencies" end
   return text .. "."

@@ -15,6 +15,7 @@
 local comparison = require("runara.comparison")
 local errors = require("runara.errors")
 local manifest = require("runara.run_comparison_manifest")
+local workload = require("runara.run_comparison_workload")
 
 local M = {}
 
@@ -40,7 +41,15 @@ M.LOAD_METRICS = {
   { id = "usd_per_million_output_tokens", field = "usd_per_million_output_tokens", label = "USD per million output tokens, steady-state", better = "lower", digits = 4 },
   { id = "usd_per_million_output_tokens_all_in", field = "usd_per_million_output_tokens_all_in", label = "USD per million output tokens, all-in", better = "lower", digits = 4 },
   { id = "output_tokens_per_joule", field = "output_tokens_per_joule", label = "output tokens per joule", better = "higher", digits = 3 },
+  -- Goodput: requests/s that met the load's SLOs (http_load's goodput option, vLLM's --goodput).
+  { id = "goodput", field = "request_goodput", label = "goodput (requests/s within SLOs)", better = "higher", digits = 2 },
   { id = "failed_requests", field = "failed", label = "requests failed", better = "lower", digits = 0 },
+  -- Failed over sent; compared in percentage points (a rate from 0 has no relative change).
+  { id = "failure_rate", field = "failure_rate", label = "failure rate", better = "lower", digits = 4, points = 0.1,
+    compute = function(l)
+      local ok, failed = l.completed, l.failed
+      if finite(ok) and finite(failed) and ok + failed > 0 then return failed / (ok + failed) end
+    end },
   { id = "mean_power_w", field = "mean_power_w", label = "mean GPU power (W)" },
 }
 
@@ -108,10 +117,11 @@ local function sides_of(run, doc)
                  simulated = at(doc, { "metadata", "simulated" }) == true or at(doc, { "report", "simulated" }) == true,
                  report_status = at(doc, { "report", "status" }) }
   local loads = type(b.loads) == "table" and b.loads or {}
-  local function side(label, bench, selected, machine_key)
+  local function side(label, bench, selected, machine_key, machine_label)
     local s = {}
     for k, v in pairs(base) do s[k] = v end
     s.label, s.benchmarks, s.loads, s.machine = label, bench, selected, machine_key
+    s.doc, s.machine_label = doc, machine_label  -- for the workload check (run_comparison_workload.lua)
     s.manifest = manifest.fields(doc, machine_key, base.run_id)
     if machine_key then
       s.gpu = at(doc, { "machines", machine_key, "gpu" })
@@ -135,7 +145,7 @@ local function sides_of(run, doc)
       for name, l in pairs(loads) do
         if type(name) == "string" and name:sub(1, #prefix) == prefix then selected[name:sub(#prefix + 1)] = l end
       end
-      out[#out + 1] = side(run.label .. " " .. tostring(mlabel), b.machines[key], selected, key)
+      out[#out + 1] = side(run.label .. " " .. tostring(mlabel), b.machines[key], selected, key, tostring(mlabel))
     end
     return out
   end
@@ -174,7 +184,8 @@ local function sorted_loads(sides)
 end
 
 -- The comparison. runs: { {label =, dir =, doc = table or nil, problem = text or nil}, ... };
--- opts: baseline (index into runs, default 1), noise_pct, thresholds (list of "METRIC=PCT").
+-- opts: baseline (index into runs, default 1), noise_pct, thresholds (list of "METRIC=PCT"),
+-- allow_different_workloads (the runara compare flag: workload_differences are then marked, not refused).
 -- Raises only for a malformed --threshold (the caller's usage error); everything about the
 -- runs themselves is reported in the result.
 function M.build(runs, opts)
@@ -252,8 +263,16 @@ function M.build(runs, opts)
                   values = values, intervals = intervals, verdicts = {} }
     for _, s in ipairs(sides) do
       if s ~= base and finite(values[s.key]) then
-        local verdict, pct, basis = comparison.verdict(values[base.key], values[s.key], m.better,
-          { noise_pct = noise, base_interval = intervals[base.key], interval = intervals[s.key] })
+        local verdict, pct, basis
+        if m.points then
+          -- A rate: the difference in percentage points, judged against m.points of them.
+          pct = (values[s.key] - values[base.key]) * 100
+          verdict = math.abs(pct) <= m.points and "within noise" or ((comparison.gain_pct(pct, m.better) > 0) and "better" or "worse")
+          basis = string.format("the difference in percentage points, against ±%g of them", m.points)
+        else
+          verdict, pct, basis = comparison.verdict(values[base.key], values[s.key], m.better,
+            { noise_pct = noise, base_interval = intervals[base.key], interval = intervals[s.key] })
+        end
         row.verdicts[s.key] = { verdict = verdict, difference_pct = pct, basis = basis }
         if verdict then counts[s.key][verdict] = counts[s.key][verdict] + 1 end
         for _, th in ipairs(thresholds) do
@@ -282,7 +301,9 @@ function M.build(runs, opts)
         local values, intervals = {}, {}
         for _, s in ipairs(sides) do
           local l = s.loads[name]
-          if type(l) == "table" then values[s.key], intervals[s.key] = l[m.field], interval_of(l, m.field) end
+          if type(l) == "table" then
+            if m.compute then values[s.key] = m.compute(l) else values[s.key], intervals[s.key] = l[m.field], interval_of(l, m.field) end
+          end
         end
         add_row("load " .. name, name, m, values, intervals)
       end
@@ -301,6 +322,15 @@ function M.build(runs, opts)
   for _, s in ipairs(sides) do
     if s ~= base then out.summary[#out.summary + 1] = { run = s.key, against = base.key, better = counts[s.key].better,
       worse = counts[s.key].worse, within_noise = counts[s.key]["within noise"] } end
+  end
+  -- Like with like: how each run's workload differs from the baseline's (simulated or real,
+  -- profile, engine, each shared load's prompt set and output length). Refused unless allowed.
+  local others = {}
+  for _, s in ipairs(sides) do if s ~= base then others[#others + 1] = s end end
+  out.workload_differences = workload.differences(base, others)
+  out.different_workloads_allowed = opts.allow_different_workloads and true or false
+  if #out.workload_differences > 0 then
+    out.workload_line = workload.line(out.workload_differences, base.key)
   end
   -- Manifest differences: every field whose text is not the same in all runs (the baseline first).
   out.manifest_differences = manifest.differences(sides, 200)
@@ -324,6 +354,7 @@ function M.json(cmp)
            verdict_rule = M.rule(cmp), runs = cmp.runs, skipped = cmp.skipped, loads_compared = cmp.loads,
            loads_not_shared = cmp.not_shared, metrics = metrics, summary = cmp.summary,
            manifest_differences = cmp.manifest_differences, thresholds = thresholds, thresholds_crossed = cmp.crossed or 0,
+           workload_differences = cmp.workload_differences, different_workloads_allowed = cmp.different_workloads_allowed,
            error = cmp.error, note = cmp.note, baseline_note = cmp.baseline_note }
 end
 

@@ -52,7 +52,10 @@ end
 local function summary_lines(cmp)
   local out = {}
   for _, s in ipairs(cmp.summary) do
-    out[#out + 1] = string.format("%s against %s: %d better, %d worse, %d within noise", s.run, s.against, s.better, s.worse, s.within_noise)
+    local differ = false
+    for _, d in ipairs(cmp.workload_differences or {}) do differ = differ or d.run == s.run end
+    out[#out + 1] = string.format("%s against %s: %d better, %d worse, %d within noise%s", s.run, s.against, s.better, s.worse, s.within_noise,
+      differ and " (DIFFERENT WORKLOADS)" or "")
   end
   return out
 end
@@ -98,6 +101,10 @@ end
 local function banners(cmp)
   local out = {}
   if cmp.error then out[#out + 1] = "NOTHING COMPARED: " .. cmp.error end
+  if cmp.workload_line then
+    out[#out + 1] = "WORKLOADS DIFFER (compared anyway: --allow-different-workloads): " .. cmp.workload_line ..
+      "; the differences below are not the machines' or the software's alone"
+  end
   local sim = {}
   for _, r in ipairs(cmp.runs) do if r.simulated then sim[#sim + 1] = r.label end end
   if #sim > 0 then out[#out + 1] = "SIMULATED: " .. table.concat(sim, ", ") .. " ran on the simulated cloud (runara --sim); their figures are not measurements of real hardware" end

@@ -25,6 +25,18 @@ local report_checks = require("runara.report_checks")
 local M = {}
 
 local TYPES = { string = true, number = true, integer = true, boolean = true, integers = true }
+-- Where a param may apply (its `applies` list): a droplet of the run, a machine of yours (--on
+-- USER@HOST), a running server (--on URL). A param that does not apply where the run runs (a
+-- droplet size under --on URL) is left out of the report's and the manifest's params.
+local WHERE = { droplet = true, machine = true, endpoint = true }
+
+-- Why params did not apply, in words for the manifest.
+local function not_applied_why(where)
+  if where == "endpoint" then
+    return "--on " .. runara.on.endpoint .. " names a running server: runara made no droplet and started no server"
+  end
+  return "--on names a machine of yours: runara made no droplet"
+end
 
 local function suggestion(name, candidates)
   local best = errors.suggest(name, candidates)
@@ -49,6 +61,13 @@ local function declaration_problem(decl)
     end
     if p.choices ~= nil and type(p.choices) ~= "table" then
       return "scenario.run: param '" .. p.name .. "': choices must be a list of strings"
+    end
+    if p.applies ~= nil then
+      local ok = type(p.applies) == "table" and #p.applies > 0
+      for _, w in ipairs(ok and p.applies or {}) do ok = ok and WHERE[w] == true end
+      if not ok then
+        return "scenario.run: param '" .. p.name .. "': applies must be a list of \"droplet\", \"machine\", \"endpoint\""
+      end
     end
   end
 end
@@ -271,7 +290,30 @@ function Scenario:serve(m, opts)
     if opts.model and model ~= opts.model then
       runara.log(string.format("note: %s serves %s, not %s; measuring %s", on.endpoint, table.concat(ids, ", "), opts.model, model))
     end
-    self.report:metadata{ framework = "unknown (a running server)", model = model }
+    -- The load goes from here straight to the server (no tunnel): the report says so.
+    self.report:metadata{ framework = "unknown (a running server)", model = model, load_route = "direct" }
+    -- The report names what ran: the title and the params' model are the server's, not the script's default.
+    if self.recorded_params.model ~= nil and self.recorded_params.model ~= model then
+      local na = self.manifest.params_not_applied or { names = {}, why = not_applied_why("endpoint") }
+      na.asked_model = self.recorded_params.model
+      self.manifest.params_not_applied = na
+      self.recorded_params.model = model
+    end
+    if type(self.decl.title) == "function" then
+      local p = {}
+      for k, v in pairs(self.params) do p[k] = v end
+      p.model = model
+      local ok, title = pcall(self.decl.title, p, M.target_words(p.size))
+      if ok and type(title) == "string" then self.report.title = title end
+    end
+    -- A comparison column is for the model it names: none when the server serves another.
+    if type(self.decl.reference) == "function" then
+      local p = {}
+      for k, v in pairs(self.params) do p[k] = v end
+      p.model = model
+      local ok, key = pcall(self.decl.reference, p)
+      if ok then self.report.reference = key and require("runara.reference_numbers")[key] or nil end
+    end
     self.manifest.serving[#self.manifest.serving + 1] = manifest.endpoint(on.endpoint, model)
     return { url = on.endpoint, model = model, version = "unknown", endpoint = true }
   end
@@ -379,6 +421,20 @@ function M.script_name()
   return path ~= "" and path or "this scenario"
 end
 
+-- The params that applied where the run ran (a declared `applies` list names where a param does;
+-- none: everywhere), as recorded in the report and the manifest, and the names of those that did
+-- not (sorted; nil when every param applied).
+function M.applied_params(declared, values, where)
+  local shown, left = {}, {}
+  for _, p in ipairs(declared or {}) do
+    local applies = p.applies == nil
+    for _, w in ipairs(p.applies or {}) do applies = applies or w == where end
+    if applies then shown[p.name] = values[p.name] elseif values[p.name] ~= nil then left[#left + 1] = p.name end
+  end
+  table.sort(left)
+  return shown, #left > 0 and left or nil
+end
+
 -- What the report says about where the run ran.
 local function where_words(sc)
   local on = runara.on or {}
@@ -418,16 +474,22 @@ function M.run(decl, body)
   end
   local title = decl.title
   if type(title) == "function" then title = title(params, M.target_words(params.size)) end
+  local where = M.where()
+  local recorded, not_applied = M.applied_params(decl.params, params, where)
   local report_options = { title = title or M.script_name(), simulated = runara.simulated, reference = decl.reference and decl.reference(params) }
   -- An unknown reference is the declaration's mistake: report.new's error, at the line that called scenario.run.
   bad = report_checks.new(report_options)
   if bad then error(bad, 2) end
   local rep = report.new(report_options)
   local sc = setmetatable({ decl = decl, params = params, report = rep, machines = {}, servers = {}, workdirs = {} }, Scenario)
-  rep:set("params", params)
+  sc.recorded_params = recorded
+  rep:set("params", recorded)
   -- The run manifest (runara.manifest): filled as machines and servers come; the loads' seeds
   -- and prompt sets are added when the report is written.
-  sc.manifest = { runara = manifest.runtime(), script = manifest.script(), params = params, machines = {}, serving = {} }
+  sc.manifest = { runara = manifest.runtime(), script = manifest.script(), params = recorded, machines = {}, serving = {} }
+  if not_applied then
+    sc.manifest.params_not_applied = { names = not_applied, why = not_applied_why(where) }
+  end
   if M.where() == "endpoint" then
     sc.manifest.machines[1] = { kind = "endpoint", note = manifest.unknown("--on " .. runara.on.endpoint ..
       " names only a server: the machine under it is not reached") }

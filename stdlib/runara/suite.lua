@@ -41,7 +41,8 @@ local repeats = require("runara.repeats")
 -- The tests of suite.run, in the order they run.
 M.tests = { "throughput", "latency", "concurrent" }
 
-local COMMON = { report = true, gpu = true, quiet = true, seed = true, remote = true, name_prefix = true, repeats = true }
+local COMMON = { report = true, gpu = true, quiet = true, seed = true, remote = true, name_prefix = true, repeats = true,
+  thresholds = true }
 local RUN_OPTIONS = { profile = true, tests = true }
 local SWEEP_OPTIONS = { concurrency = true, requests_per_stream = true, input_tokens = true, range_ratio = true,
   max_tokens = true }
@@ -72,6 +73,9 @@ local function common_problem(opts, known)
     if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
       return string.format("option '%s' must be true or false, got %s", k, errors.show(opts[k]))
     end
+  end
+  if opts.thresholds ~= nil and type(opts.thresholds) ~= "table" then
+    return "option 'thresholds' must be a table such as { ttft_p99_ms = 500 }, got " .. errors.show(opts.thresholds)
   end
   if opts.seed ~= nil and type(opts.seed) ~= "number" then
     return "option 'seed' must be a number, got " .. errors.show(opts.seed)
@@ -193,7 +197,7 @@ local function load(server, l, opts, keep)
       name = l.load_name .. (count > 1 and "-r" .. i or ""), url = url, on = on, model = server.model,
       concurrency = l.concurrency, requests = l.requests, max_tokens = l.max_tokens, ignore_eos = true,
       prompts = { input_tokens = l.input_tokens, range_ratio = l.range_ratio },
-      warmup = l.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed,
+      warmup = l.warmup, gpu = opts.gpu, quiet = opts.quiet, seed = opts.seed, thresholds = opts.thresholds,
     }
   end, keep)
 end
@@ -203,7 +207,8 @@ local function phase(opts, name)
 end
 
 -- Seed 000's suite. Options: profile ("full", or "quick" by default on the simulated cloud),
--- report, gpu (a gpu_metrics sampler), quiet, seed, remote (false: load from this machine through
+-- report, gpu (a gpu_metrics sampler), quiet, seed, thresholds (http_load's, on every load: a
+-- crossed one shows in the report and ends the run with status 4), remote (false: load from this machine through
 -- the server's tunnel instead of by the agent on the server's machine), name_prefix (put before each load's name:
 -- two suites in one run need different ones), tests (a subset of
 -- {"throughput", "latency", "concurrent"}). Returns { throughput =, latency =, concurrent = {…} }.

@@ -6,8 +6,12 @@
 // runs with no load in common, runs named by id and by --last, the page in Chromium.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -247,4 +251,54 @@ TEST_CASE("an earlier run's folder granted by name is readable, unless the run h
   INFO(refused);
   CHECK(contains(refused, "false\t"));  // refused: outside what the script may read
   CHECK_FALSE(contains(refused, "{}"));
+}
+
+// Issue 37: like with like. Two sweeps against one running server (serve-fake-llm) that differ
+// only in the output length asked for: compare refuses them in one line (exit 2, nothing
+// written) and names the difference; --allow-different-workloads compares them, marked loudly.
+// The same workload twice compares as before.
+TEST_CASE("runara compare refuses runs of different workloads unless --allow-different-workloads", "[compare]") {
+  ChildProcess server({RUNARA_BINARY, "serve-fake-llm", "--port", "0", "--ttft-ms", "5", "--itl-ms", "1"});
+  server.close_stdin();
+  REQUIRE(server.wait_for_output("at http://127.0.0.1:", 10));
+  const std::string said = server.out_so_far() + server.err_so_far();
+  const auto at = said.find("http://127.0.0.1:");
+  const std::string url = said.substr(at, said.find_first_of(" \n", at) - at);
+  const std::string dir = temp_dir("compare-workloads");
+  const std::map<std::string, std::string> env{{"RUNARA_STATE_DIR", dir + "/state"}};
+  const std::string sweep = std::string(RUNARA_SOURCE_DIR) + "/scripts/serving_sweep.lua";
+  const auto measure = [&](const std::string& out, const std::string& max_tokens) {
+    const ChildResult r = run_runara({"--on", url, "--out", dir + "/" + out, sweep, "levels=4", "max_tokens=" + max_tokens}, 60, env);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+  };
+  measure("a", "16");
+  measure("b", "16");
+  measure("c", "32");
+
+  ChildResult r = run_runara({"compare", dir + "/a", dir + "/b", "--out", dir + "/same"}, 30, env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.out, "WORKLOADS DIFFER"));
+
+  r = run_runara({"compare", dir + "/a", dir + "/c", "--out", dir + "/refused"}, 30, env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "runara compare: the runs measured different workloads (output length (max_tokens) of sweep-c4: 16 ("));
+  CHECK(contains(r.err, "add --allow-different-workloads to compare them anyway"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line: no usage text, no traceback
+  CHECK_FALSE(std::filesystem::exists(dir + "/refused/compare.md"));
+
+  r = run_runara({"compare", dir + "/a", dir + "/c", "--allow-different-workloads", "--out", dir + "/allowed"}, 30, env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "WORKLOADS DIFFER (compared anyway: --allow-different-workloads): output length (max_tokens) of sweep-c4"));
+  CHECK(contains(r.out, "DIFFERENT WORKLOADS"));
+  CHECK(contains(read_all(dir + "/allowed/compare.md"), "WORKLOADS DIFFER"));
+  const auto j = json_file(dir + "/allowed/compare.json");
+  REQUIRE(j["workload_differences"].size() == 1);
+  CHECK(j["workload_differences"][0]["what"] == "output length (max_tokens) of sweep-c4");
+  CHECK(j["different_workloads_allowed"] == true);
+  server.signal(SIGTERM);
+  CHECK(server.wait(10).exit_code == 0);
 }

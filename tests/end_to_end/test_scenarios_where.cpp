@@ -513,6 +513,10 @@ TEST_CASE("llama70b_fp8 --on your machine over ssh: a full report and no droplet
   CHECK(mm["gpu"] == "AMD Instinct MI300X");
   CHECK(mm["kernel"].get<std::string>().rfind("unknown", 0) != 0);
   CHECK(j["manifest"]["serving"][0]["image_digest"] == "rocm/vllm@sha256:" + std::string(64, '0'));
+  // Issue 37: the droplet's params did not apply on a machine of yours; vLLM's did.
+  CHECK_FALSE(j["params"].contains("size"));
+  CHECK(j["params"]["quantization"] == "fp8");
+  CHECK(j["manifest"]["params_not_applied"]["names"] == json({"image", "region", "size"}));
   CHECK_FALSE(j["benchmarks"]["loads"]["concurrent_32"].contains("usd_per_million_output_tokens"));
   CHECK(j["benchmarks"]["loads"]["concurrent_32"]["output_tokens_per_joule"].get<double>() > 0);
   CHECK(j["benchmarks"]["efficiency"]["cost_note"].get<std::string>().rfind("no hourly price", 0) == 0);
@@ -557,13 +561,35 @@ TEST_CASE("llama70b_fp8 --on a running OpenAI-compatible server: loads sent from
 
   SECTION("it answers: a full report on that server") {
     const std::string out = temp_dir("on-endpoint") + "/out";
-    const ChildResult r = run_runara({"--on", url, "--out", out, kFlagship, "profile=quick"}, 60);
+    const std::string state = temp_dir("on-endpoint-state");
+    const ChildResult r = run_runara({"--on", url, "--out", out, kFlagship, "profile=quick"}, 60, {{"RUNARA_STATE_DIR", state}});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     const json j = results(out);
     CHECK(j["report"]["status"] == "complete");
     CHECK(contains(j["metadata"].value("ran_on", ""), url));
     CHECK(j["metadata"]["model"] == "fake-model");  // the model the server lists, not the script's
+    // Issue 37: the reports are true to the path. The title names the model served, not the
+    // script's default nor a quantization nobody chose; the params are those that applied (no
+    // droplet size, no vLLM options of a server runara did not start); the load went straight.
+    const std::string md = read_all(out + "/report.md");
+    CHECK(md.rfind("# fake-model on " + url + "\n", 0) == 0);
+    CHECK(contains(read_all(out + "/report.html"), "<title>fake-model on " + url + "</title>"));
+    CHECK(contains(r.out, "fake-model on " + url + "\n"));
+    CHECK_FALSE(contains(md, "Llama-3.3-70B-Instruct FP8"));
+    CHECK(j["params"] == json({{"model", "fake-model"}, {"profile", "quick"}}));
+    CHECK(j["manifest"]["params"] == j["params"]);
+    CHECK(j["manifest"]["params_not_applied"]["asked_model"] == "meta-llama/Llama-3.3-70B-Instruct");
+    CHECK(contains(j["manifest"]["params_not_applied"]["names"].dump(), "\"size\""));
+    CHECK_FALSE(contains(md, "size=gpu-mi300x1-192gb"));
+    CHECK(contains(md, "| params | model=fake-model profile=quick |"));
+    CHECK(contains(md, "sent straight to the server (no tunnel)"));
+    CHECK_FALSE(contains(md, "through a tunnel"));
+    // `runara runs` says where it ran.
+    const ChildResult runs = run_runara({"runs"}, 30, {{"RUNARA_STATE_DIR", state}});
+    CHECK(contains(runs.out, "WHERE"));
+    CHECK(contains(runs.out, "endpoint " + url));
+    CHECK(contains(run_runara({"runs", "--json"}, 30, {{"RUNARA_STATE_DIR", state}}).out, "\"where\": \"endpoint " + url + "\""));
     // Its /v1/models lists one model (vLLM's shape: each model carries a "permission" list whose
     // entries have ids "modelperm-..."); those are not models it serves.
     CHECK(contains(r.err, "serves fake-model, not meta-llama/Llama-3.3-70B-Instruct"));
@@ -788,6 +814,11 @@ TEST_CASE("serving_sweep --on a running OpenAI-compatible server: every level me
   CHECK(at(j, "/report/status") == "complete");
   CHECK(contains(at(j, "/metadata/ran_on", "").get<std::string>(), server.url()));
   CHECK(at(j, "/metadata/model") == "fake-model");
+  const std::string md = read_all(out + "/report.md");
+  CHECK(md.rfind("# Serving sweep: fake-model on " + server.url() + "\n", 0) == 0);
+  CHECK(contains(md, "sent straight to the server (no tunnel)"));
+  CHECK_FALSE(contains(md, "through a tunnel"));
+  CHECK_FALSE(contains(md, "size=gpu-mi300x1-192gb"));
   std::vector<std::string> labels;
   for (const json& row : at(j, "/benchmarks/sweep", json::array())) {
     labels.push_back(row.value("label", ""));
@@ -801,6 +832,51 @@ TEST_CASE("serving_sweep --on a running OpenAI-compatible server: every level me
   CHECK(contains(r.err, server.url() + "/v1/completions"));
   check_no_droplet(r);
   cloud.check_nothing_created();
+}
+
+// Issue 37: gates in the report. A scenario whose loads carry http_load thresholds, against a
+// running server whose TTFT (20 ms) crosses ttft_p99_ms = 5: the run exits 4, and both reports,
+// the printed summary and report.status say which gate was crossed, and which passed.
+TEST_CASE("a scenario's crossed threshold shows in report.md and report.html - status thresholds - exit 4", "[scenario]") {
+  RunningServer server;
+  const std::string dir = temp_dir("on-endpoint-gated");
+  const std::string script = dir + "/gated.lua";
+  {
+    std::ofstream f(script);
+    f << R"lua(
+local scenario = require("runara.scenario")
+local suite = require("runara.suite")
+scenario.run({
+  title = function(p, where) return "Gated load: " .. p.model .. " on " .. where end,
+  params = { { name = "model", default = "some-model", help = "model" } },
+}, function(sc)
+  local server = sc:serve(nil, { model = sc.params.model })
+  suite.run(server, { report = sc.report, tests = { "concurrent" }, profile = "quick", quiet = true,
+                      thresholds = { ttft_p99_ms = 5, failure_rate = 0.01 } })
+end)
+)lua";
+  }
+  const std::string out = dir + "/out";
+  const ChildResult r = run_runara({"--on", server.url(), "--out", out, script}, 60);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 4);
+  const json j = results_or_empty(out);
+  CHECK(at(j, "/report/status") == "thresholds");
+  CHECK(at(j, "/run/status") == "thresholds");
+  CHECK(at(j, "/report/thresholds_crossed") == 2);
+  CHECK(at(j, "/benchmarks/loads/concurrent_32/thresholds/ttft_p99_ms/ok") == false);
+  CHECK(at(j, "/benchmarks/loads/concurrent_32/thresholds/failure_rate/ok") == true);
+  const std::string md = read_all(out + "/report.md");
+  CHECK(contains(md, "THRESHOLDS CROSSED — 2 of 4 gates: ttft_p99_ms at concurrent_10: "));
+  CHECK(contains(md, "## Thresholds"));
+  CHECK(contains(md, "| concurrent_32 | ttft_p99_ms | at most 5 | "));
+  CHECK(contains(md, "| CROSSED |"));
+  CHECK(contains(md, "| concurrent_32 | failure_rate | at most 0.01 | 0.00 | passed |"));
+  const std::string html = read_all(out + "/report.html");
+  CHECK(contains(html, "id=\"thresholds-crossed\""));
+  CHECK(contains(html, "<h2>Thresholds</h2>"));
+  CHECK(contains(r.out, "THRESHOLDS CROSSED: 2 of 4 (exit status 4)"));
+  CHECK(contains(r.out, "ttft_p99_ms at concurrent_32: "));
 }
 
 TEST_CASE("gemm and mlperf_llama2_70b --on a server only: refused, they need a machine - nothing created", "[scenario]") {

@@ -332,4 +332,46 @@ t.test("report:add_chart: a scenario's own chart in report.html, its points as a
   t.raises(function() rep:add_chart("x", 5) end, "report:add_chart: argument must be", "test_report.lua:%d+:")
 end)
 
+t.test("thresholds: a crossed gate in the banner, a Thresholds table, the summary and report.status 'thresholds'", function()
+  local rep = report.new{ title = "gated" }
+  rep:add_load("concurrent_32", { output_throughput = 100, completed = 64, p99_ttft_ms = 27.5,
+    thresholds = { ttft_p99_ms = { limit = 5, value = 27.5, ok = false }, failure_rate = { limit = 0.01, value = 0, ok = true } },
+    thresholds_crossed = { "ttft_p99_ms: 27.50 > 5" } })
+  rep:add_sweep("sweep", { { label = "sweep-c8", output_throughput = 10, completed = 8,
+    thresholds = { min_output_throughput = { limit = 20, value = 10, ok = false } }, thresholds_crossed = { "x" } } }, { files = false })
+  local doc = rep:document()
+  t.eq(doc.report.status, "thresholds")
+  t.eq(doc.report.thresholds_crossed, 2)
+  t.eq(#doc.report.thresholds, 3)
+  t.eq(doc.benchmarks.loads.concurrent_32.thresholds.ttft_p99_ms.ok, false)
+  local r = rep:render()
+  t.match(r.md, "THRESHOLDS CROSSED — 2 of 3 gates: ttft_p99_ms at concurrent_32: 27%.50, above its limit of 5")
+  t.match(r.md, "## Thresholds")
+  t.match(r.md, "| concurrent_32 | ttft_p99_ms | at most 5 | 27%.50 | CROSSED |")
+  t.match(r.md, "| concurrent_32 | failure_rate | at most 0%.01 | 0%.00 | passed |")
+  t.match(r.md, "| sweep%-c8 | min_output_throughput | at least 20 | 10%.00 | CROSSED |")
+  t.match(r.html, 'id="thresholds%-crossed"')
+  t.match(r.html, '<h2>Thresholds</h2>')
+  local s = rep:summary()
+  t.match(s, "THRESHOLDS CROSSED: 2 of 3 %(exit status 4%)")
+  t.match(s, "min_output_throughput at sweep%-c8: 10%.00, below its limit of 20")
+  -- A failed run stays PARTIAL whatever its gates said.
+  rep:fail("boom")
+  t.eq(rep:document().report.status, "partial")
+end)
+
+t.test("thresholds: all passed is said once; a load without gates has no Thresholds section", function()
+  local rep = report.new{ title = "gated" }
+  rep:add_load("a", { output_throughput = 1, completed = 1, thresholds = { ttft_p99_ms = { limit = 500, value = 20, ok = true } },
+                      thresholds_crossed = {} })
+  t.eq(rep:document().report.status, "complete")
+  t.match(rep:summary(), "thresholds: all 1 passed")
+  t.match(rep:render().md, "| a | ttft_p99_ms | at most 500 | 20%.00 | passed |")
+  local plain = report.new{ title = "plain" }
+  plain:add_load("a", { output_throughput = 1, completed = 1 })
+  t.eq(plain:document().report.thresholds, nil)
+  t.no_match(plain:render().md, "Thresholds")
+  t.no_match(plain:summary(), "thresholds")
+end)
+
 t.done()

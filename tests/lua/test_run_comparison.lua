@@ -15,16 +15,18 @@ local function doc(opts)
   local loads = {}
   for _, c in ipairs(opts.levels or { 1, 32 }) do
     loads["concurrent_" .. c] = { max_concurrency = c, output_throughput = tps * c, median_ttft_ms = ttft, p99_ttft_ms = ttft * 2,
-      usd_per_million_output_tokens = price / 3600 / (tps * c) * 1e6, failed = 0, mean_power_w = 500,
+      usd_per_million_output_tokens = price / 3600 / (tps * c) * 1e6, failed = opts.failed or 0, mean_power_w = 500,
+      completed = opts.completed, request_goodput = opts.goodput,
       intervals = opts.intervals and { output_throughput = { tps * c * 0.9, tps * c * 1.1 } } or nil }
   end
   return {
-    benchmarks = { loads = loads, throughput = { tokens_per_second = tps }, latency = { time_to_first_token_ms = ttft } },
+    benchmarks = { loads = loads, throughput = { tokens_per_second = tps }, latency = { time_to_first_token_ms = ttft },
+                   suite_profile = opts.profile },
     metadata = { simulated = opts.simulated or false, gpu = opts.gpu or "AMD Instinct MI300X" },
     manifest = { runara = { run_id = opts.id or "aaaa1111", version = "0.1.0" },
                  machines = { { label = "m", name = "m-" .. (opts.id or "aaaa1111"), gpu = opts.gpu or "AMD Instinct MI300X" } },
                  serving = { { machine = "m", command = "docker run --name runara-vllm-" .. (opts.id or "aaaa1111") .. " x" } },
-                 params = { size = opts.size or "gpu-mi300x1-192gb" } },
+                 params = { size = opts.size or "gpu-mi300x1-192gb" }, prompt_sets = opts.prompt_sets, max_tokens = opts.max_tokens },
     run = { script = "scripts/llama70b_fp8.lua", status = "ok" },
   }
 end
@@ -159,6 +161,49 @@ t.test("run_comparison_render: the reports' tables, charts per run, hostile text
   t.match(html, '<td class="worse">%-10%.0 %%, worse</td>')
   t.no_match(html, "<img")
   t.no_match(html, "<script")
+end)
+
+t.test("workloads: simulated vs real, profile, a load's prompt set and output length differ; the same workload does not", function()
+  local sets = function(h) return { concurrent_1 = { sha256 = h }, concurrent_32 = { sha256 = h } } end
+  local a = doc{ simulated = true, profile = "quick", prompt_sets = sets("aaaa00000000ffff"), max_tokens = { concurrent_32 = 128 } }
+  local b = doc{ id = "bbbb2222", profile = "full", prompt_sets = sets("bbbb00000000ffff"), max_tokens = { concurrent_32 = 512 } }
+  local cmp = rc.build({ run("a", a), run("b", b) })
+  local what = {}
+  for _, d in ipairs(cmp.workload_differences) do what[d.what] = d.baseline .. " vs " .. d.value end
+  t.eq(what["simulated or real"], "simulated vs real")
+  t.eq(what["profile"], "quick vs full")
+  t.eq(what["prompt set of concurrent_32"], "aaaa00000000 vs bbbb00000000")
+  t.eq(what["output length (max_tokens) of concurrent_32"], "128 vs 512")
+  t.match(cmp.workload_line, "^simulated or real: simulated %(a%) vs real %(b%); profile: quick %(a%) vs full %(b%); prompt set")
+  t.eq(rc.json(cmp).workload_differences[1].what, "simulated or real")
+  -- Allowed, the comparison is made and marked loudly.
+  local allowed = rc.build({ run("a", a), run("b", b) }, { allow_different_workloads = true })
+  local md = render.markdown(allowed)
+  t.match(md, "WORKLOADS DIFFER %(compared anyway: %-%-allow%-different%-workloads%)")
+  t.match(md, "%(DIFFERENT WORKLOADS%)")
+  t.match(render.html(allowed, svg), "WORKLOADS DIFFER")
+  -- The same workload (a fact one run does not state is no difference).
+  local same = rc.build({ run("a", doc{ prompt_sets = sets("cccc") }), run("b", doc{ id = "bbbb2222", prompt_sets = sets("cccc"), profile = "full" }) })
+  t.eq(#same.workload_differences, 0)
+  t.eq(same.workload_line, nil)
+  t.no_match(render.markdown(same), "WORKLOADS DIFFER")
+end)
+
+t.test("goodput and failure rate are compared like the other metrics; a goodput drop is worse", function()
+  local cmp = rc.build({ run("a", doc{ goodput = 10, completed = 100 }), run("b", doc{ id = "bbbb2222", goodput = 5.3, completed = 95, failed = 5 }) },
+    { thresholds = { "goodput=-5" } })
+  local g = row(cmp, "concurrent_32", "goodput")
+  t.truthy(g, "a goodput row")
+  t.eq(g.verdicts.b.verdict, "worse")
+  t.near(g.verdicts.b.difference_pct, -47, 1e-9)
+  local f = row(cmp, "concurrent_32", "failure_rate")
+  t.truthy(f, "a failure rate row")
+  t.eq(f.values.a, 0)
+  t.near(f.values.b, 0.05, 1e-12)
+  t.eq(f.verdicts.b.verdict, "worse", "from no failure to 5 %: worse (in percentage points, where a relative change has no meaning)")
+  t.near(f.verdicts.b.difference_pct, 5, 1e-9)
+  t.eq(cmp.crossed, 2, "goodput=-5 crossed at both loads")
+  t.match(render.markdown(cmp), "goodput %(requests/s within SLOs%)")
 end)
 
 t.done()

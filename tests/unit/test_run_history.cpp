@@ -158,14 +158,15 @@ TEST_CASE("run history: a running row whose process is gone reads as killed; its
   CHECK(runara::as_seen_now(ended).status == "ok");
 }
 
-TEST_CASE("run history: a history.db of the earlier format opens, keeps its rows and gains the process columns", "[history]") {
+TEST_CASE("run history: a history.db of the earlier format opens, keeps its rows and gains the process and where columns", "[history]") {
   const std::string dir = temp_dir("history-old") + "/state";
   write_earlier_format(dir);
   REQUIRE_FALSE(run_columns(dir).count("pid"));
 
   RunHistory history(dir);
   const std::set<std::string> columns = run_columns(dir);
-  CHECK(columns.size() == 15);
+  CHECK(columns.size() == 16);
+  CHECK(columns.count("ran_where"));
   CHECK(columns.count("pid"));
   CHECK(columns.count("pid_start"));
   CHECK(columns.count("boot_id"));
@@ -177,17 +178,20 @@ TEST_CASE("run history: a history.db of the earlier format opens, keeps its rows
   CHECK(rows[0].output_tokens_per_s == 42);
   CHECK(rows[0].process.pid == 0);
   CHECK(runara::as_seen_now(rows[0]).status == "ok");
+  CHECK(rows[0].where.empty());  // an older row: where it ran was not recorded
 
   HistoryEntry now = entry("new00001", "new.lua", 200);
+  now.where = "endpoint http://127.0.0.1:8000";
   now.status = runara::kRunning;
   now.end_unix = 0;
   now.process = runara::this_process();
   history.record(now);
   RunHistory again(dir);  // a migrated file opens as it is: nothing is added twice
-  CHECK(run_columns(dir).size() == 15);
+  CHECK(run_columns(dir).size() == 16);
   const auto found = again.find("new00001");
   REQUIRE(found);
   CHECK(found->status == "running");
+  CHECK(found->where == "endpoint http://127.0.0.1:8000");
   CHECK(found->process.pid == now.process.pid);
   CHECK(found->process.start_ticks == now.process.start_ticks);
   CHECK(found->process.boot_id == now.process.boot_id);
