@@ -81,7 +81,14 @@ void check_run_key(runara::sim::FakeDigitalOcean& fake, const std::string& dir) 
     CHECK((body.contains("ssh_keys") && body["ssh_keys"].is_array() && body["ssh_keys"].size() == 1));
   }
   CHECK(eventually([&] { return fake.keys().empty(); }, 60));
-  CHECK(eventually([&] { return !has_private_key_file(dir + "/state/keys"); }, 60));
+  const bool key_file_gone = eventually([&] { return !has_private_key_file(dir + "/state/keys"); }, 60);
+  if (!key_file_gone) {  // who was to remove it, and what it said
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir + "/state", ec)) {
+      if (entry.path().filename().string().rfind("guardian-", 0) == 0) UNSCOPED_INFO(entry.path() << ":\n" << runara::test::read_all(entry.path()));
+    }
+  }
+  CHECK(key_file_gone);
 }
 
 void run_case(const Case& c) {
