@@ -209,6 +209,12 @@ std::string sweep_row_text(const json& r) {
                 number(r, "median_itl_ms"), number(r, "p99_e2el_ms"));
   std::string out = text;
   if (const std::string note = unreached_concurrency_note(r); !note.empty()) out += "  note: " + note + "\n";
+  if (r.value("load_model", "") == "open" && schedule_differs(r, "ttft")) {
+    out += "  note: requests waited " + fixed(number(r, "mean_queue_ms")) + " ms on average before the send (sent " +
+           fixed(number(r, "achieved_send_rate")) + " of " + fixed(number(r, "scheduled_send_rate")) +
+           " req/s); TTFT from schedule p50 " + fixed(number(r, "median_ttft_from_schedule_ms")) + ", p99 " +
+           fixed(number(r, "p99_ttft_from_schedule_ms")) + " ms\n";
+  }
   return out;
 }
 

@@ -62,3 +62,14 @@ TEST_CASE("summary: an uncapped open loop that fell behind says so beside both f
   CHECK(contains(text, "Mean TTFT from schedule (ms):            300.00\n"));
   CHECK(contains(text, "Schedule kept:                           no: the client fell behind its schedule\n"));
 }
+
+TEST_CASE("summary: a sweep row of a capped open loop notes the wait and the from-schedule TTFT", "[summary]") {
+  json r = open_loop(80, 2041);
+  r["median_ttft_from_schedule_ms"] = 1900;
+  r["p99_ttft_from_schedule_ms"] = 4000;
+  const std::string row = runara::sweep_row_text(r);
+  INFO(row);
+  CHECK(contains(row, "  note: requests waited 1961.00 ms on average before the send (sent 13.50 of 20.00 req/s); "
+                      "TTFT from schedule p50 1900.00, p99 4000.00 ms\n"));
+  CHECK_FALSE(contains(runara::sweep_row_text(open_loop(80, 81)), "note:"));
+}
