@@ -1,5 +1,6 @@
 #include "bench_command.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,12 +23,13 @@ namespace runara::cli {
 namespace {
 
 const char* const kUsage =
-    "usage: runara bench URL --model M [-c 1,8,32 | --rate R[,R...] | --saturate] [-d 60s | -n N]\n"
+    "usage: runara bench URL [--model M] [-c 1,8,32 | --rate R[,R...] | --saturate] [-d 60s | -n N]\n"
     "                    [--input-len N] [--output-len N] [--slo-ttft-ms MS] [--slo-tpot-ms MS]\n"
     "                    [--tokenizer tokenizer.json] [--seed N] [--out DIR] [--max-runtime S] [--quiet]\n"
     "  Runs http_load against an OpenAI-compatible server (URL as in `vllm bench serve --base-url`)\n"
     "  and prints vLLM's summary (a sweep: one row per point). The URL's host and port are granted\n"
-    "  by being named; nothing else is. Defaults: -c 1, -d 60s, --input-len 1024, --output-len 128.\n"
+    "  by being named; nothing else is. Defaults: -c 1, -d 60s, --input-len 1024, --output-len 128,\n"
+    "  --model the first model the server's /v1/models lists.\n"
     "  --saturate doubles the concurrency from 1 until throughput grows < 10 % or the SLO breaks.\n"
     "  --tokenizer: the model's Hugging Face tokenizer.json; prompt lengths are then in its tokens.\n"
     "  vllm bench serve's own flags work too: --base-url, --request-rate (inf), --max-concurrency,\n"
@@ -35,7 +37,8 @@ const char* const kUsage =
     "  --dataset-path, --random-input-len, --random-output-len, --random-range-ratio, --goodput\n"
     "  ttft:MS tpot:MS e2el:MS, --percentile-metrics, --metric-percentiles, --ramp-up-strategy\n"
     "  linear|exponential with --ramp-up-start-rps/--ramp-up-end-rps, --backend/--endpoint (chat),\n"
-    "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result.\n"
+    "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result,\n"
+    "  --label NAME (the loads' name), --metadata KEY=VALUE... (kept in results.json).\n"
     "  Flags take their value as --flag V or --flag=V. See docs/cli.md#runara-bench.\n";
 
 int usage_error(const std::string& message) {
@@ -68,6 +71,8 @@ struct Flag {
 const std::map<std::string, Flag>& flags() {
   static const std::map<std::string, Flag> table{
       {"--model", {"model", "a model name"}},
+      {"--label", {"label", "a label"}},
+      {"--metadata", {"metadata", "metadata"}},
       {"-c", {"concurrency", "whole list"}},
       {"--concurrency", {"concurrency", "whole list"}},
       {"--max-concurrency", {"max_concurrency", "whole list"}},
@@ -121,6 +126,7 @@ const std::map<std::string, std::string>& not_taken() {
       {"--served-model-name", "--model is the name sent in requests (the served name); --tokenizer counts tokens"},
       {"--request-id-prefix", "runara numbers requests itself (requests.jsonl's index)"},
       {"--profile", "runara does not start the server's profiler; use a script for that"},
+      {"--save-detailed", "each request's TTFT (from the send, as vLLM's) is in requests.jsonl (ttft_ms); per-request itls and generated_texts are not kept"},
   };
   return table;
 }
@@ -162,6 +168,22 @@ bool is_goodput(const std::string& item) {
          is_number(item.substr(colon + 1), false);
 }
 
+// vLLM's --metadata KEY=VALUE items; a comma would split the list runara passes them in.
+bool is_metadata(const std::string& item) {
+  const std::size_t equals = item.find('=');
+  return equals != std::string::npos && equals > 0 && item.find(',') == std::string::npos &&
+         item.find("://") == std::string::npos;
+}
+
+// A load's name, and so its folder: letters, digits, '.', '_' and '-'.
+bool is_label(const std::string& text) {
+  if (text.empty() || text.size() > 64 || text[0] == '.' || text[0] == '-') return false;
+  for (char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
 // "" when `value` suits `expects`, else the usage error. Durations become seconds.
 std::string check_value(const std::string& flag, const std::string& expects, std::string& value) {
   std::string want;
@@ -176,6 +198,8 @@ std::string check_value(const std::string& flag, const std::string& expects, std
   if (expects == "percentile list" && !each_item(value, is_percentile)) want = "percentiles between 0 and 100 separated by commas, such as 50,90,99";
   if (expects == "metric list" && !each_item(value, is_metric)) want = "metrics separated by commas, of ttft, tpot, itl, e2el";
   if (expects == "goodput" && !each_item(value, is_goodput)) want = "KEY:MS items (ttft, tpot or e2el), such as ttft:500 tpot:50";
+  if (expects == "a label" && !is_label(value)) want = "a name of letters, digits, '.', '_' and '-' (at most 64), such as tp8-fp8";
+  if (expects == "metadata" && !is_metadata(value)) want = "KEY=VALUE items without commas, such as version=0.9.2 tp=8";
   if (expects == "a ramp" && value != "linear" && value != "exponential") want = "linear or exponential";
   if (expects == "a dataset name" && value != "random" && value != "sharegpt" && value != "custom") {
     want = "random, sharegpt or custom (a JSON-lines file of prompts); other vLLM datasets are not built in: give their prompts as --dataset-path FILE";
@@ -229,8 +253,9 @@ void apply_value(const std::string& flag, const std::string& value, Options& opt
     params["endpoint"] = value == "openai-chat" || value == "/v1/chat/completions" ? "chat" : "completions";
   } else if (flag == "--request-rate" && value == "inf") {
     // vLLM's default: no schedule, every request at once up to --max-concurrency (a closed loop here).
-  } else if (flag == "--goodput") {
-    params["goodput"] = params.count("goodput") ? params["goodput"] + "," + value : value;
+  } else if (flag == "--goodput" || flag == "--metadata") {
+    const std::string& param = flags().at(flag).param;
+    params[param] = params.count(param) ? params[param] + "," + value : value;
   } else {
     params[flags().at(flag).param] = value;
   }
@@ -239,7 +264,6 @@ void apply_value(const std::string& flag, const std::string& value, Options& opt
 // Combinations the scenario cannot run, as usage errors.
 std::string check_combination(const std::map<std::string, std::string>& params) {
   if (!params.count("url")) return "a URL is required (the server's base URL, e.g. http://10.0.0.5:8000)";
-  if (!params.count("model")) return "--model is required (the served model's name, as /v1/models lists it)";
   const bool ramp = params.count("ramp_strategy") || params.count("ramp_start") || params.count("ramp_end");
   const int modes = static_cast<int>(params.count("concurrency") + params.count("rate") + params.count("saturate") + (ramp ? 1 : 0));
   if (modes > 1) return "-c, --rate, --saturate and --ramp-up-strategy are alternatives: give one";
@@ -286,9 +310,10 @@ int bench_command(int argc, char** argv) {
     const std::string error = name + " is vllm bench's; here " + why;
     parser.option(name, [error](const std::string&) { return error; }, error);
   }
-  // The URL; and --goodput takes several KEY:MS words, as vLLM's does.
+  // The URL; and --goodput and --metadata take several words, as vLLM's do.
   parser.positionals([&](const std::string& v) {
     if (params.count("goodput") && is_goodput(v)) return params["goodput"] += "," + v, std::string();
+    if (params.count("metadata") && is_metadata(v)) return params["metadata"] += "," + v, std::string();
     return take_url(v, options, params);
   });
   if (int status = parser.parse_or_status(argc, argv, 2, "runara bench", kUsage); status >= 0) return status;

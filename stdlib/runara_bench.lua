@@ -68,7 +68,7 @@ end
 
 local function base_options(params)
   return {
-    name = "bench", url = params.url, model = params.model, endpoint = params.endpoint,
+    name = params.label or "bench", url = params.url, model = params.model, endpoint = params.endpoint,
     prompts = prompts_of(params),
     max_tokens = number(params, "output_len", 128), ignore_eos = true, temperature = number(params, "temperature"),
     requests = number(params, "requests"), duration = number(params, "duration"),
@@ -85,13 +85,13 @@ end
 -- sweep, as a closed loop). A point that never had its streams in flight (fewer requests than
 -- streams) says nothing about saturation: the search stops there and says so.
 local function saturate(options)
-  local best, best_c, c = 0, 0, 1
+  local best, best_c, c, base = 0, 0, 1, options.name
   local function done(note)
     runara.result("saturation", { best_concurrency = best_c, best_output_throughput = best, note = note })
   end
   print(("%-8s %10s %12s %10s %10s"):format("streams", "req/s", "out tok/s", "ttft p99", "goodput/s"))
   while c <= 4096 do
-    options.concurrency, options.name, options.quiet = c, "bench-c" .. c, true
+    options.concurrency, options.name, options.quiet = c, base .. "-c" .. c, true
     local r = keep(http_load.run(options))
     print(("%-8d %10.2f %12.1f %10.2f %10s"):format(c, r.request_throughput, r.output_throughput, r.p99_ttft_ms,
       r.request_goodput and ("%.2f"):format(r.request_goodput) or "-"))
@@ -112,7 +112,29 @@ local function saturate(options)
   done()
 end
 
+-- --model, or as `vllm bench serve` does without it: the first model the server lists.
+local function model_of(params)
+  if params.model then return params.model end
+  local ids, why = require("runara.served_models").ids(params.url)
+  if not ids then error("runara bench: no --model given, and " .. why .. ": give --model", 0) end
+  print(("runara bench: --model not given; the server serves %s"):format(ids[1]))
+  return ids[1]
+end
+
+-- vLLM's --metadata KEY=VALUE ...: kept in results.json as `metadata`, for the record.
+local function keep_metadata(params)
+  if not params.metadata then return end
+  local metadata = {}
+  for item in tostring(params.metadata):gmatch("[^,]+") do
+    local key, value = item:match("^([^=]+)=(.*)$")
+    metadata[key] = value
+  end
+  runara.result("metadata", metadata)
+end
+
 function M.run(params)
+  params.model = model_of(params)
+  keep_metadata(params)
   local options = base_options(params)
   if options.requests == nil and options.duration == nil then options.duration = 60 end
   if params.saturate then return saturate(options) end

@@ -155,6 +155,7 @@ json stats_json(const LoadStats& s) {
           {"server_input_counted", s.server_input_counted}, {"usage_counted", s.usage_counted},
           {"chunk_counted", s.chunk_counted}, {"ttft", histogram_json(s.ttft)}, {"tpot", histogram_json(s.tpot)},
           {"itl", histogram_json(s.itl)}, {"e2el", histogram_json(s.e2el)}, {"queue", histogram_json(s.queue)},
+          {"ttft_from_schedule", histogram_json(s.ttft_from_schedule)}, {"e2el_from_schedule", histogram_json(s.e2el_from_schedule)},
           {"errors", s.errors}, {"statuses", std::move(statuses)}, {"error_samples", s.error_samples},
           {"first_sent_ns", s.first_sent_ns}, {"last_sent_ns", s.last_sent_ns}, {"first_due_ns", s.first_due_ns},
           {"last_due_ns", s.last_due_ns}, {"last_done_ns", s.last_done_ns}, {"tokens_per_second", s.tokens_per_second},
@@ -186,6 +187,8 @@ LoadStats stats_from(const json& j, const Slo& slo) {
   s.itl = histogram_from(j.at("itl"), "itl");
   s.e2el = histogram_from(j.at("e2el"), "e2el");
   s.queue = histogram_from(j.at("queue"), "queue");
+  s.ttft_from_schedule = histogram_from(j.at("ttft_from_schedule"), "ttft_from_schedule");
+  s.e2el_from_schedule = histogram_from(j.at("e2el_from_schedule"), "e2el_from_schedule");
   const auto errors = numbers<std::uint64_t>(j.at("errors"), "errors");
   if (errors.size() != s.errors.size()) throw std::invalid_argument("errors must have one count per kind");
   std::copy(errors.begin(), errors.end(), s.errors.begin());
@@ -571,7 +574,8 @@ bool check_outcome(const LoadSpec& spec, const LoadOutcome& o, std::uint64_t rec
     return refuse("good, server_input_counted, usage_counted and chunk_counted do not fit the " + str(s.completed) + " completed");
   }
   const std::pair<const char*, const LatencyHistogram*> histograms[] = {
-      {"ttft", &s.ttft}, {"tpot", &s.tpot}, {"e2el", &s.e2el}, {"queue", &s.queue}};
+      {"ttft", &s.ttft}, {"tpot", &s.tpot}, {"e2el", &s.e2el}, {"queue", &s.queue},
+      {"ttft_from_schedule", &s.ttft_from_schedule}, {"e2el_from_schedule", &s.e2el_from_schedule}};
   for (const auto& [name, h] : histograms) {
     if (h->count() > s.completed) {
       return refuse(std::string(name) + " has " + str(h->count()) + " samples, more than the " + str(s.completed) + " completed");

@@ -28,7 +28,7 @@
 
 namespace runara {
 
-inline constexpr int kAgentProtocol = 2;
+inline constexpr int kAgentProtocol = 3;  // 3: TTFT and E2EL from the send, and from the schedule
 // The longest line either side sends (an outcome with full histograms and 100,000 lengths is
 // about 3 MB); a longer one is an error.
 inline constexpr std::size_t kAgentMaxLine = 16u << 20;

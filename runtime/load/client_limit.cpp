@@ -40,4 +40,10 @@ ClientLimit judge_client_limit(const ClientLoad& load) {
   return out;
 }
 
+bool kept_schedule(const ClientLoad& load) {
+  if (!load.open_loop) return true;
+  const bool on_rate = load.requests < kFewest || load.scheduled_rate <= 0 || load.achieved_rate >= kRateShortfall * load.scheduled_rate;
+  return on_rate && load.p99_queue_ms <= kLateMs;
+}
+
 }  // namespace runara

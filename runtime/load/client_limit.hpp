@@ -31,4 +31,9 @@ struct ClientLimit {
 // sending < 95 % of its scheduled rate, or its p99 request more than 10 ms late.
 ClientLimit judge_client_limit(const ClientLoad& load);
 
+// Whether an open loop sent its requests when they were due: at least 95 % of the scheduled rate
+// (20+ requests) and its p99 request at most 10 ms late. A bounded loop whose requests waited for
+// a free slot did not, whatever the reason: its from-schedule latencies carry the wait.
+bool kept_schedule(const ClientLoad& load);
+
 }  // namespace runara

@@ -61,6 +61,15 @@ void add_rates(json& out, const LoadSpec& spec, const LoadStats& s) {
   out["scheduled_send_rate"] = spec.open_loop() ? json(rate(s.first_due_ns, s.last_due_ns)) : json(nullptr);
 }
 
+// vLLM's own names for the wait before the send, under its conditions: `client_queue_time` with
+// --max-concurrency, `e2el_including_client_queue` (E2EL from the schedule) when the rate is also
+// finite. runara's queue_* and *_from_schedule_* carry the same figures in every load.
+void add_vllm_client_queue(json& out, const LoadSpec& spec, const LoadStats& s) {
+  if (!spec.open_loop() || spec.max_concurrency <= 0) return;
+  add_metric(out, "client_queue_time", s.queue, spec.percentiles);
+  add_metric(out, "e2el_including_client_queue", s.e2el_from_schedule, spec.percentiles);
+}
+
 // Both counts of input tokens, and which one total_input_tokens (and so the throughputs) used:
 // the server's usage.prompt_tokens for each request that reported it, else the client's.
 void add_input_counts(json& out, const LoadStats& s) {
@@ -115,6 +124,7 @@ void add_client_limit(json& out, const LoadSpec& spec, const LoadOutcome& o) {
   out["client_cpu_utilization"] = limit.cpu_utilization;
   out["client_limited"] = !limit.reason.empty();
   out["client_limit"] = limit.reason.empty() ? json(nullptr) : json(limit.reason);
+  out["schedule_kept"] = spec.open_loop() ? json(kept_schedule(load)) : json(nullptr);
 }
 
 double unix_now_s() {
@@ -166,6 +176,9 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   add_metric(out, "itl", s.itl, spec.percentiles);
   add_metric(out, "e2el", s.e2el, spec.percentiles);
   add_metric(out, "queue", s.queue, spec.percentiles);
+  add_metric(out, "ttft_from_schedule", s.ttft_from_schedule, spec.percentiles);
+  add_metric(out, "e2el_from_schedule", s.e2el_from_schedule, spec.percentiles);
+  add_vllm_client_queue(out, spec, s);
   add_rates(out, spec, s);
   o.lengths.to_json(out);  // vLLM's input_lens / output_lens (request_lengths.hpp)
   add_input_counts(out, s);
@@ -270,9 +283,9 @@ void append_request_line(std::string& out, const RequestRecord& r) {
   line.text(",\"queue_ms\":");
   line.ns_as_ms(r.sent_ns - r.intended_ns);
   line.text(",\"ttft_ms\":");
-  line.span_ms(r.intended_ns, r.first_token_ns);
+  line.span_ms(r.sent_ns, r.first_token_ns);  // from the send, as results.json's ttft (queue_ms before it)
   line.text(",\"e2el_ms\":");
-  line.span_ms(r.intended_ns, r.done_ns);
+  line.span_ms(r.sent_ns, r.done_ns);
   line.text(",\"tpot_ms\":");
   line.ms(r.tpot_ms());
   line.text(",\"input_tokens\":");

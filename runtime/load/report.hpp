@@ -2,12 +2,16 @@
 // --save-result`, so existing post-processing works) and one JSON line per request (the lines
 // of requests.jsonl, which request_log.hpp writes as the load runs).
 //
-// Conventions, each under its own name:
-//   ttft  first event carrying a token, from the intended send time (open loop) or send (closed)
-//   e2el  last byte of the response, from the same origin
+// Conventions, each under its own name (a key vLLM defines means what vLLM means):
+//   ttft  first event carrying a token, from the send (vLLM: after any wait for a slot)
+//   e2el  last byte of the response, from the send
 //   tpot  (e2el - ttft) / (output_tokens - 1), requests with at least 2 tokens (vLLM, MLPerf)
 //   itl   every gap between token events of successful requests
-//   queue intended to actual send time (open loop; 0 in a closed loop)
+//   queue intended to actual send time (open loop; 0 in a closed loop); vLLM's
+//         client_queue_time with max_concurrency
+//   ttft_from_schedule, e2el_from_schedule  the same from the intended send time: queue
+//         included, no coordinated omission (e2el_from_schedule is vLLM's
+//         e2el_including_client_queue, written under that name too with max_concurrency)
 #pragma once
 
 #include <string>

@@ -42,8 +42,10 @@ struct RequestRecord {
   bool warmup = false;
 
   bool ok() const { return error == ErrorKind::kNone; }
-  double ttft_ms() const { return first_token_ns < 0 ? -1 : (first_token_ns - intended_ns) / 1e6; }
-  double e2el_ms() const { return done_ns < 0 ? -1 : (done_ns - intended_ns) / 1e6; }
+  double ttft_ms() const { return first_token_ns < 0 ? -1 : (first_token_ns - sent_ns) / 1e6; }
+  double e2el_ms() const { return done_ns < 0 ? -1 : (done_ns - sent_ns) / 1e6; }
+  double ttft_from_schedule_ms() const { return first_token_ns < 0 ? -1 : (first_token_ns - intended_ns) / 1e6; }
+  double e2el_from_schedule_ms() const { return done_ns < 0 ? -1 : (done_ns - intended_ns) / 1e6; }
   double queue_ms() const { return (sent_ns - intended_ns) / 1e6; }
   // (e2el - ttft) / (tokens - 1): the vLLM / MLPerf convention; -1 when undefined.
   double tpot_ms() const {

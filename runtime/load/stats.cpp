@@ -38,8 +38,14 @@ void LoadStats::add(const RequestRecord& r, const std::vector<std::int64_t>& itl
   input_tokens += std::max(r.input_tokens, 0);
   output_tokens += r.output_tokens;
   ++(r.tokens_from_usage ? usage_counted : chunk_counted);
-  if (r.first_token_ns >= 0) ttft.record(r.first_token_ns - r.intended_ns);
-  if (r.done_ns >= 0) e2el.record(r.done_ns - r.intended_ns);
+  if (r.first_token_ns >= 0) {
+    ttft.record(r.first_token_ns - r.sent_ns);
+    ttft_from_schedule.record(r.first_token_ns - r.intended_ns);
+  }
+  if (r.done_ns >= 0) {
+    e2el.record(r.done_ns - r.sent_ns);
+    e2el_from_schedule.record(r.done_ns - r.intended_ns);
+  }
   queue.record(r.sent_ns - r.intended_ns);
   if (r.tpot_ms() >= 0) tpot.record((r.done_ns - r.first_token_ns) / (r.output_tokens - 1));
   for (std::int64_t gap : itl_ns) itl.record(gap);
@@ -70,6 +76,8 @@ void LoadStats::merge(const LoadStats& o) {
   itl.merge(o.itl);
   e2el.merge(o.e2el);
   queue.merge(o.queue);
+  ttft_from_schedule.merge(o.ttft_from_schedule);
+  e2el_from_schedule.merge(o.e2el_from_schedule);
   for (int i = 0; i < kErrorKinds; ++i) errors[i] += o.errors[i];
   for (const auto& [status, n] : o.statuses) statuses[status] += n;
   for (const auto& [kind, messages] : o.error_samples) {

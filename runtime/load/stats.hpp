@@ -14,7 +14,7 @@
 namespace runara {
 
 // Service-level objectives for goodput (vLLM's --goodput): a request is "good" when it succeeded
-// and meets every objective given (0 = not set).
+// and meets every objective given (0 = not set), its TTFT and E2EL from the send as vLLM's.
 struct Slo {
   double ttft_ms = 0, tpot_ms = 0, e2el_ms = 0;
   bool any() const { return ttft_ms > 0 || tpot_ms > 0 || e2el_ms > 0; }
@@ -42,7 +42,8 @@ class LoadStats {
   std::int64_t client_input_tokens = 0, server_input_tokens = 0;
   std::uint64_t server_input_counted = 0;
   std::uint64_t usage_counted = 0, chunk_counted = 0;  // where successful requests' token counts came from
-  LatencyHistogram ttft, tpot, itl, e2el, queue;       // nanoseconds
+  LatencyHistogram ttft, tpot, itl, e2el, queue;       // nanoseconds; ttft, e2el from the send (vLLM's)
+  LatencyHistogram ttft_from_schedule, e2el_from_schedule;  // ... from when each was due (queue included)
   std::array<std::uint64_t, kErrorKinds> errors{};
   std::map<int, std::uint64_t> statuses;               // HTTP status -> requests (all, failed or not)
   std::map<std::string, std::vector<std::string>> error_samples;  // kind -> first messages

@@ -9,7 +9,7 @@ namespace runara {
 
 namespace {
 
-const char* const kMetrics[] = {"ttft", "tpot", "itl", "e2el", "queue"};
+const char* const kMetrics[] = {"ttft", "tpot", "itl", "e2el", "queue", "ttft_from_schedule", "e2el_from_schedule"};
 const char* const kStats[] = {"mean", "median", "p50", "p90", "p95", "p99", "p99.9", "max"};
 const char* const kLowerBounds[][2] = {{"min_request_throughput", "request_throughput"},
                                        {"min_output_throughput", "output_throughput"},
@@ -72,7 +72,7 @@ Result<Threshold> parse_threshold(const std::string& name, double limit) {
   }
   const std::string shown = name.size() > 64 ? name.substr(0, 64) + "..." : name;  // a hostile name stays short
   return Error{"unknown threshold '" + shown + "'" + did_you_mean(name, threshold_names()) +
-         " (names are METRIC_STAT_ms with METRIC ttft, tpot, itl, e2el or queue and STAT mean, median, p50, "
+         " (names are METRIC_STAT_ms with METRIC ttft, tpot, itl, e2el, queue, ttft_from_schedule or e2el_from_schedule and STAT mean, median, p50, "
          "p90, p95, p99, p99.9 or max; failure_rate; min_request_throughput, min_output_throughput, "
          "min_total_token_throughput, min_goodput)"};
 }

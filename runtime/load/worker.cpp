@@ -360,7 +360,7 @@ struct LoadWorker::Impl {
       return;
     }
     ++progress.completed;
-    if (s.rec.first_token_ns >= 0) progress.ttft.record(s.rec.first_token_ns - s.rec.intended_ns);
+    if (s.rec.first_token_ns >= 0) progress.ttft.record(s.rec.first_token_ns - s.rec.sent_ns);  // vLLM's TTFT, as the summary's
     for (std::int64_t gap : s.judge.gaps()) progress.itl.record(gap);
   }
 

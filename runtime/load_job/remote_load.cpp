@@ -72,7 +72,7 @@ class RemoteLoad final : public LoadRunner {
   bool reserve() {
     if (!spec_->memory) return true;
     const std::uint64_t lengths = spec_->requests ? std::min<std::uint64_t>(spec_->requests, spec_->max_lengths) : spec_->max_lengths;
-    const std::size_t need = 5 * partial_.ttft.memory_bytes() + static_cast<std::size_t>(lengths) * RequestLengths::kBytesEach;
+    const std::size_t need = 7 * partial_.ttft.memory_bytes() + static_cast<std::size_t>(lengths) * RequestLengths::kBytesEach;
     held_ = MemoryReservation(spec_->memory, 0);
     if (held_.grow(need)) return true;
     fail(spec_->memory->refusal(need, "the remote load " + spec_->name));

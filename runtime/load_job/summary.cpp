@@ -17,7 +17,7 @@ double number(const json& r, const char* key) {
 
 // "Label:                                   value", vLLM's 40-column layout.
 void line(std::string& out, const std::string& label, const std::string& value) {
-  char text[160];
+  char text[256];
   std::snprintf(text, sizeof text, "%-40s %s\n", (label + ":").c_str(), value.c_str());
   out += text;
 }
@@ -63,14 +63,47 @@ bool metric_shown(const json& r, const char* key) {
   return !shown.is_array() || std::find(shown.begin(), shown.end(), key) != shown.end();
 }
 
-void latency_section(std::string& out, const json& r, const char* key, const char* label, const char* title) {
-  if (number(r, (std::string("count_") + key).c_str()) == 0 || !metric_shown(r, key)) return;
-  out += rule(title, '-');
-  line(out, std::string("Mean ") + label + " (ms)", fixed(number(r, (std::string("mean_") + key + "_ms").c_str())));
-  line(out, std::string("Median ") + label + " (ms)", fixed(number(r, (std::string("median_") + key + "_ms").c_str())));
+// Mean, median and the shown percentiles of one metric, as "Mean TTFT (ms)" ...
+void stat_lines(std::string& out, const json& r, const std::string& key, const std::string& label) {
+  line(out, "Mean " + label + " (ms)", fixed(number(r, ("mean_" + key + "_ms").c_str())));
+  line(out, "Median " + label + " (ms)", fixed(number(r, ("median_" + key + "_ms").c_str())));
   for (const std::string& p : shown_percentiles(r)) {
     line(out, "P" + p.substr(1) + " " + label + " (ms)", fixed(number(r, (p + "_" + key + "_ms").c_str())));
   }
+}
+
+// Whether runara's from-schedule figure of `key` (ttft, e2el) differs from vLLM's, from the send,
+// by more than 5 % of the mean: then the requests waited before they went out (a slot under
+// max_concurrency, or a client behind its schedule) and both are shown.
+bool schedule_differs(const json& r, const std::string& key) {
+  const std::string scheduled = "mean_" + key + "_from_schedule_ms";
+  if (!r.contains(scheduled) || !r[scheduled].is_number()) return false;
+  const double sent = number(r, ("mean_" + key + "_ms").c_str());
+  return number(r, scheduled.c_str()) - sent > 0.05 * sent;
+}
+
+void latency_section(std::string& out, const json& r, const char* key, const char* label, const char* title) {
+  if (number(r, (std::string("count_") + key).c_str()) == 0 || !metric_shown(r, key)) return;
+  out += rule(title, '-');
+  stat_lines(out, r, key, label);
+  if (schedule_differs(r, key)) stat_lines(out, r, std::string(key) + "_from_schedule", std::string(label) + " from schedule");
+}
+
+// An open loop whose requests waited before the send: how long, the rate it sent at against its
+// schedule, and whether it kept the schedule. Shown with the from-schedule figures, not without.
+void schedule_section(std::string& out, const json& r, bool llm) {
+  if (r.value("load_model", "") != "open" || !((llm && schedule_differs(r, "ttft")) || schedule_differs(r, "e2el"))) return;
+  out += rule("Schedule (open loop)", '-');
+  line(out, "Mean queue before send (ms)", fixed(number(r, "mean_queue_ms")));
+  line(out, "Send rate achieved / scheduled (req/s)", fixed(number(r, "achieved_send_rate")) + " / " + fixed(number(r, "scheduled_send_rate")));
+  std::string kept = "yes";
+  if (!r.value("schedule_kept", true)) {
+    kept = r.contains("max_concurrency") && r["max_concurrency"].is_number()
+               ? "no: requests waited for one of " + whole(number(r, "max_concurrency")) + " slots (max concurrency)"
+               : "no: the client fell behind its schedule";
+  }
+  line(out, "Schedule kept", kept);
+  line(out, "Note", "TTFT and E2EL start at the send, as vLLM's; the from-schedule ones include the wait");
 }
 
 std::string errors_text(const json& r) {
@@ -148,6 +181,7 @@ std::string load_summary_text(const json& r) {
     latency_section(out, r, "itl", "ITL", "Inter-token Latency");
   }
   latency_section(out, r, "e2el", "E2EL", "End-to-end Latency");
+  schedule_section(out, r, llm);
   if (const auto t = r.find("thresholds_crossed"); t != r.end() && t->is_array() && !t->empty()) {
     out += rule("Thresholds crossed", '-');
     for (const auto& crossed : *t) out += "  " + crossed.get<std::string>() + "\n";
@@ -175,6 +209,12 @@ std::string sweep_row_text(const json& r) {
                 number(r, "median_itl_ms"), number(r, "p99_e2el_ms"));
   std::string out = text;
   if (const std::string note = unreached_concurrency_note(r); !note.empty()) out += "  note: " + note + "\n";
+  if (r.value("load_model", "") == "open" && schedule_differs(r, "ttft")) {
+    out += "  note: requests waited " + fixed(number(r, "mean_queue_ms")) + " ms on average before the send (sent " +
+           fixed(number(r, "achieved_send_rate")) + " of " + fixed(number(r, "scheduled_send_rate")) +
+           " req/s); TTFT from schedule p50 " + fixed(number(r, "median_ttft_from_schedule_ms")) + ", p99 " +
+           fixed(number(r, "p99_ttft_from_schedule_ms")) + " ms\n";
+  }
   return out;
 }
 

@@ -30,6 +30,8 @@ M.LOAD_METRICS = {
   { id = "requests_per_second", field = "request_throughput", label = "requests/s", better = "higher", digits = 2 },
   { id = "ttft_p50_ms", field = "median_ttft_ms", label = "TTFT p50 (ms)", better = "lower", digits = 2 },
   { id = "ttft_p99_ms", field = "p99_ttft_ms", label = "TTFT p99 (ms)", better = "lower", digits = 2 },
+  -- runara's TTFT from when each request was due (queue included): vLLM's TTFT starts at the send.
+  { id = "ttft_from_schedule_p99_ms", field = "p99_ttft_from_schedule_ms", label = "TTFT from schedule p99 (ms)", better = "lower", digits = 2 },
   { id = "tpot_p50_ms", field = "median_tpot_ms", label = "TPOT p50 (ms)", better = "lower", digits = 2 },
   { id = "tpot_p99_ms", field = "p99_tpot_ms", label = "TPOT p99 (ms)", better = "lower", digits = 2 },
   { id = "itl_p50_ms", field = "median_itl_ms", label = "ITL p50 (ms)", better = "lower", digits = 2 },

@@ -52,7 +52,7 @@ std::vector<std::string> lines_with(const std::string& text, const std::string& 
 TEST_CASE("runara-agent is one static executable", "[agent_static]") {
   REQUIRE(fs::exists(kAgent));
   CHECK(command_output("ldd " + kAgent + " 2>&1").find("not a dynamic executable") != std::string::npos);
-  CHECK(command_output(kAgent + " --version").rfind("runara-agent 2 ", 0) == 0);
+  CHECK(command_output(kAgent + " --version").rfind("runara-agent 3 ", 0) == 0);
 }
 
 TEST_CASE("runara-agent runs a load from an empty root", "[agent_static]") {
@@ -73,7 +73,7 @@ TEST_CASE("runara-agent runs a load from an empty root", "[agent_static]") {
   std::vector<std::string> argv{"/usr/sbin/chroot", root, "/runara-agent"};
   if (geteuid() != 0) argv = {"/usr/bin/unshare", "--user", "--map-root-user", "--root=" + root, "/runara-agent"};
   ChildProcess agent(argv);
-  REQUIRE(agent.wait_for_output("runara-agent 2 ", 10));
+  REQUIRE(agent.wait_for_output("runara-agent 3 ", 10));
   agent.write_stdin("ping 7\n");
   REQUIRE(agent.wait_for_output("pong 7", 10));
 

@@ -84,9 +84,12 @@ TEST_CASE("runara bench checks its flags", "[cli][bench]") {
   const ChildResult no_url = run_runara({"bench", "--model", "m"});
   CHECK(no_url.exit_code == 2);
   CHECK(contains(no_url.err, "a URL is required"));
-  const ChildResult no_model = run_runara({"bench", "http://127.0.0.1:9"});
-  CHECK(no_model.exit_code == 2);
-  CHECK(contains(no_model.err, "--model is required"));
+  const ChildResult bad_label = run_runara({"bench", "http://127.0.0.1:9", "--label", "../x"});
+  CHECK(bad_label.exit_code == 2);
+  CHECK(contains(bad_label.err, "--label expects a name of letters"));
+  const ChildResult detailed = run_runara({"bench", "http://127.0.0.1:9", "--save-detailed"});
+  CHECK(detailed.exit_code == 2);
+  CHECK(contains(detailed.err, "requests.jsonl"));
   const ChildResult bad_c = run_runara({"bench", "http://127.0.0.1:9", "--model", "m", "-c", "1,x"});
   CHECK(bad_c.exit_code == 2);
   CHECK(contains(bad_c.err, "-c expects whole numbers > 0 separated by commas, such as 1,8,32, got '1,x'"));
@@ -248,4 +251,32 @@ TEST_CASE("runara bench --saturate does not conclude from a point that never had
   const auto results = nlohmann::json::parse(read_all(out + "/results.json"), nullptr, false);
   REQUIRE(results.is_object());
   CHECK(contains(results["saturation"]["note"].get<std::string>(), "not saturated"));
+}
+
+TEST_CASE("runara bench without --model sends the server's first model; --label names the loads; --metadata is kept", "[http_load][bench]") {
+  runara::FakeLlmConfig config = quick();
+  config.model = "served-by-the-server";
+  runara::FakeLlmServer server(config);
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string out = temp_dir("bench-model") + "/out";
+  const ChildResult r = run_runara({"bench", "http://127.0.0.1:" + std::to_string(port), "--label", "tp1-run", "--metadata",
+                                    "version=0.9.2", "tp=1", "-n", "4", "--input-len", "16", "--output-len", "4", "--out", out}, 90);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "--model not given; the server serves served-by-the-server"));
+  const auto load = nlohmann::json::parse(read_all(out + "/tp1-run/results.json"), nullptr, false);
+  REQUIRE(load.is_object());
+  CHECK(load["model_id"] == "served-by-the-server");
+  CHECK(load["label"] == "tp1-run");
+  CHECK(load["completed"] == 4);
+  const auto record = nlohmann::json::parse(read_all(out + "/results.json"), nullptr, false);
+  REQUIRE(record.is_object());
+  CHECK(record["metadata"] == nlohmann::json({{"version", "0.9.2"}, {"tp", "1"}}));
+  CHECK(record["benchmarks"]["loads"].contains("tp1-run"));
+  // No --model and no server: the error says to give one.
+  const ChildResult none = run_runara({"bench", "http://127.0.0.1:9", "-n", "1", "--out", out + "-none"}, 60);
+  CHECK(none.exit_code != 0);
+  CHECK(contains(none.out + none.err, "no --model given"));
+  CHECK(contains(none.out + none.err, "give --model"));
 }

@@ -279,13 +279,13 @@ TEST_CASE("http_load agent: a wrong protocol, broken lines and a refused target 
     local ok, err = pcall(http_load.run, { on = s, url = "LLM_URL", model = "fake-model", requests = 10, name = "x" })
     print("ended", ok, err)
   )";
-  const std::string pongs = "echo 'runara-agent 2 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
+  const std::string pongs = "echo 'runara-agent 3 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
   struct Case {
     const char* what;
     std::string agent;
     const char* expected;
   } cases[] = {
-      {"another protocol", "echo 'runara-agent 1 9.0'; while read l; do :; done", "speaks protocol 1 (runara-agent 9.0), this runara speaks 2"},
+      {"another protocol", "echo 'runara-agent 1 9.0'; while read l; do :; done", "speaks protocol 1 (runara-agent 9.0), this runara speaks 3"},
       {"not an agent", "echo 'hello there'; while read l; do :; done", "did not answer as one (its first line: 'hello there')"},
       {"a garbage line", pongs + "echo 'R 1 2 3'; while read l; do :; done", "sent a broken line: a request record is not 12 integers"},
       {"an unknown line", pongs + "printf 'Z \\001\\n'; while read l; do :; done", "sent a line runara does not understand: 'Z ?'"},
@@ -369,7 +369,7 @@ std::string fake_outcome_line(std::uint64_t n, const std::function<void(nlohmann
 
 TEST_CASE("http_load agent: a hostile agent's records and results are held to the load asked for", "[http_load_agent][ssh][agent_plausibility]") {
   AgentRun t(streaming());
-  const std::string pongs = "echo 'runara-agent 2 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
+  const std::string pongs = "echo 'runara-agent 3 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
   // `n` records, as fast as sh writes them, then `last` (the outcome line, or nothing).
   const auto agent = [&](int n, const std::string& last) {
     const std::string outcome = t.base + "/outcome-" + std::to_string(t.fakes + 1);
@@ -445,7 +445,7 @@ TEST_CASE("http_load agent: a secret the load carries goes only where it may, an
   CHECK(r.out.find("option 'on': the load carries a secret, which would go to") != std::string::npos);
   CHECK(t.agents_running() == 0);
   // Bound to it: sent. A machine that echoes it back into an error gets it masked.
-  const std::string echo = "echo 'runara-agent 2 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; echo \"E $(echo \"$spec\" | grep -o 'Bearer [^\\\"]*')\"";
+  const std::string echo = "echo 'runara-agent 3 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; echo \"E $(echo \"$spec\" | grep -o 'Bearer [^\\\"]*')\"";
   r = t.run(load, {"--secret", "TOKEN@" + t.ssh_host(), "--load-agent", t.fake_agent(echo)});
   INFO(all(r));
   CHECK(r.out.find("refused the load: Bearer ") != std::string::npos);
@@ -464,7 +464,7 @@ TEST_CASE("http_load agent: a 16 MiB results line cannot grow runara past --max-
   const auto idle = t.run("print(1)", {"--max-memory", "64M"});
   REQUIRE(idle.exit_code == 0);
   const long baseline = idle.max_rss_kb / 1024;
-  const std::string pongs = "echo 'runara-agent 2 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
+  const std::string pongs = "echo 'runara-agent 3 fake'; for i in 0 1 2; do read l; echo \"pong $i\"; done; read spec; ";
   // An agent whose results line lists `n` input lengths; a load on it under `max_memory`.
   const auto run_with_lines_of = [&](long n, const char* max_memory) {
     const std::string agent =

@@ -21,6 +21,9 @@ TEST_CASE("thresholds: names, limits and the check itself", "[summary]") {
   REQUIRE(t);
   CHECK(t->key == "p99_ttft_ms");
   CHECK(t->upper);
+  const auto scheduled = runara::parse_threshold("ttft_from_schedule_p99_ms", 500);  // queue included
+  REQUIRE(scheduled);
+  CHECK(scheduled->key == "p99_ttft_from_schedule_ms");
   const auto lower = runara::parse_threshold("min_output_throughput", 10);
   REQUIRE(lower);
   CHECK_FALSE(lower->upper);
