@@ -208,6 +208,14 @@ struct Http1Callbacks {
 
   static void on_timeout(uv_timer_t* t) {
     auto* c = static_cast<Http1Connection*>(t->data);
+    c->timer_armed_ = false;
+    if (!c->in_flight_) return;  // left armed by a request that has ended
+    const std::uint64_t now = uv_now(c->loop_);
+    if (now < c->deadline_ms_) {  // armed for an earlier request: the rest of this one's time
+      c->timer_armed_ = true;
+      uv_timer_start(t, on_timeout, c->deadline_ms_ - now, 0);
+      return;
+    }
     if (c->refused_kind_ != ErrorKind::kNone) return c->finish(c->refused_kind_, c->refused_message_, false);
     c->finish(ErrorKind::kTimeout, "no complete response within the timeout", false);
   }
@@ -232,12 +240,25 @@ void Http1Connection::send(std::string_view head, std::string_view head_end, std
                            std::uint64_t timeout_ms) {
   in_flight_ = true;
   if (refused_kind_ != ErrorKind::kNone) {  // fail on the next loop turn, not inside the caller
-    uv_timer_start(timer_, Http1Callbacks::on_timeout, 0, 0);
+    arm_timeout(0);
     return;
   }
-  uv_timer_start(timer_, Http1Callbacks::on_timeout, timeout_ms, 0);
+  arm_timeout(timeout_ms);
   start(head, head_end, body);
 }
+
+void Http1Connection::arm_timeout(std::uint64_t timeout_ms) {
+  deadline_ms_ = uv_now(loop_) + timeout_ms;
+  uv_ref(reinterpret_cast<uv_handle_t*>(timer_));  // a request in flight keeps the loop running
+  // Armed for a deadline no later than this one: on_timeout re-arms it for the rest.
+  if (timer_armed_ && uv_timer_get_due_in(timer_) <= timeout_ms) return;
+  timer_armed_ = true;
+  uv_timer_start(timer_, Http1Callbacks::on_timeout, timeout_ms, 0);
+}
+
+// The timer may stay armed past its request (the next request likely reuses it), but an idle
+// connection's timer does not keep the loop running.
+void Http1Connection::disarm_timeout() { uv_unref(reinterpret_cast<uv_handle_t*>(timer_)); }
 
 void Http1Connection::refuse(ErrorKind kind, std::string message) {
   refused_kind_ = kind;
@@ -288,14 +309,14 @@ void Http1Connection::start(std::string_view head, std::string_view head_end, st
 void Http1Connection::finish(ErrorKind error, const std::string& message, bool keep_connection) {
   if (!in_flight_) return;
   in_flight_ = false;
-  uv_timer_stop(timer_);
+  disarm_timeout();
   if (error != ErrorKind::kNone || !keep_connection) drop_socket();
   handler_.on_complete(error, message);  // last: it may send the next request
 }
 
 void Http1Connection::abort() {
   in_flight_ = false;
-  uv_timer_stop(timer_);
+  disarm_timeout();
   drop_socket();
 }
 

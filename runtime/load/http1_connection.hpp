@@ -65,6 +65,11 @@ class Http1Connection {
   char* read_buffer_;
   std::size_t read_buffer_size_;
   uv_timer_t* timer_ = nullptr;
+  // The timeout of the request in flight, on the loop's clock. The timer is not stopped and
+  // restarted for every request (two timer-heap updates each, wrk's sock.c keeps none): it stays
+  // armed for an earlier deadline, and when it fires early it is armed again for the rest.
+  std::uint64_t deadline_ms_ = 0;
+  bool timer_armed_ = false;
   bool in_flight_ = false;
   bool head_request_;
   ErrorKind refused_kind_ = ErrorKind::kNone;
@@ -72,6 +77,8 @@ class Http1Connection {
 
   bool open_socket();
   void start(std::string_view head, std::string_view head_end, std::string_view body);
+  void arm_timeout(std::uint64_t timeout_ms);
+  void disarm_timeout();
   void finish(ErrorKind error, const std::string& message, bool keep_connection);
   void drop_socket();
   friend struct Http1Callbacks;
