@@ -33,9 +33,8 @@ struct Http1Connection::Socket {
   bool keep_alive = true;
   bool response_started = false;
   bool body_refused = false;          // the handler wants no more of this response
-  const std::string* head = nullptr;  // the request being sent
-  const std::string* body = nullptr;
-  std::size_t written = 0;            // bytes of head + body already sent
+  std::string_view parts[3];          // the request being sent: head, head_end, body
+  std::size_t written = 0;            // bytes of the parts already sent, in order
   std::int64_t arrived_ns = 0;        // when the bytes being parsed arrived (uv_hrtime clock)
 };
 
@@ -148,13 +147,19 @@ struct Http1Callbacks {
   // Sends what is left of the request; waits for the socket to drain when the kernel is full.
   static void flush(Socket* s) {
     Http1Connection* c = s->owner;
-    const std::size_t head = s->head->size(), total = head + s->body->size();
+    const std::size_t total = s->parts[0].size() + s->parts[1].size() + s->parts[2].size();
     while (s->written < total) {
-      iovec iov[2];
+      iovec iov[3];
       int count = 0;
-      if (s->written < head) iov[count++] = {const_cast<char*>(s->head->data()) + s->written, head - s->written};
-      const std::size_t body_from = s->written > head ? s->written - head : 0;
-      if (body_from < s->body->size()) iov[count++] = {const_cast<char*>(s->body->data()) + body_from, s->body->size() - body_from};
+      std::size_t skip = s->written;  // bytes of the parts already sent
+      for (std::string_view part : s->parts) {
+        if (skip >= part.size()) {
+          skip -= part.size();
+          continue;
+        }
+        iov[count++] = {const_cast<char*>(part.data()) + skip, part.size() - skip};
+        skip = 0;
+      }
       msghdr msg{};
       msg.msg_iov = iov;
       msg.msg_iovlen = static_cast<size_t>(count);
@@ -203,6 +208,14 @@ struct Http1Callbacks {
 
   static void on_timeout(uv_timer_t* t) {
     auto* c = static_cast<Http1Connection*>(t->data);
+    c->timer_armed_ = false;
+    if (!c->in_flight_) return;  // left armed by a request that has ended
+    const std::uint64_t now = uv_now(c->loop_);
+    if (now < c->deadline_ms_) {  // armed for an earlier request: the rest of this one's time
+      c->timer_armed_ = true;
+      uv_timer_start(t, on_timeout, c->deadline_ms_ - now, 0);
+      return;
+    }
     if (c->refused_kind_ != ErrorKind::kNone) return c->finish(c->refused_kind_, c->refused_message_, false);
     c->finish(ErrorKind::kTimeout, "no complete response within the timeout", false);
   }
@@ -223,15 +236,29 @@ Http1Connection::~Http1Connection() {
   uv_close(reinterpret_cast<uv_handle_t*>(timer_), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
 }
 
-void Http1Connection::send(const std::string& head, const std::string& body, std::uint64_t timeout_ms) {
+void Http1Connection::send(std::string_view head, std::string_view head_end, std::string_view body,
+                           std::uint64_t timeout_ms) {
   in_flight_ = true;
   if (refused_kind_ != ErrorKind::kNone) {  // fail on the next loop turn, not inside the caller
-    uv_timer_start(timer_, Http1Callbacks::on_timeout, 0, 0);
+    arm_timeout(0);
     return;
   }
-  uv_timer_start(timer_, Http1Callbacks::on_timeout, timeout_ms, 0);
-  start(head, body);
+  arm_timeout(timeout_ms);
+  start(head, head_end, body);
 }
+
+void Http1Connection::arm_timeout(std::uint64_t timeout_ms) {
+  deadline_ms_ = uv_now(loop_) + timeout_ms;
+  uv_ref(reinterpret_cast<uv_handle_t*>(timer_));  // a request in flight keeps the loop running
+  // Armed for a deadline no later than this one: on_timeout re-arms it for the rest.
+  if (timer_armed_ && uv_timer_get_due_in(timer_) <= timeout_ms) return;
+  timer_armed_ = true;
+  uv_timer_start(timer_, Http1Callbacks::on_timeout, timeout_ms, 0);
+}
+
+// The timer may stay armed past its request (the next request likely reuses it), but an idle
+// connection's timer does not keep the loop running.
+void Http1Connection::disarm_timeout() { uv_unref(reinterpret_cast<uv_handle_t*>(timer_)); }
 
 void Http1Connection::refuse(ErrorKind kind, std::string message) {
   refused_kind_ = kind;
@@ -257,7 +284,7 @@ bool Http1Connection::open_socket() {
   return true;
 }
 
-void Http1Connection::start(const std::string& head, const std::string& body) {
+void Http1Connection::start(std::string_view head, std::string_view head_end, std::string_view body) {
   if (!socket_ && !open_socket()) return;
   Socket* s = socket_;
   http_parser_init(&s->parser, HTTP_RESPONSE);
@@ -265,8 +292,9 @@ void Http1Connection::start(const std::string& head, const std::string& body) {
   s->message_done = false;
   s->response_started = false;
   s->body_refused = false;
-  s->head = &head;
-  s->body = &body;
+  s->parts[0] = head;
+  s->parts[1] = head_end;
+  s->parts[2] = body;
   s->written = 0;
   if (s->connected) return Http1Callbacks::flush(s);
   const socklen_t len = address_.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
@@ -281,14 +309,14 @@ void Http1Connection::start(const std::string& head, const std::string& body) {
 void Http1Connection::finish(ErrorKind error, const std::string& message, bool keep_connection) {
   if (!in_flight_) return;
   in_flight_ = false;
-  uv_timer_stop(timer_);
+  disarm_timeout();
   if (error != ErrorKind::kNone || !keep_connection) drop_socket();
   handler_.on_complete(error, message);  // last: it may send the next request
 }
 
 void Http1Connection::abort() {
   in_flight_ = false;
-  uv_timer_stop(timer_);
+  disarm_timeout();
   drop_socket();
 }
 

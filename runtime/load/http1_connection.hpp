@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "load/request_record.hpp"
 
@@ -45,9 +46,11 @@ class Http1Connection {
   Http1Connection(const Http1Connection&) = delete;
   Http1Connection& operator=(const Http1Connection&) = delete;
 
-  // Sends `head` (request line and headers, ending in a blank line) and `body`; both must stay
-  // valid until on_complete. `timeout_ms` bounds the whole exchange.
-  void send(const std::string& head, const std::string& body, std::uint64_t timeout_ms);
+  // Sends `head`, `head_end` and `body`, one after the other: the request line and headers
+  // ending in a blank line, split where the caller likes (a load's fixed headers, then this
+  // request's Content-Length, so no slot keeps a copy of the whole head), then the body. All
+  // three must stay valid until on_complete. `timeout_ms` bounds the whole exchange.
+  void send(std::string_view head, std::string_view head_end, std::string_view body, std::uint64_t timeout_ms);
   void abort();  // drops the request in flight (no on_complete) and the connection
   // Every request will fail this way (the target could not be resolved or is not allowed).
   void refuse(ErrorKind kind, std::string message);
@@ -62,13 +65,20 @@ class Http1Connection {
   char* read_buffer_;
   std::size_t read_buffer_size_;
   uv_timer_t* timer_ = nullptr;
+  // The timeout of the request in flight, on the loop's clock. The timer is not stopped and
+  // restarted for every request (two timer-heap updates each, wrk's sock.c keeps none): it stays
+  // armed for an earlier deadline, and when it fires early it is armed again for the rest.
+  std::uint64_t deadline_ms_ = 0;
+  bool timer_armed_ = false;
   bool in_flight_ = false;
   bool head_request_;
   ErrorKind refused_kind_ = ErrorKind::kNone;
   std::string refused_message_;
 
   bool open_socket();
-  void start(const std::string& head, const std::string& body);
+  void start(std::string_view head, std::string_view head_end, std::string_view body);
+  void arm_timeout(std::uint64_t timeout_ms);
+  void disarm_timeout();
   void finish(ErrorKind error, const std::string& message, bool keep_connection);
   void drop_socket();
   friend struct Http1Callbacks;

@@ -3,7 +3,9 @@
 // and judged once per worker.
 #include <sys/socket.h>
 
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "load/http1_connection.hpp"
@@ -31,7 +33,9 @@ class NativeSlot final : public SlotConnection, Http1Connection::Handler {
   NativeTransport& transport_;
   SlotEvents& events_;
   Http1Connection conn_;
-  std::string head_;  // request line and headers of the request in flight, when it has a body
+  // "Content-Length: N" and the blank line of the request in flight, when it has a body: the
+  // rest of the head is the load's (head_prefix), so a slot keeps no copy of it.
+  char head_end_[48] = {};  // 16 + at most 20 digits + 4
 };
 
 class NativeTransport final : public LoadTransport {
@@ -99,12 +103,10 @@ NativeSlot::NativeSlot(NativeTransport& transport, SlotEvents& events)
 }
 
 void NativeSlot::send(const std::string& body, bool has_body) {
-  static const std::string kNoBody;
-  if (has_body) {
-    head_.assign(transport_.head_prefix).append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n");
-  }
-  conn_.send(has_body ? head_ : transport_.head_without_body, has_body ? body : kNoBody,
-             static_cast<std::uint64_t>(transport_.spec.timeout_s * 1000));
+  const auto timeout_ms = static_cast<std::uint64_t>(transport_.spec.timeout_s * 1000);
+  if (!has_body) return conn_.send(transport_.head_without_body, {}, {}, timeout_ms);
+  const int n = std::snprintf(head_end_, sizeof head_end_, "Content-Length: %zu\r\n\r\n", body.size());
+  conn_.send(transport_.head_prefix, std::string_view(head_end_, static_cast<std::size_t>(n)), body, timeout_ms);
 }
 
 // Http1Connection reports the kernel's receive time on uv_hrtime()'s clock; slots count from the

@@ -19,8 +19,9 @@ ResponseJudge::ResponseJudge(LoadMode mode, bool stream, RequestRecord& record,
     : mode_(mode), stream_(stream), rec_(record), on_token_(std::move(on_token)),
       memory_(std::move(memory)), gap_memory_(memory_, 0) {
   if (mode_ == LoadMode::kOpenAi && stream_) {
+    // No gap list reserved up front: the list grows with the reply (kFirstGaps, then doubling),
+    // so an open stream holds what its replies need, not kFreeGaps' 4 KiB each.
     parser_ = std::make_unique<SseParser>([this](const SseEvent& e) { on_event(e); });
-    gaps_.reserve(kFreeGaps);
   }
 }
 
@@ -30,7 +31,6 @@ void ResponseJudge::reset() {
   gaps_.clear();
   if (gaps_.capacity() > kFreeGaps) {  // a long reply's list: given back, memory and budget
     std::vector<std::int64_t>().swap(gaps_);
-    gaps_.reserve(kFreeGaps);
     gap_memory_.reset();
   }
   stop_kind_ = ErrorKind::kNone;
@@ -81,8 +81,8 @@ void ResponseJudge::add_gap(std::int64_t gap) {
                                        " token events in one response (the limit per response); the rest was not read");
   }
   if (gaps_.size() == gaps_.capacity()) {
-    const std::size_t grown = std::min(kMaxTokenEvents, std::max(kFreeGaps, gaps_.capacity() * 2));
-    const std::size_t charged = (grown - kFreeGaps) * sizeof(std::int64_t);
+    const std::size_t grown = std::min(kMaxTokenEvents, std::max(kFirstGaps, gaps_.capacity() * 2));
+    const std::size_t charged = (std::max(grown, kFreeGaps) - kFreeGaps) * sizeof(std::int64_t);
     if (memory_ && charged > gap_memory_.bytes() && !gap_memory_.grow(charged - gap_memory_.bytes())) {
       return stop(ErrorKind::kOther, memory_->refusal(charged, "the token gaps of one response (" +
                                                                    std::to_string(grown) + " token events)"));

@@ -38,8 +38,11 @@ class ResponseJudge {
   // Far above any real reply (a 128k-token reply of one token per event has 131,072).
   static constexpr std::size_t kMaxTokenEvents = std::size_t{1} << 20;
   // Gaps kept between requests without being charged (a 512-token reply's); a longer list is
-  // freed when the next request starts.
+  // freed when the next request starts. None are reserved before a reply needs them: 4 KiB
+  // reserved per open stream doubled http_load's memory per stream (issue 43).
   static constexpr std::size_t kFreeGaps = 512;
+  // The gap list's first capacity (128 bytes), doubled as a reply's token events need.
+  static constexpr std::size_t kFirstGaps = 16;
 
   // `mode`, `stream`: the load's (openai or plain http; an openai response streamed as SSE).
   // `memory`: the run's budget, charged for the gap list beyond kFreeGaps (null: not charged).

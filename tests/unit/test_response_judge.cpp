@@ -255,3 +255,26 @@ TEST_CASE("response judge: endless token events are bounded per response", "[res
     CHECK(budget->reserved() == 0);
   }
 }
+
+// Issue 43: a judge per open stream reserved 512 gaps (4 KiB) up front, which doubled http_load's
+// memory per stream; the list now grows with the reply.
+TEST_CASE("response judge: the gap list is no larger than the reply needs", "[response_judge]") {
+  RequestRecord rec;
+  ResponseJudge j(LoadMode::kOpenAi, true, rec, nullptr);
+  CHECK(j.gaps().capacity() == 0);
+  j.reset();
+  j.status(200);
+  std::string reply;
+  for (int i = 0; i < 32; ++i) reply += "data: {\"choices\":[{\"text\":\"t\"}]}\n\n";
+  reply += "data: [DONE]\n\n";
+  std::int64_t now = 0;
+  for (std::size_t at = 0; at < reply.size(); at += 40) {
+    j.body(reply.data() + at, std::min<std::size_t>(40, reply.size() - at), now += 1000);
+  }
+  CHECK(j.conclude().empty());
+  CHECK(j.gaps().size() == 31);
+  CHECK(j.gaps().capacity() <= 32);
+  rec = RequestRecord{};
+  j.reset();
+  CHECK(j.gaps().capacity() <= 32);  // kept for the next reply of the stream, not grown
+}
