@@ -296,10 +296,11 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
                       << ", served in " << served.ttft_ms[i] << " ms");
       CHECK(now["intended_ms"].get<double>() == Approx(20.0 * static_cast<double>(i)).margin(0.01));  // the schedule holds
       CHECK(queue > before["queue_ms"].get<double>());                               // the backlog grows...
-      // ...and shows in the latency: what is left after the wait is the server's time plus the
-      // client's own overhead, well under the 10 ms the backlog grows by per request.
-      CHECK(std::abs(e2el - queue - served.ttft_ms[i]) < 5.0);
-      overhead_ms.push_back(std::abs(e2el - queue - served.ttft_ms[i]));
+      // ...and shows in the latency from the schedule (queue + e2el_ms, e2el_ms being vLLM's,
+      // from the send): what is left after the wait is the server's time plus the client's own
+      // overhead, well under the 10 ms the backlog grows by per request.
+      CHECK(std::abs(e2el - served.ttft_ms[i]) < 5.0);
+      overhead_ms.push_back(std::abs(e2el - served.ttft_ms[i]));
       reaction_ms.push_back(now["sent_ms"].get<double>() - previous_done);
     }
     // Each request goes out as soon as the slot frees, not at a later tick of the 20 ms schedule
@@ -314,7 +315,8 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     CHECK(median(overhead_ms) < 1.0);
     CHECK(*std::min_element(reaction_ms.begin(), reaction_ms.end()) >= 0);
     const json r = run.result();
-    CHECK(r["p99_e2el_ms"].get<double>() > 350);
+    CHECK(r["p99_e2el_from_schedule_ms"].get<double>() > 350);  // the backlog, seen from the schedule
+    CHECK(r["p99_e2el_ms"].get<double>() < 100);                 // vLLM's, from the send: the server's 30 ms
     CHECK(r["median_queue_ms"].get<double>() > 150);
   }
 }

@@ -380,7 +380,7 @@ TEST_CASE("report.html renders in headless Chromium with its charts", "[scenario
   CHECK(contains(d.out, "<small>USD</small></div><div class=\"l\">per million output tokens, steady-state, at concurrent_32</div>"));
   CHECK(contains(d.out, "<small>USD</small></div><div class=\"l\">per million output tokens, all-in (whole run)</div>"));
   CHECK(contains(d.out, "<small>tok/J</small></div><div class=\"l\">output tokens per joule, at concurrent_32</div>"));
-  CHECK(contains(d.out, "<small>GiB</small></div><div class=\"l\">peak VRAM</div>"));
+  CHECK(contains(d.out, "<small>GiB</small></div><div class=\"l\">VRAM allocated by vLLM (gpu_memory_utilization=0.9)</div>"));
   CHECK(contains(d.out, "<table id=\"efficiency\">"));
   CHECK(contains(d.out, "<table id=\"manifest\">"));
   const std::string shot = std::string(RUNARA_BINARY_DIR) + "/report-screenshot.png";
