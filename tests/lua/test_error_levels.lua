@@ -234,6 +234,6 @@ t.test("sc:machine and sc:serve: their own checks, and vllm.start's errors raise
   end)
 end)
 
-t.test("every check above ran", function() t.eq(checked, 106) end)
+t.test("every check above ran", function() t.eq(checked, 102) end)
 
 t.done()
