@@ -168,7 +168,7 @@ int create(lua_State* L) {
   DropletFleet& fleet = fleet_of(L);
   auto wait = wait_unnamed(L);
   fleet.create(std::move(request), [wait, &ctx, &fleet](Result<Machine> made) {
-    if (!made) return wait->fail(made.error().empty() ? "droplet operation failed" : made.error());
+    if (!made) return made.error().empty() ? wait->fail(std::string("droplet operation failed")) : wait->fail(made.failure());
     remember(ctx, fleet, *made);
     wait->resume([m = std::move(*made)](lua_State* co) {
       push_machine(co, m);
@@ -190,7 +190,7 @@ int refresh(lua_State* L) {
     if (wait->settled()) return;
     if (!found) {
       luaL_unref(L, LUA_REGISTRYINDEX, self_ref);
-      return wait->fail(found.error());
+      return wait->fail(found.failure());
     }
     remember(ctx, fleet, *found);
     wait->resume([m = std::move(*found), self_ref](lua_State* co) {
@@ -210,7 +210,7 @@ int destroy(lua_State* L) {
   // From the moment it is asked for: whatever the API answers, the script is done with it.
   if (const Machine* m = fleet_of(L).find(id)) forget(ctx, *m);
   fleet_of(L).destroy(id, [wait](Result<Machine> destroyed) {
-    if (!destroyed) return wait->fail(destroyed.error());
+    if (!destroyed) return wait->fail(destroyed.failure());
     wait->resume([](lua_State* co) {
       lua_pushboolean(co, 1);
       return 1;
@@ -250,7 +250,7 @@ int sizes(lua_State* L) {
   }
   auto wait = kit::Wait::start(L, "droplet.sizes");
   fleet_of(L).sizes([wait, gpu_only](Result<nlohmann::json> all) {
-    if (!all) return wait->fail(all.error());
+    if (!all) return wait->fail(all.failure());
     wait->settle<nlohmann::json>(size_catalog(*all, gpu_only), push_json_value);
   });
   return wait->yield(L);

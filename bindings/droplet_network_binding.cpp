@@ -155,7 +155,7 @@ int check(lua_State* L) {
   }
   auto wait = kit::Wait::start(L, "");  // the refusal is the create's own wording, unprefixed
   fleet_of(L).check(*size, region, static_cast<int>(count), [wait](Status fits) {
-    if (!fits) return wait->fail(fits.error());
+    if (!fits) return wait->fail(fits.failure());
     wait->resume([](lua_State* co) {
       lua_pushboolean(co, 1);
       return 1;

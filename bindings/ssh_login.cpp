@@ -111,6 +111,7 @@ ssh::ConnectPlan plan_login(lua_State* L, Context& ctx) {
     plan.options.open_socket = route.open_socket;
   }
   login.run_machine = machine != nullptr;
+  plan.options.retry_refused = machine != nullptr;  // a droplet boots; a machine of yours that refuses is set up wrong
   plan.options.address = login.host;
   plan.options.port = login.port;
   plan.options.user = login.user;

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -112,7 +114,7 @@ const std::map<std::string, Flag>& flags() {
       {"--quiet", {"", ""}},
       {"--out", {"", "a folder"}},
       {"--max-runtime", {"", "number"}},
-      {"--tokenizer", {"tokenizer", "a file"}},
+      {"--tokenizer", {"tokenizer", "a tokenizer file"}},
   };
   return table;
 }
@@ -184,6 +186,24 @@ bool is_label(const std::string& text) {
   return true;
 }
 
+// --tokenizer names a file here, never a model to fetch: a Hugging Face id (ORG/NAME, which
+// vLLM's --tokenizer takes) is said to be one, with how to get its tokenizer.json.
+std::string check_tokenizer(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) return "";
+  if (std::filesystem::is_directory(path, ec)) {
+    return "--tokenizer expects the tokenizer.json file, and '" + path + "' is a folder: pass " +
+           (std::filesystem::exists(path + "/tokenizer.json", ec) ? "'" + path + "/tokenizer.json'" : "the tokenizer.json in it");
+  }
+  static const std::regex hf_id("[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*");
+  if (path.size() <= 200 && std::regex_match(path, hf_id)) {
+    return "--tokenizer expects a file, and '" + path + "' looks like a Hugging Face model id (runara downloads nothing): "
+           "download its tokenizer.json (huggingface-cli download " + path + " tokenizer.json --local-dir DIR) and pass "
+           "its path (--tokenizer DIR/tokenizer.json)";
+  }
+  return "--tokenizer expects the model's tokenizer.json file, got '" + path + "': no such file";
+}
+
 // "" when `value` suits `expects`, else the usage error. Durations become seconds.
 std::string check_value(const std::string& flag, const std::string& expects, std::string& value) {
   std::string want;
@@ -211,6 +231,7 @@ std::string check_value(const std::string& flag, const std::string& expects, std
     if (!(seconds > 0)) want = "a duration such as 60s, 5m or 90";
     else value = std::to_string(seconds);
   }
+  if (expects == "a tokenizer file") return check_tokenizer(value);
   if (value.empty() && want.empty()) want = "a value";
   return want.empty() ? "" : flag + " expects " + want + ", got '" + value + "'";
 }

@@ -21,6 +21,9 @@ int rehearse(CommandLine command, const std::string& out_dir, int record_fd) {
   o.budget_runtime_s = o.max_runtime_s;
   o.max_runtime_s = std::min(o.max_runtime_s, kRehearsalLimitS);
   o.cloud.guardian_executable = own_executable();
+  // The script sees the real run's runara.simulated (false): its defaults, profile and branches
+  // are the real run's, so the plan shows what that run would create and cost.
+  o.plan = true;
   std::string error;
   auto cloud = start_simulated_cloud(o, own_executable(), error, kRehearsalTimeScale);
   if (!cloud) {

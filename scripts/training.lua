@@ -57,7 +57,7 @@ scenario.run({
   end
   local explicit = P.sizes ~= "all"
   local sizes = explicit and training.check_sizes(P.sizes) or training.SIZE_ORDER
-  training.check_sizes(P.ddp_size)
+  training.check_sizes(P.ddp_size, "ddp_size")
   for _, d in ipairs(list(P.dtypes)) do
     if d ~= "fp16" and d ~= "bf16" then runara.usage_error("param dtypes=" .. P.dtypes .. ": '" .. d .. "' is not one of fp16, bf16") end
   end

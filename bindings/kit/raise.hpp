@@ -11,23 +11,26 @@
 #include <lua.hpp>
 
 #include "base/result.hpp"
+#include "runara/primitive.hpp"
 #include "script/args.hpp"
 
 namespace runara::kit {
 
+// A setup mistake (Error::setup) is raised as a usage error: the message alone, no location.
 [[noreturn]] inline void raise(lua_State* L, const char* fn, const Error& error) {
+  if (error.setup) Context::from(L).raise_usage(L, error.message);
   args::raise(L, "%s: %s", fn, error.message.c_str());
 }
 
 // The value, or a Lua error.
 template <class T>
 T value_or_raise(lua_State* L, const char* fn, Result<T> result) {
-  if (!result) args::raise(L, "%s: %s", fn, result.error().c_str());
+  if (!result) raise(L, fn, result.failure());
   return std::move(result.value());
 }
 
 inline void check(lua_State* L, const char* fn, const Status& status) {
-  if (!status) args::raise(L, "%s: %s", fn, status.error().c_str());
+  if (!status) raise(L, fn, status.failure());
 }
 
 }  // namespace runara::kit

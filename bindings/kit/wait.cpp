@@ -35,6 +35,11 @@ void Wait::fail(const std::string& message) {
   if (take()) ctx_->fail(id_, named(message));
 }
 
+void Wait::fail(const Error& error) {
+  if (!error.setup) return fail(error.message);
+  if (take()) ctx_->fail_usage(id_, error.message);
+}
+
 void Wait::fail_as_is(const std::string& message) {
   if (take()) ctx_->fail_as_is(id_, named(message));
 }

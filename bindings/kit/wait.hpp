@@ -42,16 +42,19 @@ class Wait {
   void resume_nothing();
   void fail(const std::string& message);        // "fn: message", redacted
   void fail_as_is(const std::string& message);  // see Context::fail_as_is
+  // An engine's Error: a setup mistake (Error::setup) as a usage error (Context::fail_usage,
+  // the message as the engine wrote it), any other as fail().
+  void fail(const Error& error);
 
   template <class T>
   void settle(Result<T> result, std::function<int(lua_State*, T&)> push) {
-    if (!result) return fail(result.error());
+    if (!result) return fail(result.failure());
     resume([value = std::make_shared<T>(std::move(result.value())), push = std::move(push)](lua_State* L) {
       return push(L, *value);
     });
   }
   void settle(Status status) {
-    if (!status) return fail(status.error());
+    if (!status) return fail(status.failure());
     resume_nothing();
   }
 

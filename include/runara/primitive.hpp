@@ -180,6 +180,12 @@ class RUNARA_API Context {
   // that too would make the error an oracle: text the script chose coming back masked tells it
   // the text is a secret's value.
   virtual void fail_as_is(WaitId wait, std::string message) = 0;
+  // The user's setup is wrong (an Error with `setup`: no cloud token, an unknown size, no key):
+  // wakes the task with `message` (redacted) raised as runara.usage_error raises it, without a
+  // location. If it ends the main chunk the run exits 2 with the message alone, no traceback.
+  virtual void fail_usage(WaitId wait, std::string message) = 0;
+  // The same for a function that does not wait: raises now (longjmp), never returns.
+  virtual int raise_usage(lua_State* L, const std::string& message) = 0;
 
   // Pushes `fn` (with `nup` upvalues popped from the stack) as a function that may wait.
   // Functions that never wait are pushed with lua_pushcclosure as usual.

@@ -111,6 +111,10 @@ struct Options {
   // The run's figures come from a simulator (`runara --sim`): scripts see runara.simulated, and
   // the summaries, the record and the history say so.
   bool simulated = false;
+  // `runara plan`'s rehearsal: the cloud is simulated, yet the script must see what the real run
+  // would, so runara.simulated reads false and the script takes the real run's path (its real
+  // defaults, profile and budget). `runara --sim` leaves this false: a rehearsal the user asked for.
+  bool plan = false;
   // The runara-agent executable `http_load.run{ on = session }` uploads and runs on the machine;
   // "": the one built with this library (its build tree, else the installed one).
   std::string load_agent;

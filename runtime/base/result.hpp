@@ -20,6 +20,11 @@ namespace runara {
 
 struct Error {
   std::string message;
+  // The user's setup is wrong (no cloud token, a size the cloud does not sell, no SSH key, a host
+  // key known_hosts lacks, a machine of the user's that refuses the connection): retrying cannot
+  // help, and the fix is on the command line. The bindings raise it as a usage error
+  // (Context::fail_usage): the run exits 2 with the message alone, no traceback.
+  bool setup = false;
 };
 
 template <class T>
@@ -42,6 +47,8 @@ class [[nodiscard]] Result {
     static const std::string none;
     return ok() ? none : std::get<1>(v_).message;
   }
+  // The failure itself (message and kind); an empty Error when the result is a value.
+  Error failure() const { return ok() ? Error{} : std::get<1>(v_); }
 
  private:
   std::variant<T, Error> v_;
@@ -60,6 +67,7 @@ class [[nodiscard]] Result<void> {
     static const std::string none;
     return error_ ? error_->message : none;
   }
+  Error failure() const { return error_ ? *error_ : Error{}; }
 
  private:
   std::optional<Error> error_;

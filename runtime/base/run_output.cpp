@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -147,11 +148,11 @@ std::string RunOutput::create() {
   return error;
 }
 
-int RunOutput::open_parent(const std::string& parent, std::string& error) const {
+int RunOutput::open_parent(const std::string& parent, std::string& error) {
   if (!fresh_name_ && parent != "." && parent != "/") {
     if ((error = make_dirs(parent)); !error.empty()) return -1;
   }
-  if (fresh_name_) mkdir(parent.c_str(), 0755);  // results/, if missing (EEXIST otherwise)
+  if (fresh_name_ && mkdir(parent.c_str(), 0755) == 0) made_parent_ = true;  // results/, if missing
   const int fd = open(parent.c_str(), fresh_name_ ? kDirFlags : O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) return fd;
   error = errno == ELOOP || errno == ENOTDIR
@@ -175,6 +176,7 @@ std::string RunOutput::make_fresh(int parent_fd, std::string& name) {
 // the path, so that it names the folder actually opened).
 void RunOutput::adopt(bool made_here) {
   made_ = true;
+  made_here_ = made_here;
   if (made_here) mark(fd_);
   char resolved[PATH_MAX];
   const std::string link = "/proc/self/fd/" + std::to_string(fd_);
@@ -273,6 +275,15 @@ void RunOutput::close() {
   log_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+void RunOutput::discard() {
+  close();
+  if (!made_here_ || real_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(real_, ignored);  // symlinks inside are removed, never followed
+  made_ = made_here_ = false;
+  if (made_parent_) ::rmdir("results");  // only when empty
 }
 
 }  // namespace runara

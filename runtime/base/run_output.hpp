@@ -45,16 +45,22 @@ class RunOutput {
   // Writes `data` to `relative` (normalised, checked) atomically; "" or an error message.
   std::string write(const std::string& relative, const std::string& data);
   void close();
+  // Closes, then removes the folder and all in it if this run made it (a reused --out folder
+  // stays), and results/ too if the run made that and it is empty: a run that ended on a
+  // usage error before it did anything leaves nothing behind. Call after close-worthy writes.
+  void discard();
 
  private:
   std::string create();
-  int open_parent(const std::string& parent, std::string& error) const;
+  int open_parent(const std::string& parent, std::string& error);
   static std::string make_fresh(int parent_fd, std::string& name);
   void adopt(bool made_here);
 
   std::string dir_, real_, error_;
   bool tried_ = false;
   bool made_ = false;
+  bool made_here_ = false;    // the folder did not exist before this run
+  bool made_parent_ = false;  // results/ did not exist before this run either
   bool fresh_name_ = false;  // the default name: try suffixes instead of failing
   int fd_ = -1;
   std::FILE* log_ = nullptr;

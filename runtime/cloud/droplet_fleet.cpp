@@ -9,6 +9,7 @@
 #include "cloud/cost_report.hpp"
 #include "cloud/deadline_tag.hpp"
 #include "cloud/droplet_names.hpp"
+#include "cloud/unknown_size.hpp"
 #include "base/run_output.hpp"
 #include "base/clock.hpp"
 
@@ -90,8 +91,18 @@ DropletFleet::~DropletFleet() {
   http_.reset();
 }
 
+// No token is the user's setup (Error::setup): said as a usage error, with how to give one.
 Status DropletFleet::check_ready() {
-  return status_from(readiness());
+  std::string problem = readiness();
+  if (problem.empty()) return {};
+  return Error{std::move(problem), token_.empty()};
+}
+
+bool DropletFleet::sells(const std::string& size) const {
+  if (options_.assumed_prices.count(size)) return true;
+  for (const auto& s : sizes_ ? *sizes_ : nlohmann::json::array())
+    if (s.value("slug", "") == size) return true;
+  return false;
 }
 
 std::string DropletFleet::readiness() {
@@ -106,7 +117,9 @@ std::string DropletFleet::readiness() {
     if (!options_.context.empty()) {
       return missing + " (--context): its config.yaml has no such auth context (`doctl auth list` shows them)";
     }
-    return missing + ": set DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN, or log in with `doctl auth init`)";
+    return missing + ": set DIGITALOCEAN_TOKEN (export DIGITALOCEAN_TOKEN=dop_v1_...; or DIGITALOCEAN_ACCESS_TOKEN, or "
+                     "log in with `doctl auth init`), or rehearse for free on the simulated cloud with --sim "
+                     "(runara --sim SCRIPT: no account, no money)";
   }
   if (api_base_.rfind("http://", 0) != 0 && api_base_.rfind("https://", 0) != 0) {
     return "RUNARA_DO_API_URL must start with http:// or https://, got '" + api_base_ + "'";
@@ -173,7 +186,7 @@ NetworkResources& DropletFleet::network() {
 
 void DropletFleet::vpc(VpcRequest request, std::function<void(Result<VpcInfo>)> done) {
   if (stopping_) return done(Error{"the run is ending"});
-  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  if (Status ready = check_ready(); !ready) return done(ready.failure());
   with_account([this, request = std::move(request), done](std::string error) mutable {
     if (!error.empty()) return done(Error{"cannot read the account behind the token (GET /v2/account): " + error});
     if (stopping_) return done(Error{"the run is ending"});
@@ -183,7 +196,7 @@ void DropletFleet::vpc(VpcRequest request, std::function<void(Result<VpcInfo>)> 
 
 void DropletFleet::firewall(FirewallRequest request, std::function<void(Result<FirewallInfo>)> done) {
   if (stopping_) return done(Error{"the run is ending"});
-  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  if (Status ready = check_ready(); !ready) return done(ready.failure());
   with_account([this, request = std::move(request), done](std::string error) mutable {
     if (!error.empty()) return done(Error{"cannot read the account behind the token (GET /v2/account): " + error});
     if (stopping_) return done(Error{"the run is ending"});
@@ -193,7 +206,7 @@ void DropletFleet::firewall(FirewallRequest request, std::function<void(Result<F
 
 // As many more machines as asked, one after another through the create's own budget check.
 void DropletFleet::check(const std::string& size, const std::string& region, int count, std::function<void(Status)> done) {
-  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  if (Status ready = check_ready(); !ready) return done(ready.failure());
   with_sizes([this, size, region, count, done](std::string sizes_error) {
     if (!sizes_error.empty() && !options_.assumed_prices.count(size)) {
       return done(Error{"cannot check the size against /v2/sizes: " + sizes_error});
@@ -203,7 +216,7 @@ void DropletFleet::check(const std::string& size, const std::string& region, int
     where.size = size;
     where.region = region;
     const std::string problem = region.empty() ? price_of(size, price) : validate(where, price);
-    if (!problem.empty()) return done(Error{problem});
+    if (!problem.empty()) return done(Error{problem, !sells(size)});
     std::vector<RunningMachine> running = running_machines();
     BudgetLimits limits{options_.budget_usd, options_.max_droplets, options_.assumed_prices};
     for (int i = 1; i <= count; ++i) {
@@ -227,8 +240,7 @@ std::string DropletFleet::price_of(const std::string& size, double& price) const
     price = s.value("price_hourly", 0.0);
     return {};
   }
-  return "unknown size '" + size + "': /v2/sizes does not list it (see droplet.sizes()). For a contract "
-         "size, state its price with --assume-price " + size + "=USD_PER_HOUR";
+  return unknown_size_message(size, sizes_ ? *sizes_ : nlohmann::json::array());
 }
 
 // A droplet joins a VPC this run has from droplet.vpc (its own, or an account VPC the user
@@ -259,7 +271,7 @@ std::vector<RunningMachine> DropletFleet::running_machines() const {
 }
 
 void DropletFleet::sizes(JsonDone done) {
-  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  if (Status ready = check_ready(); !ready) return done(ready.failure());
   with_sizes([this, done](std::string error) {
     if (!error.empty()) return done(Error{error});
     done(*sizes_);
@@ -267,7 +279,7 @@ void DropletFleet::sizes(JsonDone done) {
 }
 
 void DropletFleet::account(JsonDone done) {
-  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  if (Status ready = check_ready(); !ready) return done(ready.failure());
   client_->get_account([done](DoResult result) {
     if (!result.ok) return done(Error{result.error});
     done(result.body.value("account", nlohmann::json::object()));
@@ -306,8 +318,7 @@ std::string DropletFleet::validate(const CreateRequest& request, double& price) 
     price = size.value("price_hourly", 0.0);
     return {};
   }
-  return "unknown size '" + request.size + "': /v2/sizes does not list it (see droplet.sizes()). For a contract "
-         "size, state its price with --assume-price " + request.size + "=USD_PER_HOUR";
+  return unknown_size_message(request.size, *sizes_);
 }
 
 double DropletFleet::deadline_unix() const {
@@ -335,7 +346,7 @@ Status DropletFleet::ensure_guardian() {
 void DropletFleet::create(CreateRequest request, MachineDone done) {
   if (stopping_) return done(Error{"the run is ending"});
   if (std::string invalid = validate_names(request); !invalid.empty()) return done(Error{invalid});
-  if (Status ready = check_ready(); !ready) return done(Error{ready.error()});
+  if (Status ready = check_ready(); !ready) return done(ready.failure());
   with_sizes([this, request = std::move(request), done](std::string sizes_error) mutable {
     with_account([this, request = std::move(request), done, sizes_error](std::string error) mutable {
       if (!error.empty() && !stopping_) {
@@ -343,7 +354,9 @@ void DropletFleet::create(CreateRequest request, MachineDone done) {
       }
       if (!request.ssh_keys.empty() || stopping_) return start_create(std::move(request), sizes_error, std::move(done));
       double price = 0;
-      if (std::string refusal = precheck(request, sizes_error, price); !refusal.empty()) return done(Error{refusal});
+      if (std::string refusal = precheck(request, sizes_error, price); !refusal.empty()) {
+        return done(Error{refusal, sizes_error.empty() && !stopping_ && !sells(request.size)});  // an unknown size: a setup mistake
+      }
       // No key of the script's own: the machine gets the run's key, registered once per run.
       with_run_key([this, request = std::move(request), done, sizes_error](std::string key_error) mutable {
         if (!key_error.empty()) return done(Error{"cannot register the run's SSH key: " + key_error});
@@ -375,7 +388,7 @@ void DropletFleet::start_create(CreateRequest request, const std::string& sizes_
   // over), so nothing may be created any more.
   auto creation = std::make_shared<Creation>();
   if (std::string refusal = precheck(request, sizes_error, creation->price); !refusal.empty()) {
-    return done(Error{refusal});
+    return done(Error{refusal, sizes_error.empty() && !stopping_ && !sells(request.size)});
   }
   if (Status guardian = ensure_guardian(); !guardian) {
     return done(Error{guardian.error() + "; no machine is created without a guardian"});

@@ -103,6 +103,7 @@ class DropletFleet {
   std::string validate_names(const CreateRequest& request) const;  // before anything is sent
   std::string validate(const CreateRequest& request, double& price);
   std::string price_of(const std::string& size, double& price) const;
+  bool sells(const std::string& size) const;  // in /v2/sizes, or priced with --assume-price
   std::vector<RunningMachine> running_machines() const;
   std::string check_vpc(const CreateRequest& request) const;
   NetworkResources& network();

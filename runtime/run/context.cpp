@@ -96,6 +96,7 @@ void Runtime::Impl::activity(const Activity& activity) {
   // A primitive's refusal for want of a grant is what the host hears of as `denied`, like the
   // runtime's own (--allow-read, --secret, --allow-env).
   if (activity.kind == Activity::Kind::grant_refused) return denied(redact(activity.text));
+  if (activity.kind != Activity::Kind::script_limit) acted_ = true;  // a machine, a command, a file, a load
   if (!events_.activity) return;
   Activity shown_to_host = activity;
   for (std::string* field : {&shown_to_host.machine, &shown_to_host.text, &shown_to_host.size, &shown_to_host.region,
@@ -199,6 +200,17 @@ void Runtime::Impl::resume(WaitId wait, std::function<int(lua_State*)> push) {
 
 void Runtime::Impl::fail(WaitId wait, std::string message) {
   scheduler_->fail(wait, redact(message));
+}
+
+void Runtime::Impl::fail_usage(WaitId wait, std::string message) {
+  usage_message_ = redact(message);
+  scheduler_->fail(wait, usage_message_, false);
+}
+
+int Runtime::Impl::raise_usage(lua_State* L, const std::string& message) {
+  usage_message_ = redact(message);
+  lua_pushlstring(L, usage_message_.data(), usage_message_.size());
+  return lua_error(L);
 }
 
 void Runtime::Impl::push_async(lua_State* L, lua_CFunction fn, int nup) {

@@ -90,6 +90,8 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   void resume(WaitId wait, std::function<int(lua_State*)> push) override;
   void fail(WaitId wait, std::string message) override;
   void fail_as_is(WaitId wait, std::string message) override { scheduler_->fail(wait, std::move(message)); }
+  void fail_usage(WaitId wait, std::string message) override;
+  int raise_usage(lua_State* L, const std::string& message) override;
   void push_async(lua_State* L, lua_CFunction fn, int nup) override;
 
   // --- lifecycle (runtime.cpp) ---
@@ -196,6 +198,9 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl final : Context {  //
   // The last message runara.usage_error raised: the main chunk failing with exactly this text
   // ends the run as a usage error (exit 2, no traceback). At most kUsageMessageMax bytes.
   std::string usage_message_;
+  // Whether runara did anything for the script yet (Activity: a machine created, a command, a
+  // transfer, a load). A usage error before any of it leaves no folder and no history row.
+  bool acted_ = false;
   Outcome script_outcome_;  // how the script itself ended (run_file, run_string, exec_file)
   std::vector<std::unique_ptr<Primitive>> primitives_;
   nlohmann::json results_ = nlohmann::json::object();  // runara.result

@@ -131,10 +131,17 @@ void Runtime::Impl::report_threshold_crossed(std::string_view what) {
 }
 
 // Every run that ran a script, or wrote anything, leaves its record: a failed run's says why.
-// A usage error (a script that could not be loaded, runara.usage_error) that wrote nothing, and
-// a bare REPL, leave no folder behind.
+// A usage error (a script that could not be loaded, runara.usage_error, a setup mistake a
+// primitive found) before runara did anything for the script (no machine, command, transfer or
+// load) leaves no folder and no history row, whatever it logged or wrote: it measured nothing,
+// and the command line is what to fix. Neither does a bare REPL.
 void Runtime::Impl::record_ending(const Outcome& end) {
   const Outcome whole = merge_outcomes(script_outcome_, end);
+  if (whole.exit == Exit::usage && !acted_) {
+    output_.discard();
+    forget_history();
+    return;
+  }
   const bool ran_script = !script_path_.empty() && script_outcome_.exit != Exit::usage;
   if ((!ran_script || options_.script_help) && !output_.created() && results_.empty()) {
     forget_history();  // the row its start wrote, if any

@@ -77,6 +77,17 @@ int usage_error(lua_State* L) {
   return lua_error(L);
 }
 
+// runara.is_usage_error(err): whether `err` (a caught error) is the usage error raised last, by
+// runara.usage_error or by a primitive that found the user's setup wrong (no cloud token, an
+// unknown size, no SSH key, an unknown host key). A scenario then writes no report.
+int is_usage_error(lua_State* L) {
+  std::size_t len = 0;
+  const char* text = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : nullptr;
+  const std::string& usage = impl_of(L).usage_message_;
+  lua_pushboolean(L, text && !usage.empty() && usage.size() == len && usage.compare(0, len, text, len) == 0);
+  return 1;
+}
+
 int out_dir(lua_State* L) {
   lua_pushstring(L, output_dir_or_raise(L, impl_of(L), "runara.out_dir").c_str());
   return 1;
@@ -148,12 +159,14 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "out_dir");
   lua_pushcfunction(L, usage_error);
   lua_setfield(L, -2, "usage_error");
+  lua_pushcfunction(L, is_usage_error);
+  lua_setfield(L, -2, "is_usage_error");
   lua_pushstring(L, rt.run_id().c_str());
   lua_setfield(L, -2, "run_id");
   lua_pushstring(L, RUNARA_VERSION);
   lua_setfield(L, -2, "version");
   // true under `runara --sim`: scenarios label what they report as simulated.
-  lua_pushboolean(L, rt.options().simulated);
+  lua_pushboolean(L, rt.options().simulated && !rt.options().plan);  // a plan shows the real run
   lua_setfield(L, -2, "simulated");
   push_arguments(L, rt);
   push_on_target(L, rt.options().on);

@@ -8,7 +8,7 @@ namespace {
 
 // A granted host's key, judged against known_hosts; `refused` says why it was not trusted.
 bool judge_known_host(RunSessions& run, MachineSession& s, const HostKeyRules& rules, const HostKey& key,
-                      const std::string& id, const std::string& shown, std::string& refused) {
+                      const std::string& id, const std::string& shown, std::string& refused, bool& unknown) {
   const auto& login = s.login();
   const std::string file = rules.known_hosts.empty() ? default_known_hosts() : rules.known_hosts;
   const auto check = check_known_host(s.ssh().raw(), file, login.host, login.port, key);
@@ -30,6 +30,7 @@ bool judge_known_host(RunSessions& run, MachineSession& s, const HostKeyRules& r
                     key.type + " " + key.fingerprint + " for this run (--accept-new-host-keys; the file is not changed)");
     return true;
   }
+  unknown = true;
   refused = "the host key of " + shown + " (" + key.type + " " + key.fingerprint + ") is unknown: it is not in " +
             (file.empty() ? std::string("known_hosts ($HOME is unset)") : file) +
             (check.note.empty() ? "" : " (" + check.note + ")") + "; check the fingerprint and add it (ssh-keyscan -p " +
@@ -61,8 +62,9 @@ std::function<bool(const HostKey&)> host_key_policy(RunSessions& run, MachineSes
       return true;
     }
     std::string refused;
-    const bool trusted = judge_known_host(run, s, rules, key, id, shown, refused);
-    if (!trusted) s.refuse_host_key(refused);
+    bool unknown = false;
+    const bool trusted = judge_known_host(run, s, rules, key, id, shown, refused, unknown);
+    if (!trusted) s.refuse_host_key(refused, unknown);
     return trusted;
   };
 }

@@ -116,7 +116,7 @@ Status user_keys(SessionOptions& options, const std::string& given, const std::s
   for (const auto& path : candidates) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-      if (!given.empty()) return Error{"cannot read the key given with --ssh-key ('" + path + "')"};
+      if (!given.empty()) return Error{"cannot read the key given with --ssh-key ('" + path + "')", true};
       continue;
     }
     std::stringstream text;
@@ -124,14 +124,15 @@ Status user_keys(SessionOptions& options, const std::string& given, const std::s
     if (key_is_encrypted(text.str())) {
       if (agent) continue;
       return Error{"the key '" + path + "' is encrypted with a passphrase, and runara cannot ask for it: load it into "
-                   "an SSH agent (ssh-add, with SSH_AUTH_SOCK set) or pass an unencrypted key with --ssh-key PATH"};
+                   "an SSH agent (ssh-add, with SSH_AUTH_SOCK set) or pass an unencrypted key with --ssh-key PATH", true};
     }
     options.private_key = text.str();
     return {};
   }
   if (!agent)
-    return Error{"no key to log in to " + name + " with: start an SSH agent holding your key (SSH_AUTH_SOCK) or pass "
-                 "--ssh-key PATH"};
+    return Error{"no key to log in to " + name + " with: pass --ssh-key PATH (the private key that logs in there), or "
+                 "start an SSH agent holding it (SSH_AUTH_SOCK); runara looked for ~/.ssh/id_ed25519, id_ecdsa and id_rsa",
+                 true};
   return {};
 }
 

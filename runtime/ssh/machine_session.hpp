@@ -79,7 +79,11 @@ class MachineSession {
   void close(std::function<void()> done);
 
   // The host-key policy's refusal (host_key_policy.hpp), which the connect error then gives.
-  void refuse_host_key(std::string why) { host_key_error_ = std::move(why); }
+  // `unknown`: known_hosts lacks the key (the user's setup), not a key that changed or differs.
+  void refuse_host_key(std::string why, bool unknown = false) {
+    host_key_error_ = std::move(why);
+    host_key_unknown_ = unknown;
+  }
 
  private:
   friend class RunSessions;
@@ -106,6 +110,7 @@ class MachineSession {
   std::vector<std::function<void()>> on_closed_;  // close() callers, and teardown
   std::size_t kills_pending_ = 0;
   std::string host_key_error_;  // why the host key was refused, for the connect error
+  bool host_key_unknown_ = false;
 };
 
 }  // namespace runara::ssh

@@ -24,9 +24,9 @@ void RunSessions::connect(std::shared_ptr<MachineSession> session, bool cloud_in
     auto s = weak.lock();
     if (!s) return;
     if (!connected) {
-      const std::string why = s->host_key_error_.empty() ? connected.error() : s->host_key_error_;
+      const Error why = s->host_key_error_.empty() ? connected.failure() : Error{s->host_key_error_, s->host_key_unknown_};
       forget(s.get());  // frees the connection: this is its last callback
-      return done(Error{why});
+      return done(why);
     }
     s->connected();
     hooks_.log("ssh: connected to " + s->where() + " after " + std::to_string(s->ssh_->attempts()) + " attempt(s)");

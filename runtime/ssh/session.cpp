@@ -253,7 +253,7 @@ void SshSession::connect_to(const std::string& address) {
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
-    attempt_failed("TCP connect: " + errno_text(errno), true);
+    tcp_failed(errno);
     return;
   }
   handles_->poll = new uv_poll_t;
@@ -267,7 +267,7 @@ void SshSession::tcp_connected() {
   socklen_t len = sizeof err;
   ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
-    attempt_failed("TCP connect: " + errno_text(err), true);
+    tcp_failed(err);
     return;
   }
   session_ = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
@@ -349,7 +349,16 @@ bool SshSession::step_agent() {
   return true;
 }
 
-void SshSession::attempt_failed(const std::string& why, bool retryable) {
+void SshSession::tcp_failed(int err) {
+  if (err == ECONNREFUSED && !options_.retry_refused) {
+    return attempt_failed("TCP connect: " + errno_text(err) + ": nothing listens for SSH on port " +
+                              std::to_string(options_.port) + " there; check the address and port, or start its SSH server",
+                          false, true);
+  }
+  attempt_failed("TCP connect: " + errno_text(err), true);
+}
+
+void SshSession::attempt_failed(const std::string& why, bool retryable, bool setup) {
   last_attempt_error_ = why;
   drop_connection();
   phase_ = Phase::None;
@@ -362,7 +371,7 @@ void SshSession::attempt_failed(const std::string& why, bool retryable) {
                 " within " + seconds_text(options_.connect_timeout_s) + " s)";
     uv_timer_stop(handles_->tick);
     Done done = std::move(done_);
-    if (done) done(Error{error_});
+    if (done) done(Error{error_, setup});
     return;
   }
   state_ = State::Waiting;

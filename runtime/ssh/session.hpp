@@ -61,6 +61,9 @@ struct SessionOptions {
   double attempt_timeout_s = 15;   // one attempt: TCP connect, handshake, auth
   double keepalive_s = 15;         // 0: none (and no dead-peer detection)
   bool retry_auth_failure = false;  // a booting machine may run sshd before its key is installed
+  // A booting machine refuses connections until its sshd listens; a machine that is up (one of
+  // the user's) and refuses is set up wrong: false fails at once, as a setup mistake (Error::setup).
+  bool retry_refused = true;
   // Decides on the server's key (pinning, known_hosts): true accepts. Required.
   std::function<bool(const HostKey&)> accept_host_key;
   // Optional: makes the unconnected IPv4 socket each attempt connects (a machine in a network
@@ -147,7 +150,8 @@ class SshSession {
   void tcp_connected();
   void step_connect();
   bool step_agent();
-  void attempt_failed(const std::string& why, bool retryable);
+  void attempt_failed(const std::string& why, bool retryable, bool setup = false);
+  void tcp_failed(int err);  // a TCP connect that failed with errno `err`
   void become_ready();
   void pump();
   bool idle() const { return steppers_.empty() && !orphan_open_ && orphans_.empty(); }

@@ -33,10 +33,11 @@ M.METHODS = { "lora", "full" }
 M.DTYPES = { "bf16", "fp8" }
 
 -- A model's recipe facts; `config` (e.g. "qwen3/8B") for a model runara has no entry for.
--- Errors name the param to give.
-function M.model(id, config, level)
+-- A model it cannot train is the command line's mistake: a usage error (runara.usage_error:
+-- exit 2, no traceback) naming the param to give.
+function M.model(id, config)
   if type(id) ~= "string" or not id:match("^[%w%._%-]+/[%w%._%-]+$") then
-    error("param model=" .. tostring(id) .. ": not a Hugging Face model id (ORG/NAME)", (level or 1) + 1)
+    runara.usage_error("param model=" .. tostring(id) .. ": not a Hugging Face model id (ORG/NAME)")
   end
   local known = M.MODELS[id]
   local m = { id = id, name = id:match("/(.+)$"), org = id:match("^([^/]+)") }
@@ -49,8 +50,8 @@ function M.model(id, config, level)
     local names = {}
     for k in pairs(M.MODELS) do names[#names + 1] = k end
     table.sort(names)
-    error("param model=" .. id .. ": runara knows no torchtune config for it; give config=FAMILY/SIZE (torchtune's " ..
-          "recipes/configs, e.g. config=qwen3/8B) or one of: " .. table.concat(names, ", "), (level or 1) + 1)
+    runara.usage_error("param model=" .. id .. ": runara knows no torchtune config for it; give config=FAMILY/SIZE " ..
+          "(torchtune's recipes/configs, e.g. config=qwen3/8B) or one of: " .. table.concat(names, ", "))
   end
   return m
 end

@@ -254,12 +254,14 @@ function Scenario:workdir(m, name)
 end
 
 -- Checks that a URL answers as an OpenAI-compatible server; returns the model ids it serves.
+-- A URL that does not is the command line's mistake (runara.usage_error: exit 2, no report).
 local function served_models(url)
+  local how = "; --on takes the base URL of a running OpenAI-compatible server (vLLM, SGLang, TGI), e.g. --on http://HOST:8000"
   -- OpenAI clients are often given the base with /v1; http_load takes either.
   local ok, r = pcall(metrics.get, url:gsub("/v1$", "") .. "/v1/models", { timeout = 10 })
-  if not ok then error("--on " .. url .. ": the server cannot be reached: " .. tostring(r):match("[^\n]*"), 0) end
+  if not ok then runara.usage_error("--on " .. url .. ": the server cannot be reached: " .. tostring(r):match("[^\n]*") .. how) end
   if r.status ~= 200 then
-    error(string.format("--on %s: not an OpenAI-compatible server: GET /v1/models answered HTTP %d", url, r.status), 0)
+    runara.usage_error(string.format("--on %s is not an OpenAI-compatible server: GET /v1/models answered HTTP %d", url, r.status) .. how)
   end
   -- Model entries only: vLLM nests "permission" objects with ids of their own in each model
   -- (object "model_permission"); an id counts when the object it sits in says "model" (or
@@ -269,7 +271,7 @@ local function served_models(url)
     local object = body:sub(at, at + 400):match('^[^{}]-"object"%s*:%s*"([^"]+)"')
     if object == nil or object == "model" then ids[#ids + 1] = id end
   end
-  if #ids == 0 then error("--on " .. url .. ": not an OpenAI-compatible server: GET /v1/models lists no model", 0) end
+  if #ids == 0 then runara.usage_error("--on " .. url .. " is not an OpenAI-compatible server: GET /v1/models lists no model" .. how) end
   return ids
 end
 
@@ -444,6 +446,12 @@ local function where_words(sc)
   return #parts > 0 and table.concat(parts, "; ") or nil
 end
 
+-- Whether the scenario has made or measured nothing yet: no machine, server, bill or load.
+local function nothing_made(sc)
+  local rep = sc.report
+  return #sc.machines == 0 and #sc.servers == 0 and #rep.billed == 0 and next(rep.loads or {}) == nil
+end
+
 -- Everything the report needs that can be read without waiting: every ending calls this.
 local function finish_report(sc, reason)
   local rep = sc.report
@@ -514,6 +522,13 @@ function M.run(decl, body)
     pcall(machine_info.remove_workdir, w.session, w.path)
   end
   sc.workdirs = {}
+  -- A mistake of the command line's (an unknown size, no token, no key, a param a script checks)
+  -- before the scenario made or measured anything: said alone, without a report (runara leaves
+  -- no folder for it).
+  if not ok and runara.is_usage_error(err) and nothing_made(sc) then
+    sc.written = true  -- nor a PARTIAL one at exit
+    error(err, 0)
+  end
   local paths = finish_report(sc, not ok and tostring(err) or nil)
   if decl.summary then decl.summary(sc, paths) else print("\n" .. rep:summary(paths)) end
   if not ok then error(err, 0) end

@@ -200,16 +200,19 @@ function M.failure_cause(stderr)
   return { rank = rank and tonumber(rank) or nil, cause = cause }
 end
 
--- The sizes named in a comma list, each checked; errors name the param and the known sizes.
-function M.check_sizes(list, level)
+-- The sizes named in a comma list, each checked. A bad one is the command line's mistake, a
+-- usage error (runara.usage_error: exit 2, no traceback) naming the param (`param`, default
+-- "sizes") and the known sizes.
+function M.check_sizes(list, param)
+  param = param or "sizes"
   local out = {}
   for s in tostring(list):gmatch("[^,%s]+") do
     if not M.SIZES[s:lower()] then
-      error("param sizes=" .. tostring(list) .. ": unknown size '" .. s .. "'; known: " .. table.concat(M.SIZE_ORDER, ", "), (level or 1) + 1)
+      runara.usage_error("param " .. param .. "=" .. tostring(list) .. ": unknown size '" .. s .. "'; known: " .. table.concat(M.SIZE_ORDER, ", "))
     end
     out[#out + 1] = s:lower()
   end
-  if #out == 0 then error("param sizes is empty; known: " .. table.concat(M.SIZE_ORDER, ", "), (level or 1) + 1) end
+  if #out == 0 then runara.usage_error("param " .. param .. " is empty; known: " .. table.concat(M.SIZE_ORDER, ", ")) end
   return out
 end
 

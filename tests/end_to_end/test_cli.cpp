@@ -117,14 +117,15 @@ TEST_CASE("runara.usage_error ends the run with 2, its message said without a tr
   CHECK_FALSE(contains(s.r.err, "stack traceback"));
   CHECK_FALSE(contains(s.r.err, "params.lua:"));
   CHECK_FALSE(exists(s.out));
-  // Once the run wrote something, its record stays: failed, exit code 2.
-  s = run_script("logged.lua", "runara.log('checking params')\nrunara.usage_error('param n=x: must be a number')\n");
+  // What it logged or wrote before runara did anything for it (no machine, command, transfer or
+  // load) goes with the folder: the run measured nothing (issue 37). A usage error after such
+  // work keeps the record.
+  s = run_script("logged.lua", "runara.log('checking params')\nrunara.write_file('x.txt', 'x')\n"
+                               "runara.usage_error('param n=x: must be a number')\n");
   CHECK(s.r.exit_code == 2);
-  const auto record = nlohmann::json::parse(read_all(s.out + "/results.json"), nullptr, false);
-  REQUIRE(record.is_object());
-  CHECK(record["run"]["exit_code"] == 2);
-  CHECK(record["run"]["status"] == "failed");
-  CHECK(contains(read_all(s.out + "/run.log"), "error: param n=x: must be a number\n"));
+  CHECK(contains(s.r.err, "runara: param n=x: must be a number\n"));
+  CHECK_FALSE(contains(s.r.err, "results in"));
+  CHECK_FALSE(exists(s.out));
   // Caught, it is a plain error with the message; a later, different error is the script's (1,
   // with its traceback). The same message raised again by error() after a pcall is still usage.
   s = run_script("caught.lua",

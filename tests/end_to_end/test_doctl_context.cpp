@@ -27,7 +27,7 @@ TEST_CASE("runara --context picks the doctl context's token; an unknown one is n
                                                {"RUNARA_DO_API_URL", "http://127.0.0.1:9"}};
   const auto r = runara::test::run_runara({"--out", dir + "/out", "--context", "nosuch", "-e", "droplet.sizes()"}, 30, env);
   INFO(r.err);
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 2);  // a setup mistake: a usage error
   CHECK(r.err.find("no DigitalOcean token for doctl context 'nosuch' (--context)") != std::string::npos);
   CHECK(r.err.find("dop_v1_") == std::string::npos);
 }

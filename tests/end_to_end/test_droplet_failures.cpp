@@ -569,7 +569,7 @@ TEST_CASE("droplet: a size /v2/sizes does not list needs --assume-price, then Di
   const ChildResult refused = cloud.run({}, "droplet_create.lua", params);
   {
     INFO("stdout: " << refused.out << "\nstderr: " << refused.err);
-    CHECK(refused.exit_code == 1);
+    CHECK(refused.exit_code == 2);  // a setup mistake: a usage error
     CHECK(contains(refused.err, "unknown size 'gpu-mi300x8-contract'"));
     CHECK(contains(refused.err, "--assume-price gpu-mi300x8-contract="));
     CHECK(cloud.fake.requests("POST /v2/droplets") == 0);

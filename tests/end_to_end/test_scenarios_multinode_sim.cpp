@@ -138,18 +138,19 @@ TEST_CASE("serving_multinode: a budget that cannot cover the nodes is refused be
   CHECK_FALSE(contains(r.err, "creating droplet"));
   CHECK_FALSE(contains(r.err, "vpc runara-"));  // not even the VPC
   // runara plan refuses it the same way: its rehearsal runs under a short deadline of its own, but
-  // the budget checks count the real run's (here the script's watchdog.limit of 30 minutes).
+  // the budget checks count the real run's: the full profile's (a plan rehearses the real run),
+  // whose deadline is --max-runtime's 2 h.
   const auto plan = run_runara({"plan", "--budget", "10", kServing}, 120);
   INFO(plan.out << plan.err);
   CHECK(contains(plan.out, "cluster.create: 2 x gpu-mi300x8-1536gb do not fit: "));
-  CHECK(contains(plan.out, "for the 0.50 h left before the run's deadline"));
+  CHECK(contains(plan.out, "for the 2.00 h left before the run's deadline"));
   CHECK(contains(plan.out, "It creates no machine."));
   CHECK(plan.exit_code == 1);
   // Within the budget, plan lists both nodes and their worst case.
   const auto fits = run_runara({"plan", "--budget", "100", kServing}, 120);
   INFO(fits.out << fits.err);
   CHECK(contains(fits.out, "It creates 2 machines (at most 2 at once):"));
-  CHECK(contains(fits.out, "Worst case: $15.92 (every machine alive until the 0.5 h deadline"));
+  CHECK(contains(fits.out, "Worst case: $63.68 (every machine alive until the 2.0 h deadline"));
 }
 
 TEST_CASE("serving_multinode: nodes > 1 on a size that is not 8 GPUs, or a size the region lacks, is refused before anything is created", "[scenario]") {

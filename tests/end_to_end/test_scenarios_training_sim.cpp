@@ -154,9 +154,10 @@ TEST_CASE("training under --sim: a named size that does not fit, out of memory, 
 
   const std::string out3 = temp_dir("training-size") + "/out";
   const auto u = rehearse(out3, {"sizes=small,70b"});
-  CHECK(u.exit_code == 1);
-  CHECK(contains(u.err, "training.lua:"));  // the script's line
-  CHECK(contains(u.err, "unknown size '70b'; known: small, medium, large, xl, 1.5b, 3b, 7b, 13b"));
+  CHECK(u.exit_code == 2);  // the command line's mistake: a usage error, no script line, no folder
+  CHECK_FALSE(contains(u.err, "training.lua:"));
+  CHECK(contains(u.err, "runara: param sizes=small,70b: unknown size '70b'; known: small, medium, large, xl, 1.5b, 3b, 7b, 13b"));
+  CHECK_FALSE(std::filesystem::exists(out3));
 }
 
 TEST_CASE("sim-train reproduces seed 001's MI350X figures for the sizes it lists", "[sim]") {

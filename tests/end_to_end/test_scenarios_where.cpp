@@ -629,9 +629,9 @@ TEST_CASE("llama70b_fp8 --on a running OpenAI-compatible server: loads sent from
     const std::string out = temp_dir("on-endpoint-404") + "/out";
     const ChildResult r = run_runara({"--on", bad, "--out", out, kFlagship, "profile=quick"}, 60);
     INFO(r.out << r.err);
-    CHECK(r.exit_code == 1);
-    CHECK(contains(r.err, "--on " + bad + ": not an OpenAI-compatible server: GET /v1/models answered HTTP 404"));
-    CHECK(results(out)["report"]["status"] == "partial");
+    CHECK(r.exit_code == 2);  // the command line's mistake: a usage error, no report, no folder
+    CHECK(contains(r.err, "runara: --on " + bad + " is not an OpenAI-compatible server: GET /v1/models answered HTTP 404"));
+    CHECK_FALSE(std::filesystem::exists(out));
     check_no_droplet(r);
   }
   SECTION("nothing listens there: refused, naming the URL") {
@@ -639,8 +639,9 @@ TEST_CASE("llama70b_fp8 --on a running OpenAI-compatible server: loads sent from
     const std::string out = temp_dir("on-endpoint-none") + "/out";
     const ChildResult r = run_runara({"--on", bad, "--out", out, kFlagship, "profile=quick"}, 60);
     INFO(r.out << r.err);
-    CHECK(r.exit_code == 1);
-    CHECK(contains(r.err, "--on " + bad + ": the server cannot be reached"));
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "runara: --on " + bad + ": the server cannot be reached"));
+    CHECK_FALSE(std::filesystem::exists(out));
     check_no_droplet(r);
   }
 }

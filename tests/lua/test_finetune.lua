@@ -70,8 +70,10 @@ t.test("finetune.model: known recipes, gated organisations, an unknown model nam
   t.eq(q.config, "qwen3/8B"); t.eq(q.gated, false); t.eq(q.tokenizer.merges_file, "merges.txt")
   t.eq(finetune.model("meta-llama/Llama-3.1-8B-Instruct").gated, true)
   t.eq(finetune.model("meta-llama/Some-Other", "llama3_1/8B").gated, true)  -- by its organisation
-  t.raises(function() finetune.model("acme/Unknown-7B") end, "give config=FAMILY/SIZE", "test_finetune.lua")
-  t.raises(function() finetune.model("not a model") end, "not a Hugging Face model id", "test_finetune.lua")
+  -- The command line's mistakes: usage errors (exit 2, the message alone), as the scripts' param checks.
+  local err = t.raises(function() finetune.model("acme/Unknown-7B") end, "give config=FAMILY/SIZE", "^param model=acme/Unknown%-7B: ")
+  t.truthy(runara.is_usage_error(err), "a usage error")
+  t.truthy(runara.is_usage_error(t.raises(function() finetune.model("not a model") end, "not a Hugging Face model id", "^param model=")))
 end)
 
 t.test("finetune commands: MAD's settings, FP8 only for the full recipe, no token on the command line", function()

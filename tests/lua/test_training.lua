@@ -96,9 +96,13 @@ t.test("MFU: achieved TFLOPS over the datasheet's dense peak, by device name", f
   end
 end)
 
-t.test("training.parse and check_sizes: bad input is refused at the caller's line", function()
+t.test("training.parse and check_sizes: bad input is refused at the caller's line; a bad size is a usage error", function()
   t.raises(function() training.parse(nil) end, "training.parse: argument 'text' must be a string, got nil", "test_training.lua:%d+:")
-  t.raises(function() training.check_sizes("small,70b") end, "unknown size '70b'; known: small, medium, large, xl, 1.5b, 3b, 7b, 13b", "test_training.lua:%d+:")
+  -- The command line's mistake: the message alone (no location), raised as runara.usage_error.
+  local err = t.raises(function() training.check_sizes("small,70b") end, "param sizes=small,70b: unknown size '70b'; known: small, medium, large, xl, 1.5b, 3b, 7b, 13b", "^param ")
+  t.truthy(runara.is_usage_error(err), "a usage error")
+  t.raises(function() training.check_sizes("7bb", "ddp_size") end, "param ddp_size=7bb: unknown size '7bb'", "^param ")
+  t.raises(function() training.check_sizes(" ") end, "param sizes is empty; known: small", "^param ")
   t.eq(#training.check_sizes("Small, 7b"), 2)
   t.eq(#training.parse("Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n").transformer, 0)
 end)
