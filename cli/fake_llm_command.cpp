@@ -30,7 +30,8 @@ const char* const kUsage =
     "         [--output-tokens N | --output-tokens-range MIN:MAX] [--tokens-per-chunk N]\n"
     "         [--usage request|always|never] [--error-500 FRACTION] [--stall FRACTION:MS]\n"
     "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY] [--threads N]\n"
-    "         [--report-sent yes|no] [--tokenize yes|no] [--tokenize-skew PCT]\n";
+    "         [--report-sent yes|no] [--tokenize yes|no] [--tokenize-skew PCT] [--max-num-seqs N]\n"
+    "         [--itl-per-stream-ms MS] [--prefill-ms-per-token MS] [--max-model-len N]\n";
 
 const char* const kHelp =
     "\n"
@@ -39,11 +40,16 @@ const char* const kHelp =
     "what it served.\n"
     "  --port N                 port to listen on (default 8000; 0 picks a free one)\n"
     "  --host ADDR              IPv4 or IPv6 address to bind (default 127.0.0.1)\n"
-    "  --model NAME             model name in responses and /v1/models (default fake-model)\n"
+    "  --model NAME             the one model served: in responses and /v1/models; a request for\n"
+    "                           another is answered 404 as vLLM answers it (default fake-model)\n"
     "  --ttft-ms MS             time to the first token (default 0)\n"
     "  --itl-ms MS              time between tokens (default 0)\n"
     "  --itl-per-stream-ms MS   ITL grows this much per stream running when a request arrives (default 0)\n"
     "  --prefill-ms-per-token MS  TTFT grows this much per prompt token (default 0)\n"
+    "  --max-num-seqs N         vLLM's: at most N requests run at once, the rest wait in arrival\n"
+    "                           order (their TTFT grows; /metrics counts running and waiting);\n"
+    "                           default 0, no limit; not with --threads\n"
+    "  --max-model-len N        the context length /v1/models and /tokenize report (default 4096)\n"
     "  --output-tokens N        tokens per response (default 16); a request's max_tokens caps it,\n"
     "                           and /v1/completions without max_tokens stops at 16, as in vLLM\n"
     "  --output-tokens-range MIN:MAX\n"
@@ -185,6 +191,15 @@ const Flag kFlags[] = {
      [](const std::string& v, Settings& s) { return to_fraction(v, s.config.disconnect_fraction); }},
     {"--malformed", "a fraction from 0 to 1",
      [](const std::string& v, Settings& s) { return to_fraction(v, s.config.malformed_fraction); }},
+    {"--max-num-seqs", "a whole number of sequences from 0 (no limit) to 1048576",
+     [](const std::string& v, Settings& s) {
+       long long n = 0;
+       if (!to_integer(v, 0, 1 << 20, n)) return false;
+       s.config.max_num_seqs = static_cast<int>(n);
+       return true;
+     }},
+    {"--max-model-len", "a whole number of tokens from 1 to 16777216",
+     [](const std::string& v, Settings& s) { return to_tokens(v, s.config.max_model_len); }},
     {"--threads", "a whole number of threads from 1 to 64",
      [](const std::string& v, Settings& s) {
        long long n = 0;
@@ -254,6 +269,7 @@ void print_banner(const FakeLlmConfig& c, int port) {
   if (c.disconnect_fraction > 0) std::printf(" disconnect=%g", c.disconnect_fraction);
   if (c.malformed_fraction > 0) std::printf(" malformed=%g", c.malformed_fraction);
   if (c.serve_static) std::printf(" static=%zu bytes", c.static_body.size());
+  if (c.max_num_seqs > 0) std::printf(" max-num-seqs=%d", c.max_num_seqs);
   if (!c.tokenize) std::printf(" tokenize=no");
   else if (c.tokenize_skew_pct != 0) std::printf(" tokenize-skew=%g%%", c.tokenize_skew_pct);
   std::printf("\n");
@@ -365,6 +381,11 @@ int serve(const Settings& s) {
 int serve_fake_llm(int argc, char** argv) {
   Settings settings;
   if (int status = parse(argc, argv, settings); status >= 0) return status;
+  // Each thread is a server of its own: N queues of max_num_seqs would not be vLLM's one.
+  if (settings.threads > 1 && settings.config.max_num_seqs > 0) {
+    std::fprintf(stderr, "runara serve-fake-llm: --max-num-seqs needs one server: leave out --threads (one thread holds thousands of streams)\n%s", kUsage);
+    return 2;
+  }
   return serve(settings);
 }
 

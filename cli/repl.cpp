@@ -12,6 +12,7 @@
 
 #include "base/text.hpp"
 #include "libedit_lazy.hpp"
+#include "repl_help.hpp"
 
 #include "signals.hpp"
 
@@ -81,7 +82,7 @@ bool run_repl(Runtime& runtime) {
   if (!history.empty()) read_history(history.c_str());
   libedit_variable<rl_completion_func_t*>("rl_attempted_completion_function") = complete;
   libedit_variable<const char*>("rl_basic_word_break_characters") = " \t\n\"'><=;+-*/%^~#{}()[],";
-  std::printf("runara %s — Lua REPL. Ctrl-D to leave (tears down what the session created).\n",
+  std::printf("runara %s — Lua REPL. Ctrl-D to leave (tears down what the session created); help for help.\n",
               version().c_str());
 
   std::string buffer;
@@ -97,6 +98,13 @@ bool run_repl(Runtime& runtime) {
     buffer += buffer.empty() ? line : "\n" + line;
     if (buffer.find_first_not_of(" \t") == std::string::npos) {
       buffer.clear();
+      continue;
+    }
+    if (is_help_request(runtime, buffer)) {
+      add_history(buffer.c_str());
+      buffer.clear();
+      std::printf("%s", repl_help(runtime).c_str());
+      std::fflush(stdout);
       continue;
     }
     set_repl_statement_running(true);

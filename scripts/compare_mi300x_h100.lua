@@ -48,6 +48,7 @@ scenario.run({
   about = "The Runara plan's serving suite (seed 000) on an MI300X and an H100 droplet at the same time,\n" ..
           "one comparison report (a column per machine, one series per machine in every chart).",
   title = function(p) return "MI300X vs H100: " .. p.model .. " " .. p.quantization:upper() end,
+  on = {}, on_refused = "it measures two droplets side by side; run scripts/llama70b_fp8.lua with --on on each machine instead",
   params = {
     { name = "model", default = "meta-llama/Llama-3.3-70B-Instruct", help = "Hugging Face model id" },
     { name = "quantization", default = "fp8", help = "vLLM --quantization" },
@@ -64,10 +65,6 @@ scenario.run({
   },
 }, function(sc)
   P, rep = sc.params, sc.report
-  if scenario.where() ~= "droplet" then
-    runara.usage_error("compare_mi300x_h100 measures two droplets it creates side by side; --on names one machine or server. " ..
-          "Run scripts/llama70b_fp8.lua with --on on each machine instead")
-  end
   local hf_ok, token = pcall(runara.secret, "HF_TOKEN")  -- asked before anything is created
   HF_TOKEN = hf_ok and token or nil
   SIDES = {

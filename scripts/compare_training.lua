@@ -117,6 +117,7 @@ scenario.run({
   about = "Seed 001's training benchmarks (matmul, MLP loop, GPT-style training) on an MI300X and an H100 droplet at the\n" ..
           "same time, one comparison report (side by side with the ratio MI300X / H100 and the seed's MI350X figure).",
   title = function() return "Training: MI300X vs H100" end,
+  on = {}, on_refused = "it measures two droplets side by side; run scripts/training.lua with --on on each machine instead",
   params = {
     { name = "parts", default = "matmul,mlp,transformer", help = "train_bench.py parts: matmul, linear, fp8, mlp, transformer" },
     { name = "sizes", default = "small,medium,large,xl,1.5b,3b,7b", help = "transformer sizes (those that do not fit a GPU are skipped on its side)" },
@@ -133,10 +134,6 @@ scenario.run({
   },
 }, function(sc)
   P, rep = sc.params, sc.report
-  if scenario.where() ~= "droplet" then
-    runara.usage_error("compare_training measures two droplets it creates side by side; --on names one machine. " ..
-          "Run scripts/training.lua with --on on each machine instead")
-  end
   training.check_sizes(P.sizes)
   for p in P.parts:gmatch("[^,%s]+") do
     if p == "ddp" or not ({ matmul = 1, linear = 1, fp8 = 1, mlp = 1, transformer = 1 })[p] then

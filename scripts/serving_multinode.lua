@@ -47,7 +47,7 @@ scenario.run({
           "parallel across nodes) in a private network behind the run's firewall: seed 000's suite and\n" ..
           "seed 004's sweep against it, with every node's GPUs sampled.",
   title = function(p) return string.format("vLLM on %d nodes: %s on %d x %s", p.nodes, p.model, p.nodes, p.size) end,
-  needs_machine = true,
+  on = {}, on_refused = "a cluster is droplets of this run in a private network of its own",
   params = {
     { name = "nodes", type = "integer", default = 2, min = 1, help = "droplets (8 GPUs each)" },
     { name = "size", default = "gpu-mi300x8-1536gb", help = "droplet size (8 GPUs: multi-node GPU droplets come in multiples of 8)" },

@@ -26,6 +26,7 @@
 #include "base/json_limits.hpp"
 #include "net/arrival_time.hpp"
 #include "net/precise_timer.hpp"
+#include "sim/fake_llm_tokens.hpp"
 #include "sim/fake_llm_wire.hpp"
 
 namespace runara {
@@ -59,7 +60,9 @@ struct Generation {
   int next = 0;              // next token to send
   int64_t prompt_tokens = 0;
   const char* finish = "length";
-  uint64_t start_ns = 0;
+  bool waiting = false;      // in the server's queue for a free sequence (max_num_seqs)
+  uint64_t arrival_ns = 0;   // when the request was parsed: TTFT and E2E count from here
+  uint64_t start_ns = 0;     // when it began to run: token due times count from here
   uint64_t wire_start_ns = 0;
   uint64_t ttft_ns = 0;
   uint64_t itl_ns = 0;
@@ -118,14 +121,17 @@ struct FakeLlmServer::Impl {
   std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>> wakes;
   std::mt19937_64 rng;
   fake_llm::Metrics metrics;
+  // Requests waiting for a free sequence (max_num_seqs), first come first served. An entry whose
+  // connection has gone (or moved on) is stale: it is skipped, metrics.waiting already counts it out.
+  std::deque<std::pair<Conn*, uint64_t>> waiting;
   mutable std::mutex timings_mu;
   FakeLlmTimings timings;
   int64_t started_at = 0;
   char read_buf[64 * 1024];
 
   std::atomic<uint64_t> requests_served{0}, open_connections{0}, connections_accepted{0},
-      active_streams{0}, tokens_sent{0}, injected_errors{0}, injected_stalls{0},
-      injected_disconnects{0}, injected_malformed{0}, client_aborts{0}, tokenize_requests{0};
+      active_streams{0}, waiting_requests{0}, tokens_sent{0}, injected_errors{0}, injected_stalls{0},
+      injected_disconnects{0}, injected_malformed{0}, client_aborts{0}, tokenize_requests{0}, unknown_model{0};
 
   double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng); }
   int uniform_int(int lo, int hi) {
@@ -180,11 +186,23 @@ void on_handle_closed(uv_handle_t* h) {
   delete c;
 }
 
+void admit_waiting(Impl* s);
+
+// The response in progress is over (sent, or its connection closed): its sequence, if it held
+// one, goes to the first request waiting.
 void end_generation(Conn* c) {
   if (!c->gen) return;
+  Impl* s = c->srv;
+  const bool was_waiting = c->gen->waiting;
   c->gen.reset();
-  c->srv->active_streams.fetch_sub(1, std::memory_order_relaxed);
-  if (c->srv->metrics.running > 0) --c->srv->metrics.running;
+  s->active_streams.fetch_sub(1, std::memory_order_relaxed);
+  if (was_waiting) {
+    if (s->metrics.waiting > 0) --s->metrics.waiting;
+    s->waiting_requests.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  if (s->metrics.running > 0) --s->metrics.running;
+  admit_waiting(s);
 }
 
 void close_conn(Conn* c) {
@@ -288,6 +306,41 @@ void arm_timer(Conn* c, uint64_t due_ns) {
   if (s->armed_ns == 0 || due_ns < s->armed_ns) set_timer(s, due_ns);
 }
 
+// A request starts to run now: its prefill (TTFT) and its token gaps count from here; the ITL
+// grows with the streams already running (cfg.itl_per_stream_ms).
+void begin_running(Conn* c, uint64_t now) {
+  Impl* s = c->srv;
+  const FakeLlmConfig& cfg = s->cfg;
+  Generation& g = *c->gen;
+  const double running = static_cast<double>(s->metrics.running);
+  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * static_cast<double>(g.prompt_tokens);
+  const double itl_ms = cfg.itl_ms + cfg.itl_per_stream_ms * running;
+  g.ttft_ns = static_cast<uint64_t>(std::max(0.0, ttft_ms) * 1e6);
+  g.itl_ns = static_cast<uint64_t>(std::max(0.0, itl_ms) * 1e6);
+  g.start_ns = now;
+  g.waiting = false;
+  ++s->metrics.running;
+}
+
+bool has_free_sequence(const Impl* s) {
+  return s->cfg.max_num_seqs <= 0 || s->metrics.running < static_cast<uint64_t>(s->cfg.max_num_seqs);
+}
+
+// Moves waiting requests into the sequences free, oldest first. Their first send is left to the
+// timer (never sent from here): this runs while another response is being finished.
+void admit_waiting(Impl* s) {
+  while (has_free_sequence(s) && !s->waiting.empty()) {
+    auto [c, id] = s->waiting.front();
+    s->waiting.pop_front();
+    if (!s->conns.count(c) || c->id != id || c->closing || !c->gen || !c->gen->waiting) continue;
+    if (s->metrics.waiting > 0) --s->metrics.waiting;
+    s->waiting_requests.fetch_sub(1, std::memory_order_relaxed);
+    const uint64_t now = uv_hrtime();
+    begin_running(c, now);
+    arm_timer(c, c->gen->due(0));
+  }
+}
+
 void on_timer(void* self) {
   Impl* s = static_cast<Impl*>(self);
   s->armed_ns = 0;
@@ -309,7 +362,7 @@ std::string tokens_text(int from, int to) {
 void record_sent(Conn* c, Generation& g, int ntokens, uint64_t now) {
   Impl* s = c->srv;
   const bool first = g.first_sent_ns == 0;
-  const double seconds = first ? static_cast<double>(now - g.start_ns) / 1e9
+  const double seconds = first ? static_cast<double>(now - g.arrival_ns) / 1e9
                                : static_cast<double>(now - g.last_sent_ns) / 1e9 / ntokens;
   if (first) {
     g.first_sent_ns = now;
@@ -332,7 +385,7 @@ void record_sent(Conn* c, Generation& g, int ntokens, uint64_t now) {
 
 void complete_generation(Conn* c, Generation& g, uint64_t now) {
   Impl* s = c->srv;
-  s->metrics.e2e.observe(static_cast<double>(now - g.start_ns) / 1e9);
+  s->metrics.e2e.observe(static_cast<double>(now - g.arrival_ns) / 1e9);
   if (s->cfg.record_timings && g.stream && g.total > 1) {
     std::lock_guard<std::mutex> lock(s->timings_mu);
     s->timings.tpot_ms.push_back(static_cast<double>(g.last_sent_ns - g.first_sent_ns) / 1e6 / (g.total - 1));
@@ -346,7 +399,7 @@ void complete_generation(Conn* c, Generation& g, uint64_t now) {
 
 // Sends every chunk that is due, then waits for the next one.
 void pump(Conn* c) {
-  if (c->closing || !c->gen) return;
+  if (c->closing || !c->gen || c->gen->waiting) return;
   Generation& g = *c->gen;
   uint64_t now = uv_hrtime();
 
@@ -417,42 +470,18 @@ void pump(Conn* c) {
   finish_response(c, keep_alive, std::move(out));
 }
 
-int64_t estimate_prompt_tokens(const nlohmann::json& j, bool chat) {
-  size_t bytes = 0;
-  int64_t tokens = 0;
-  auto add_text = [&](const nlohmann::json& v) {
-    if (v.is_string()) {
-      bytes += v.get_ref<const std::string&>().size();
-    } else if (v.is_array()) {
-      for (const auto& e : v) {
-        if (e.is_number_integer()) {
-          ++tokens;  // a pre-tokenized prompt
-        } else if (e.is_string()) {
-          bytes += e.get_ref<const std::string&>().size();
-        } else if (e.is_object()) {
-          auto t = e.find("text");  // chat content parts
-          if (t != e.end() && t->is_string()) bytes += t->get_ref<const std::string&>().size();
-        }
-      }
-    }
-  };
-  if (chat) {
-    auto m = j.find("messages");
-    if (m != j.end() && m->is_array()) {
-      for (const auto& msg : *m) {
-        tokens += 4;  // role and template tokens
-        if (msg.is_object()) {
-          auto ct = msg.find("content");
-          if (ct != msg.end()) add_text(*ct);
-        }
-      }
-    }
-  } else {
-    auto p = j.find("prompt");
-    if (p != j.end()) add_text(*p);
-  }
-  tokens += static_cast<int64_t>((bytes + 3) / 4);
-  return std::max<int64_t>(tokens, 1);
+// vLLM's _check_model: a "model" other than the one served is refused 404 before anything else
+// of the request is looked at (vllm/entrypoints/openai/serving_engine.py). A request without
+// "model" gets the served one, as newer vLLM gives it. Returns false once it has answered.
+bool model_served(Conn* c, const Request& r, const nlohmann::json& j, bool tokenize) {
+  Impl* s = c->srv;
+  auto m = j.find("model");
+  if (m == j.end() || m->is_null() || (m->is_string() && m->get_ref<const std::string&>() == s->cfg.model)) return true;
+  const std::string name = m->is_string() ? m->get<std::string>() : m->dump();
+  s->unknown_model.fetch_add(1, std::memory_order_relaxed);
+  simple_response(c, r, 404, "application/json",
+                  fake_llm::error_body("The model `" + name + "` does not exist.", "NotFoundError", 404), tokenize);
+  return false;
 }
 
 void start_generation(Conn* c, const Request& r, bool chat) {
@@ -466,6 +495,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
     error_response(c, r, 400, message, "BadRequestError");
     return;
   }
+  if (!model_served(c, r, j, false)) return;
   auto get_bool = [&](const nlohmann::json& o, const char* key, bool& out) -> bool {
     auto it = o.find(key);
     if (it == o.end() || it->is_null()) return true;
@@ -526,15 +556,10 @@ void start_generation(Conn* c, const Request& r, bool chat) {
   g.chunked = r.http11;
   g.total = static_cast<int>(length);
   g.per_chunk = std::max(1, cfg.tokens_per_chunk);
-  g.prompt_tokens = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : estimate_prompt_tokens(j, chat);
+  g.prompt_tokens = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : fake_llm::count_prompt_tokens(j, chat);
   g.finish = (max_tokens && length == *max_tokens) ? "length" : "stop";
-  g.start_ns = r.arrival_ns;
+  g.arrival_ns = r.arrival_ns;
   g.wire_start_ns = r.wire_arrival_ns;
-  const double running = static_cast<double>(s->active_streams.load(std::memory_order_relaxed));
-  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * g.prompt_tokens;
-  const double itl_ms = cfg.itl_ms + cfg.itl_per_stream_ms * running;
-  g.ttft_ns = static_cast<uint64_t>(std::max(0.0, ttft_ms) * 1e6);
-  g.itl_ns = static_cast<uint64_t>(std::max(0.0, itl_ms) * 1e6);
   if (u_stall < cfg.stall_fraction && cfg.stall_ms > 0) {
     g.stall_at = g.total > 1 ? s->uniform_int(1, g.total - 1) : 0;
     g.stall_ns = static_cast<uint64_t>(cfg.stall_ms * 1e6);
@@ -549,13 +574,24 @@ void start_generation(Conn* c, const Request& r, bool chat) {
     s->injected_malformed.fetch_add(1, std::memory_order_relaxed);
   }
   s->metrics.prompt_tokens += static_cast<uint64_t>(g.prompt_tokens);
-  ++s->metrics.running;
   s->active_streams.fetch_add(1, std::memory_order_relaxed);
   c->gen = std::move(g);
+  // The headers of a stream go out at once, waiting or not, as vLLM's StreamingResponse starts
+  // before the engine has scheduled the request.
   if (stream) {
     write_out(c, fake_llm::response_head(200, "text/event-stream; charset=utf-8", -1,
                                          c->gen->keep_alive && c->gen->chunked, c->gen->chunked));
   }
+  // Every sequence taken (or others already in line): wait for one, first come first served.
+  if (!has_free_sequence(s) || !s->waiting.empty()) {
+    c->gen->waiting = true;
+    ++s->metrics.waiting;
+    s->waiting_requests.fetch_add(1, std::memory_order_relaxed);
+    s->waiting.emplace_back(c, c->id);
+    admit_waiting(s);  // nothing, unless a stale entry held the head of the line
+    return;
+  }
+  begin_running(c, r.arrival_ns);
   pump(c);
 }
 
@@ -582,11 +618,12 @@ void handle_tokenize(Conn* c, const Request& r) {
   if (!j.is_object()) {
     return tokenize_error(c, r, 400, is_json_too_deep(why) ? "The request body is " + why + "." : "The request body is not a valid JSON object.");
   }
+  if (!model_served(c, r, j, true)) return;
   const bool chat = j.contains("messages");
   if (chat ? !j["messages"].is_array() : !(j.contains("prompt") && j["prompt"].is_string())) {
     return tokenize_error(c, r, 400, "Either a 'prompt' string or a 'messages' list is required.");
   }
-  const int64_t counted = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : estimate_prompt_tokens(j, chat);
+  const int64_t counted = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : fake_llm::count_prompt_tokens(j, chat);
   const double skewed = std::round(static_cast<double>(counted) * (1 + cfg.tokenize_skew_pct / 100));
   const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(skewed), 0, int64_t{1} << 24);
   simple_response(c, r, 200, "application/json", fake_llm::tokenize_body(count, cfg.max_model_len), true);
@@ -911,6 +948,7 @@ void FakeLlmServer::stop() {
   s->timer.reset();
   s->armed_ns = 0;
   s->wakes = {};
+  s->waiting.clear();
   s->running = false;
   s->port = -1;
 }
@@ -938,6 +976,8 @@ FakeLlmStats FakeLlmServer::stats() const {
   st.open_connections = ld(s->open_connections);
   st.connections_accepted = ld(s->connections_accepted);
   st.active_streams = ld(s->active_streams);
+  st.waiting_requests = ld(s->waiting_requests);
+  st.unknown_model = ld(s->unknown_model);
   st.tokens_sent = ld(s->tokens_sent);
   st.injected_errors = ld(s->injected_errors);
   st.injected_stalls = ld(s->injected_stalls);

@@ -9,7 +9,11 @@
 //   POST /v1/completions, POST /v1/chat/completions
 //        "stream" (default false), "stream_options": {"include_usage"},
 //        "max_tokens" (chat also "max_completion_tokens"), "ignore_eos";
-//        the prompt / messages only size the reported prompt_tokens.
+//        the prompt / messages only size the reported prompt_tokens. A "model" other than
+//        config.model is refused as vLLM refuses it: 404 {"object":"error","message":"The model
+//        `X` does not exist.","type":"NotFoundError","param":null,"code":404} (/tokenize too).
+//        Errors take the flat ErrorResponse of vLLM before 0.10.1 (0.6.4 is what the simulated
+//        `vllm` reports); a client reads both shapes.
 //   POST /tokenize (vLLM's, at the root): {"model", "prompt"} or {"model", "messages"} ->
 //        {"count", "max_model_len", "tokens", "token_strs": null}, counted as usage's
 //        prompt_tokens is (times 1 + tokenize_skew_pct / 100); with tokenize off, 404
@@ -25,8 +29,11 @@
 // "choices":[], then "data: [DONE]\n\n".
 //
 // Timing: token i (0-based) of a request is due at
-//   arrival + ttft_ms + i * itl_ms (+ stall_ms once a stall has begun)
-// where arrival is when the request's last byte was parsed. Every due time is
+//   start + ttft_ms + i * itl_ms (+ stall_ms once a stall has begun)
+// where start is when the request's last byte was parsed, or, when max_num_seqs requests were
+// already running then, when one of them ended and this one (first in line) took its place:
+// vLLM's scheduler runs at most --max-num-seqs sequences and the rest wait, so TTFT (counted
+// from arrival, in /metrics as by the client) grows with the queue. Every due time is
 // computed from arrival, never from the previous send, so late wake-ups do not
 // accumulate; sends wake on a timerfd with nanosecond deadlines, so nothing is
 // sent early, and late only by the scheduler's wake-up delay. A chunk of
@@ -65,8 +72,13 @@ struct FakeLlmConfig {
   // kRequest: a usage chunk only when stream_options.include_usage is true
   // (vLLM); kAlways / kNever override the request.
   Usage usage = Usage::kRequest;
-  int prompt_tokens = -1;          // reported prompt tokens; -1: ~4 bytes a token
+  // Reported prompt tokens; -1: counted from the text as a byte-level BPE tokenizer counts common
+  // English (fake_llm_tokens.hpp): a word one token, so runara's synthetic prompts count as asked.
+  int prompt_tokens = -1;
   int max_model_len = 4096;        // reported by /v1/models and /tokenize
+  // vLLM's --max-num-seqs: at most this many requests generate at once, the others wait in
+  // arrival order (/metrics: vllm:num_requests_running / _waiting). 0: no limit.
+  int max_num_seqs = 0;
 
   // POST /tokenize: served (vLLM), or answered 404 as a server without it; its count is usage's
   // prompt_tokens skewed by this many percent (rounded), to make a client's check differ.
@@ -118,7 +130,9 @@ struct FakeLlmStats {
   uint64_t tokenize_requests = 0;     // responses to /tokenize (404s included)
   uint64_t open_connections = 0;
   uint64_t connections_accepted = 0;
-  uint64_t active_streams = 0;        // LLM responses in progress
+  uint64_t active_streams = 0;        // LLM responses in progress (running or waiting)
+  uint64_t waiting_requests = 0;      // of those, waiting for a free sequence (max_num_seqs)
+  uint64_t unknown_model = 0;         // requests refused 404 for a model not served
   uint64_t tokens_sent = 0;
   uint64_t injected_errors = 0;
   uint64_t injected_stalls = 0;

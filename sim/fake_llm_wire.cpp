@@ -154,13 +154,13 @@ std::string completion_body(const ResponseShape& r, std::string_view text,
 }
 
 std::string error_body(std::string_view message, std::string_view type, int code) {
-  std::string out = "{\"error\":{\"message\":\"";
+  std::string out = "{\"object\":\"error\",\"message\":\"";
   out += json_escape(message);
   out += "\",\"type\":\"";
   out += json_escape(type);
   out += "\",\"param\":null,\"code\":";
   out += std::to_string(code);
-  out += "}}";
+  out += "}";
   return out;
 }
 
@@ -319,7 +319,7 @@ std::string metrics_text(const Metrics& m, std::string_view model) {
   metric_head(out, "vllm:num_requests_running", "Number of requests in model execution batches.", "gauge");
   sample(out, "vllm:num_requests_running", labels, static_cast<double>(m.running));
   metric_head(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge");
-  sample(out, "vllm:num_requests_waiting", labels, 0.0);
+  sample(out, "vllm:num_requests_waiting", labels, static_cast<double>(m.waiting));
   metric_head(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge");
   sample(out, "vllm:kv_cache_usage_perc", labels, 0.0);
   metric_head(out, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter");

@@ -36,6 +36,8 @@ inline constexpr std::string_view kDoneEvent = "data: [DONE]\n\n";
 std::string completion_body(const ResponseShape& r, std::string_view text,
                             const char* finish_reason, int64_t prompt_tokens,
                             int64_t completion_tokens);
+// vLLM's ErrorResponse before 0.10.1 (PR #22099 nested it under "error"):
+// {"object":"error","message":M,"type":T,"param":null,"code":C}
 std::string error_body(std::string_view message, std::string_view type, int code);
 std::string models_body(std::string_view model, int64_t created, int max_model_len);
 // vLLM's TokenizeResponse: `count` made-up token ids.
@@ -59,6 +61,7 @@ struct Metrics {
   uint64_t success_stop = 0;
   uint64_t success_length = 0;
   uint64_t running = 0;
+  uint64_t waiting = 0;  // requests waiting for a free sequence (max_num_seqs)
   // Histograms of seconds, vLLM's bucket bounds.
   struct Hist {
     std::vector<double> bounds;

@@ -70,6 +70,33 @@ local function declaration_problem(decl)
       end
     end
   end
+  if decl.on ~= nil then
+    if type(decl.on) ~= "table" then return "scenario.run: option 'on' must be a list of \"machine\" and \"endpoint\"" end
+    for _, form in ipairs(decl.on) do
+      if form ~= "machine" and form ~= "endpoint" then
+        return "scenario.run: option 'on': each form must be \"machine\" (--on USER@HOST) or \"endpoint\" (--on URL), got " .. tostring(form)
+      end
+    end
+  end
+end
+
+-- The --on forms a declaration accepts: its `on` list, else both but a URL alone when it
+-- needs_machine. A set: { machine = true, endpoint = true }.
+local function on_forms(decl)
+  local forms = {}
+  for _, form in ipairs(decl.on or (decl.needs_machine and { "machine" } or { "machine", "endpoint" })) do forms[form] = true end
+  return forms
+end
+
+-- What --help says of where the scenario runs: only the --on forms it accepts.
+local function where_help(decl)
+  local forms, clauses = on_forms(decl), {}
+  if forms.machine then clauses[#clauses + 1] = "--on USER@HOST runs it on a machine of yours (nothing of the run is left there)" end
+  if forms.endpoint then clauses[#clauses + 1] = "--on http(s)://HOST:PORT against a running server" end
+  if #clauses == 0 then
+    return "Where it runs: droplets it creates itself; it takes no --on" .. (decl.on_refused and (" (" .. decl.on_refused .. ")") or "") .. "."
+  end
+  return "Where it runs: a droplet of this run by default; " .. table.concat(clauses, ", ") .. "."
 end
 
 local function describe_default(p)
@@ -161,9 +188,7 @@ function M.help(decl, script)
     lines[#lines + 1] = string.format("  %-" .. width .. "s  %s (%s, default %s)", p.name, p.help or "", kind, describe_default(p))
   end
   if #(decl.params or {}) == 0 then lines[#lines + 1] = "  none" end
-  lines[#lines + 1] = "\nWhere it runs: a droplet of this run by default; --on USER@HOST runs it on a machine of yours " ..
-    "(nothing of the run is left there), --on http(s)://HOST:PORT against a running server" ..
-    (decl.needs_machine and " (this scenario needs a machine)" or "") .. "."
+  lines[#lines + 1] = "\n" .. where_help(decl)
   lines[#lines + 1] = "Rehearse it for free: runara --sim " .. (script or "SCRIPT") .. "; see what it creates: runara plan " .. (script or "SCRIPT")
   return table.concat(lines, "\n")
 end
@@ -476,9 +501,15 @@ function M.run(decl, body)
     return nil
   end
   local params = M.parse_params(decl.params or {}, runara.args)
-  if decl.needs_machine and M.where() == "endpoint" then
-    runara.usage_error(M.script_name() .. " needs a machine to run on: --on " .. runara.on.endpoint .. " names only a server; add --on USER@HOST, " ..
-          "or leave --on out to rent a droplet")
+  local forms, where = on_forms(decl), M.where()
+  if where ~= "droplet" and not forms[where] then
+    if where == "endpoint" and forms.machine then
+      runara.usage_error(M.script_name() .. " needs a machine to run on: --on " .. runara.on.endpoint .. " names only a server; add --on USER@HOST, " ..
+            "or leave --on out to rent a droplet")
+    end
+    local named = where == "endpoint" and runara.on.endpoint or "a machine of yours"
+    runara.usage_error(M.script_name() .. " runs on droplets it creates itself, and --on names " .. named .. "; leave --on out" ..
+          (decl.on_refused and (": " .. decl.on_refused) or ""))
   end
   local title = decl.title
   if type(title) == "function" then title = title(params, M.target_words(params.size)) end

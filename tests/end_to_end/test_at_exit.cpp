@@ -288,6 +288,26 @@ TEST_CASE("runara's own options after the script are refused with where to put t
   CHECK(script_flag.out == "1\t--verbose\n");
 }
 
+TEST_CASE("each script's --help lists only the --on forms it accepts", "[cli]") {
+  const std::string dir = temp_dir("cli-script-help-on");
+  struct Case {
+    const char* script;
+    bool machine, endpoint;
+  };
+  for (const Case& c : {Case{"llama70b_fp8.lua", true, true}, Case{"serving_sweep.lua", true, true}, Case{"gemm.lua", true, false},
+                        Case{"training.lua", true, false}, Case{"finetune.lua", true, false}, Case{"mlperf_llama2_70b.lua", true, false},
+                        Case{"serving_replicas.lua", true, false}, Case{"serving_multinode.lua", false, false},
+                        Case{"compare_mi300x_h100.lua", false, false}, Case{"compare_training.lua", false, false}}) {
+    const auto r = run_in(dir, {std::string(RUNARA_SOURCE_DIR) + "/scripts/" + c.script, "--help"});
+    INFO(c.script << ": " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.out, "Where it runs: "));
+    CHECK(contains(r.out, "--on USER@HOST") == c.machine);
+    CHECK(contains(r.out, "--on http(s)://") == c.endpoint);
+    if (!c.machine && !c.endpoint) CHECK(contains(r.out, "it takes no --on"));
+  }
+}
+
 TEST_CASE("runara SCRIPT --help prints a scenario's declared params and leaves nothing behind", "[cli]") {
   const std::string dir = temp_dir("cli-script-help");
   auto r = run_in(dir, {std::string(RUNARA_SOURCE_DIR) + "/scripts/llama70b_fp8.lua", "--help"});

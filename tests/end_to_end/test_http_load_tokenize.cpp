@@ -16,9 +16,15 @@ namespace {
 
 // `n` prompts of `bytes` bytes each (bytes / 4 tokens for the client without a tokenizer, and
 // for the simulated server), each of its own letter.
+// Lines of `bytes` / 4 three-letter words ("aaa aaa ..."): the client's estimate without a
+// tokenizer (4 bytes a token) and the simulated server's count (a word a token) agree.
 std::string prompt_lines(int n, std::size_t bytes) {
   std::string out;
-  for (int i = 0; i < n; ++i) out += std::string(bytes, static_cast<char>('a' + i)) + "\n";
+  for (int i = 0; i < n; ++i) {
+    const std::string word(3, static_cast<char>('a' + i));
+    for (std::size_t w = 0; w < bytes / 4; ++w) out += (w ? " " : "") + word;
+    out += "\n";
+  }
   return out;
 }
 

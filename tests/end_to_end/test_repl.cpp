@@ -355,3 +355,26 @@ TEST_CASE("the REPL: completing a table name adds no space before '.', '1 +' con
   CHECK(repl.output().find("userdata") == std::string::npos);
   CHECK(repl.leave() == 0);
 }
+
+TEST_CASE("help at the REPL lists the primitives, the modules and where the docs are", "[repl]") {
+  Session s;
+  PtyChild repl({"--max-runtime", "60", "--out", s.dir + "/out"}, s.home, s.dir);
+  REQUIRE(repl.expect("help for help."));
+  REQUIRE(repl.expect("runara> "));
+  for (const char* ask : {"help", "help()"}) {
+    repl.type_line(ask);
+    CHECK(repl.expect("Primitives"));
+    CHECK(repl.expect("  http_load    fake_server, run\r\n"));
+    CHECK(repl.expect("runara.vllm"));
+    CHECK(repl.expect("/docs/):\r\n  api.md"));
+    REQUIRE(repl.expect("runara> "));
+  }
+  // A session's own `help` is its own.
+  repl.type_line("help = 'mine'");
+  REQUIRE(repl.expect("runara> "));
+  repl.type_line("help");
+  CHECK(repl.expect("help\r\n\"mine\"\r\n"));
+  REQUIRE(repl.expect("runara> "));
+  INFO(repl.unread());
+  CHECK(repl.leave() == 0);
+}

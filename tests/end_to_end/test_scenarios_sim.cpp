@@ -189,6 +189,9 @@ TEST_CASE("llama70b_fp8 under --sim: seed 000's results, reports and a clean tea
   CHECK(md.find("SIMULATED") != std::string::npos);
   CHECK(r.out.find("SIMULATED (runara --sim: no GPU ran") != std::string::npos);  // each printed summary says so
   CHECK(r.out.find("32 concurrent output") != std::string::npos);                 // the final summary
+  // The simulated vLLM counts the synthetic prompts as the client does: nothing to warn of.
+  CHECK(r.out.find("give the model's tokenizer") == std::string::npos);
+  CHECK(json::parse(read_all(out + "/throughput/results.json"))["token_count_check"]["status"] == "ok");
   CHECK(md.find("| Throughput (tok/s) |") != std::string::npos);
   CHECK(md.find("| concurrent_32 | 32 | 64 / 0 |") != std::string::npos);
   const std::string html = read_all(out + "/report.html");

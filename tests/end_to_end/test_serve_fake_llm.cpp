@@ -7,10 +7,12 @@
 #include <curl/curl.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -171,9 +173,9 @@ TEST_CASE("serve-fake-llm --model names the model, --static answers other paths"
 TEST_CASE("serve-fake-llm --tokenize-skew skews /tokenize's count; --tokenize no answers 404 like vLLM without it", "[serve_fake_llm]") {
   Server skewed({"--tokenize-skew", "-25"});
   CHECK(contains(skewed.child.out_so_far(), " tokenize-skew=-25%"));
-  Response t = request(skewed.url("/tokenize"), R"({"model":"fake-model","prompt":"1234567890123456"})");
+  Response t = request(skewed.url("/tokenize"), R"({"model":"fake-model","prompt":"the of and to in is you that"})");
   CHECK(t.status == 200);
-  CHECK(contains(t.body, "\"count\":3,"));  // 4 tokens, 25 % fewer
+  CHECK(contains(t.body, "\"count\":6,"));  // 8 tokens (a word each), 25 % fewer
   skewed.child.signal(SIGTERM);
   const ChildResult done = skewed.child.wait(10);
   CHECK(contains(done.out, "fake LLM server stopped: 0 requests served"));
@@ -230,6 +232,9 @@ TEST_CASE("serve-fake-llm rejects bad flags with exit 2, naming flag, value and 
       {{"--tokenize-skew", "2000"}, "--tokenize-skew expects a percentage from -100 to 1000, got '2000'"},
       {{"--tokenize-skew", "5%"}, "--tokenize-skew expects a percentage from -100 to 1000, got '5%'"},
       {{"--static"}, "--static expects a response body, got nothing"},
+      {{"--max-num-seqs", "-1"}, "--max-num-seqs expects a whole number of sequences from 0 (no limit) to 1048576, got '-1'"},
+      {{"--max-model-len", "0"}, "--max-model-len expects a whole number of tokens from 1 to 16777216, got '0'"},
+      {{"--max-num-seqs", "4", "--threads", "2"}, "--max-num-seqs needs one server: leave out --threads (one thread holds thousands of streams)"},
       {{"--bogus"}, "unknown option '--bogus'"},
   };
   for (const Case& c : cases) {
@@ -304,4 +309,94 @@ TEST_CASE("serve-fake-llm --threads N: N loops share the port, each serving its 
   CHECK(a > 0);
   CHECK(b > 0);
   CHECK(a + b == 160);
+}
+
+namespace {
+
+// The value of a /metrics gauge (the first sample of that name), or -1.
+double gauge(const std::string& metrics, const std::string& name) {
+  const auto at = metrics.find("\n" + name + "{");
+  if (at == std::string::npos) return -1;
+  const auto space = metrics.find("} ", at);
+  return space == std::string::npos ? -1 : std::stod(metrics.substr(space + 2));
+}
+
+}  // namespace
+
+TEST_CASE("serve-fake-llm refuses a model it does not serve as vLLM does: 404 and http_load's failure says so", "[serve_fake_llm]") {
+  Server server({"--model", "acme/tiny-7b"});
+  // vLLM's _check_model answer (ErrorResponse before 0.10.1), for completions, chat and /tokenize.
+  const std::string refused = R"({"object":"error","message":"The model `other/model` does not exist.","type":"NotFoundError","param":null,"code":404})";
+  for (const char* path : {"/v1/completions", "/v1/chat/completions", "/tokenize"}) {
+    Response r = request(server.url(path), R"({"model":"other/model","prompt":"hi","messages":[{"role":"user","content":"hi"}],"stream":true})");
+    INFO(path);
+    CHECK(r.status == 404);
+    CHECK(r.body == refused);
+  }
+  // Its own model, or none (the served one), is answered.
+  CHECK(request(server.url("/v1/completions"), R"({"model":"acme/tiny-7b","prompt":"hi"})").status == 200);
+  CHECK(request(server.url("/v1/completions"), R"({"prompt":"hi"})").status == 200);
+
+  const std::string out = runara::test::temp_dir("unknown-model") + "/out";
+  const ChildResult load = run_runara({"--quiet", "--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", out, "-e",
+                                       "local ok, err = pcall(http_load.run, { name = 'load', url = '" + server.url("") +
+                                           "', model = 'other/model', concurrency = 2, requests = 4, max_tokens = 2 }) print(ok, err)"},
+                                      60);
+  INFO(load.out << load.err);
+  CHECK(contains(load.out, "false"));
+  CHECK(contains(load.out, "every request failed (4 of 4; http_status): HTTP 404: The model `other/model` does not exist."));
+}
+
+TEST_CASE("serve-fake-llm --max-num-seqs queues the rest: /metrics running and waiting, later TTFTs longer", "[serve_fake_llm]") {
+  // 4 sequences, 16 streams of 20 tokens 20 ms apart: four waves, each ~380 ms after the one before.
+  Server server({"--max-num-seqs", "4", "--itl-ms", "20", "--output-tokens", "20"});
+  CHECK(contains(server.child.out_so_far(), " max-num-seqs=4"));
+  const std::string out = runara::test::temp_dir("queue") + "/out";
+  ChildProcess load({RUNARA_BINARY, "--quiet", "--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", out, "-e",
+                     "local r = http_load.run{ name = 'load', url = '" + server.url("") +
+                         "', model = 'fake-model', concurrency = 16, requests = 16, max_tokens = 20 }"
+                         " print(string.format('ttft min %.1f max %.1f', r.min_ttft_ms, r.max_ttft_ms))"});
+  double most_running = 0, most_waiting = 0;
+  bool over = false;
+  const auto until = Clock::now() + std::chrono::seconds(30);
+  // Sampled until the queue has formed and drained again (or 30 s).
+  for (bool drained = false; Clock::now() < until && !drained;) {
+    const Response m = request(server.url("/metrics"));
+    const double running = gauge(m.body, "vllm:num_requests_running"), waiting = gauge(m.body, "vllm:num_requests_waiting");
+    over = over || running > 4;
+    most_running = std::max(most_running, running);
+    most_waiting = std::max(most_waiting, waiting);
+    drained = most_waiting > 0 && waiting == 0 && running == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const ChildResult done = load.wait(60);
+  INFO(done.out << done.err);
+  REQUIRE(done.exit_code == 0);
+  CHECK_FALSE(over);
+  CHECK(most_running == 4);
+  CHECK(most_waiting > 0);
+  // The last wave waited for three before it, 3 x 19 x 20 ms (less the few ms between the first
+  // request's arrival and the last one's send). The first did not wait.
+  double min_ttft = 0, max_ttft = 0;
+  REQUIRE(std::sscanf(done.out.c_str(), "ttft min %lf max %lf", &min_ttft, &max_ttft) == 2);
+  CHECK(max_ttft >= 0.9 * 3 * 19 * 20);
+  CHECK(min_ttft < max_ttft / 3);
+  const Response after = request(server.url("/metrics"));
+  CHECK(gauge(after.body, "vllm:num_requests_running") == 0);
+  CHECK(gauge(after.body, "vllm:num_requests_waiting") == 0);
+}
+
+TEST_CASE("serve-fake-llm counts synthetic prompts as the client does: no token-count warning", "[serve_fake_llm]") {
+  Server server({"--output-tokens", "4"});
+  const std::string out = runara::test::temp_dir("token-count") + "/out";
+  const ChildResult load = run_runara({"--allow-host", "127.0.0.1:" + std::to_string(server.port), "--out", out, "-e",
+                                       "local r = http_load.run{ name = 'load', url = '" + server.url("") +
+                                           "', model = 'fake-model', concurrency = 2, requests = 6, max_tokens = 4,"
+                                           " prompts = { input_tokens = 200, range_ratio = 0.5 } }"
+                                           " print('check', r.token_count_check.status, r.token_count_check.tokenize.status)"},
+                                      60);
+  INFO(load.out << load.err);
+  CHECK(load.exit_code == 0);
+  CHECK(contains(load.out, "check\tok\tok"));
+  CHECK_FALSE(contains(load.out, "give the model's tokenizer"));
 }

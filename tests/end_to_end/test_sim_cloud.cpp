@@ -101,7 +101,7 @@ for _ = 1, 100 do
   if ok and m.status == 200 then print("models=" .. m.status) break end
   runara.sleep(0.1)
 end
-local r = http_load.run{ on = s, url = "http://127.0.0.1:8000", model = "m", requests = 4, concurrency = 2 }
+local r = http_load.run{ on = s, url = "http://127.0.0.1:8000", model = "fake-model", requests = 4, concurrency = 2 }
 print("address=" .. d.ip .. " done=" .. r.completed)
 )";
   const auto r = run_runara({"--sim-unisolated", "--out", dir + "/out", "-e", script}, 120);

@@ -85,6 +85,20 @@ t.test("help: every param with its type, choices and default", function()
   t.match(scenario.help({ params = {} }), "Params:\n  none")
 end)
 
+t.test("help lists only the --on forms the scenario accepts", function()
+  local both = scenario.help({ params = {} })
+  t.match(both, "%-%-on USER@HOST runs it on a machine of yours")
+  t.match(both, "%-%-on http%(s%)://HOST:PORT against a running server")
+  local machine = scenario.help({ params = {}, needs_machine = true })
+  t.match(machine, "%-%-on USER@HOST")
+  t.eq(machine:find("--on http", 1, true), nil)
+  local none = scenario.help({ params = {}, on = {}, on_refused = "two droplets side by side" })
+  t.match(none, "Where it runs: droplets it creates itself; it takes no %-%-on %(two droplets side by side%)%.")
+  t.eq(none:find("--on USER@HOST", 1, true), nil)
+  t.raises(function() scenario.run({ params = {}, on = { "ssh" } }, function() end) end,
+           "option 'on': each form must be \"machine\" (--on USER@HOST) or \"endpoint\" (--on URL), got ssh", "test_scenario.lua:%d+:")
+end)
+
 t.test("declaration mistakes point at the script author's line", function()
   local body = function() end
   t.raises(function() scenario.run("x", body) end, "scenario.run: argument 'declaration' must be a table", "test_scenario.lua:%d+:")

@@ -11,7 +11,7 @@ local server = http_load.fake_server{ ttft_ms = 0, itl_ms = 0, output_tokens = 1
 local masked = 0
 for pin = 482912, 482914 do
   local name = "c" .. pin
-  local ok, err = pcall(http_load.run, { url = server.url, model = "m", max_tokens = 1, concurrency = 1,
+  local ok, err = pcall(http_load.run, { url = server.url, model = server.model, max_tokens = 1, concurrency = 1,
                                          requests = 1, name = name })
   if ok then print("ESCAPED? every request failed, yet the load succeeded") end
   if not tostring(err):find(name, 1, true) then masked = masked + 1 end

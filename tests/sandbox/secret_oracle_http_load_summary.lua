@@ -6,9 +6,10 @@
 -- expect: safe
 -- flags: --secret RUNARA_SANDBOX_SECRET_PIN
 -- env: RUNARA_SANDBOX_SECRET_PIN=482913
-local server = http_load.fake_server{ ttft_ms = 0, itl_ms = 0, output_tokens = 1 }
 local masked = 0
 for pin = 482912, 482914 do
+  -- A server of that model: the simulated server refuses a model it does not serve, as vLLM does.
+  local server = http_load.fake_server{ ttft_ms = 0, itl_ms = 0, output_tokens = 1, model = "m" .. pin }
   local r = http_load.run{ url = server.url .. "/v1/completions?q=" .. pin, model = "m" .. pin,
                            max_tokens = 1, concurrency = 1, requests = 1, name = "c" .. pin }
   if not r.url:find(tostring(pin), 1, true) then masked = masked + 1 end

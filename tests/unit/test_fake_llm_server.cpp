@@ -24,6 +24,7 @@
 #include "http/openai_stream.hpp"
 #include "http/sse_parser.hpp"
 #include "sim/fake_llm_server.hpp"
+#include "sim/fake_llm_tokens.hpp"
 
 using namespace runara;
 using Clock = std::chrono::steady_clock;
@@ -498,7 +499,7 @@ TEST_CASE("Fake LLM: side endpoints and the generic static mode", "[fake_llm]") 
   cfg.model = "llama-vllm-single";
   FakeLlmServer server(cfg);
   Client client(server.start());
-  client.request("/v1/completions", R"({"prompt":"12345678","max_tokens":4})");
+  client.request("/v1/completions", R"({"prompt":"the cat","max_tokens":4})");
   Result h = client.request("/health");
   CHECK(h.status == 200);
   CHECK(h.body.empty());
@@ -544,7 +545,7 @@ TEST_CASE("Fake LLM: /tokenize answers as vLLM's, counts as usage does, skewed o
   cfg.max_model_len = 8192;
   FakeLlmServer server(cfg);
   Client client(server.start());
-  Result t = client.request("/tokenize", R"({"model":"fake-model","prompt":"12345678","add_special_tokens":false})");
+  Result t = client.request("/tokenize", R"({"model":"fake-model","prompt":"the cat","add_special_tokens":false})");
   CHECK(t.status == 200);
   CHECK(t.content_type == "application/json");
   CHECK(key_paths(t.body) == std::vector<std::string>{"count", "max_model_len", "tokens", "token_strs"});
@@ -555,9 +556,9 @@ TEST_CASE("Fake LLM: /tokenize answers as vLLM's, counts as usage does, skewed o
   CHECK(j["token_strs"].is_null());
   // The same prompt's usage.prompt_tokens, and the chat form's (4 template tokens a message).
   OpenAiStreamEvent ev;
-  interpret_openai_json(client.request("/v1/completions", R"({"prompt":"12345678","max_tokens":2})").body, ev);
+  interpret_openai_json(client.request("/v1/completions", R"({"prompt":"the cat","max_tokens":2})").body, ev);
   CHECK(ev.prompt_tokens == 2);
-  j = nlohmann::json::parse(client.request("/tokenize", R"({"messages":[{"role":"user","content":"12345678"}]})").body);
+  j = nlohmann::json::parse(client.request("/tokenize", R"({"messages":[{"role":"user","content":"the cat"}]})").body);
   CHECK(j["count"] == 6);
   CHECK(client.request("/tokenize").status == 405);  // a GET: only POST is routed there
   Result bad = client.request("/tokenize", R"({"model":"fake-model"})");
@@ -572,7 +573,7 @@ TEST_CASE("Fake LLM: /tokenize answers as vLLM's, counts as usage does, skewed o
   cfg.tokenize_skew_pct = 50;
   REQUIRE(server.set_config(cfg));
   Client skewed(server.start());
-  CHECK(nlohmann::json::parse(skewed.request("/tokenize", R"({"prompt":"12345678"})").body)["count"] == 3);
+  CHECK(nlohmann::json::parse(skewed.request("/tokenize", R"({"prompt":"the cat"})").body)["count"] == 3);
 
   server.stop();
   cfg.tokenize = false;
@@ -719,4 +720,23 @@ TEST_CASE("Fake LLM: a client hanging up mid-load does not raise SIGPIPE in the 
   CHECK(server.stats().open_connections == 0);
   CHECK(server.stats().tokens_sent >= 2);  // it did write after the close
   signal(SIGPIPE, previous);
+}
+
+// Without a tokenizer the fake counts as a byte-level BPE tokenizer counts common English, so
+// runara's synthetic prompts (one vocabulary word a token) count exactly as the client asked.
+TEST_CASE("Fake LLM: prompt tokens counted a word a token, numbers by 3 digits, marks one each", "[fake_llm]") {
+  using runara::fake_llm::count_text_tokens;
+  CHECK(count_text_tokens("") == 0);
+  CHECK(count_text_tokens("the of and to in") == 5);     // one space before a word is part of it
+  CHECK(count_text_tokens("Hello, world!") == 4);        // Hello , world !
+  CHECK(count_text_tokens("1234567") == 3);              // 123 456 7
+  CHECK(count_text_tokens("internationalization") == 3); // 20 letters: one token per 8 bytes
+  CHECK(count_text_tokens("a\n\nb") == 3);               // a run of newlines is a token
+  CHECK(count_text_tokens("a  b") == 3);                 // so is a space more than one
+  CHECK(count_text_tokens("trailing ") == 2);
+  using runara::fake_llm::count_prompt_tokens;
+  CHECK(count_prompt_tokens(nlohmann::json{{"prompt", "the of"}}, false) == 2);
+  CHECK(count_prompt_tokens(nlohmann::json{{"prompt", {1, 2, 3}}}, false) == 3);
+  CHECK(count_prompt_tokens(nlohmann::json::parse(R"({"messages":[{"role":"user","content":"the of"}]})"), true) == 6);
+  CHECK(count_prompt_tokens(nlohmann::json::object(), false) == 1);
 }

@@ -47,11 +47,16 @@ std::shared_ptr<const PromptPool> pool_of(const std::string& lines) {
   return std::make_shared<const PromptPool>(std::move(*pool));
 }
 
-// `n` prompts of `bytes` bytes each (bytes / 4 tokens for the client without a tokenizer, and
-// for the simulated server), each of its own letter.
+// `n` prompts of `bytes` / 4 three-letter words each ("aaa aaa ...", each prompt of its own
+// letter): bytes / 4 tokens for the client without a tokenizer (4 bytes a token), and for the
+// simulated server (a word a token).
 std::string prompt_lines(int n, std::size_t bytes) {
   std::string out;
-  for (int i = 0; i < n; ++i) out += std::string(bytes, static_cast<char>('a' + i)) + "\n";
+  for (int i = 0; i < n; ++i) {
+    const std::string word(3, static_cast<char>('a' + i));
+    for (std::size_t w = 0; w < bytes / 4; ++w) out += (w ? " " : "") + word;
+    out += "\n";
+  }
   return out;
 }
 
