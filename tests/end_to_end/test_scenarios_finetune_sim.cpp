@@ -142,7 +142,9 @@ TEST_CASE("finetune under --sim: a gated model without a token, FP8 LoRA, an unk
 
   const std::string out4 = temp_dir("finetune-model") + "/out";
   const auto u = rehearse("finetune.lua", out4, {"model=acme/Unknown-7B"});
-  CHECK(u.exit_code == 1);
+  CHECK(u.exit_code == 2);  // a setup mistake: a usage error, no traceback, no folder
+  CHECK_FALSE(contains(u.err, "stack traceback"));
+  CHECK_FALSE(std::filesystem::exists(out4));
   CHECK(contains(u.err, "param model=acme/Unknown-7B: runara knows no torchtune config for it; give config=FAMILY/SIZE"));
   check_nothing_created(u);
 }
