@@ -174,6 +174,7 @@ void open_runara_binding(lua_State* L, Runtime::Impl& rt) {
   lua_setfield(L, -2, "help");
   open_task_api(L, rt);
   open_file_api(L, rt);
+  open_json_api(L, rt);
   open_at_exit_api(L, rt);
 }
 

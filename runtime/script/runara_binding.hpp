@@ -7,6 +7,7 @@ namespace runara {
 
 void open_task_api(lua_State* L, Runtime::Impl& rt);  // spawn, sleep, task methods
 void open_file_api(lua_State* L, Runtime::Impl& rt);  // read_file, write_file
+void open_json_api(lua_State* L, Runtime::Impl& rt);  // runara.json: decode, encode, null, is_array
 
 // The canonical path of a file a script may read: inside its own folder or an --allow-read
 // grant, and never inside the run's output folder (write-only for scripts: what runara writes

@@ -72,7 +72,9 @@ struct JsonWriter {
     if (open.size() > kMaxDepth) fail(path, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
     nlohmann::json out;
     long n = array_length(index);
-    if (n == 0) {
+    if (n == 0 && is_json_array(L, index)) {
+      out = nlohmann::json::array();  // what runara.json.decode made of []
+    } else if (n == 0) {
       out = nlohmann::json::object();  // {} is the more common meaning of an empty table
     } else if (n > 0) {
       out = nlohmann::json::array();
@@ -118,6 +120,9 @@ struct JsonWriter {
         return std::string(s, len);
       }
       case LUA_TTABLE: return table(index, path);
+      case LUA_TLIGHTUSERDATA:
+        if (lua_touserdata(L, index) == nullptr) return nullptr;  // runara.json.null
+        fail(path, "it is a userdata");
       case LUA_TUSERDATA:
         if (const char* name = Secrets::handle_name(L, index)) {
           return "<secret " + std::string(name) + ">";
@@ -211,5 +216,34 @@ void push_json_at(lua_State* L, const nlohmann::json& value, int depth) {
 }  // namespace
 
 void push_json(lua_State* L, const nlohmann::json& value) { push_json_at(L, value, 0); }
+
+namespace {
+const char kJsonArrayKey = 0;  // its address keys the array mark's metatable in the registry
+}  // namespace
+
+void mark_json_array(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kJsonArrayKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "array");
+    lua_setfield(L, -2, "__jsontype");
+    lua_pushlightuserdata(L, const_cast<char*>(&kJsonArrayKey));
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_setmetatable(L, -2);
+}
+
+bool is_json_array(lua_State* L, int index) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  if (!lua_getmetatable(L, index)) return false;
+  lua_pushlightuserdata(L, const_cast<char*>(&kJsonArrayKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  const bool marked = lua_rawequal(L, -1, -2) != 0;
+  lua_pop(L, 2);
+  return marked;
+}
 
 }  // namespace runara

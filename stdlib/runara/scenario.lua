@@ -288,13 +288,9 @@ local function served_models(url)
   if r.status ~= 200 then
     runara.usage_error(string.format("--on %s is not an OpenAI-compatible server: GET /v1/models answered HTTP %d", url, r.status) .. how)
   end
-  -- Model entries only: vLLM nests "permission" objects with ids of their own in each model
-  -- (object "model_permission"); an id counts when the object it sits in says "model" (or
-  -- says nothing, as some servers do).
-  local ids, body = {}, tostring(r.body)
-  for at, id in body:gmatch('()"id"%s*:%s*"([^"]+)"') do
-    local object = body:sub(at, at + 400):match('^[^{}]-"object"%s*:%s*"([^"]+)"')
-    if object == nil or object == "model" then ids[#ids + 1] = id end
+  local ids, why = require("runara.served_models").in_body(r.body)
+  if not ids then
+    runara.usage_error("--on " .. url .. " is not an OpenAI-compatible server: GET /v1/models answered " .. why .. how)
   end
   if #ids == 0 then runara.usage_error("--on " .. url .. " is not an OpenAI-compatible server: GET /v1/models lists no model" .. how) end
   return ids

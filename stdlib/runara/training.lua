@@ -30,61 +30,15 @@ function M.param_count(c)
   return c.layers * (4 * d * d + 2 * d * ff + 9 * d + ff) + (M.VOCAB + c.seq) * d + 2 * d
 end
 
--- A flat JSON object (strings, numbers, true/false/null; what json.dumps writes for a dict of
--- scalars) as a Lua table, or nil when the line is not one.
-local ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+-- A JSON object (what json.dumps writes for a dict) as a Lua table, or nil when the line is not
+-- one. Keys whose value is null are left out: a row's missing figure reads as nil.
 local function decode_object(line)
-  local pos, obj = line:match("^%s*{()"), {}
-  if not pos then return nil end
-  local function skip() pos = line:match("^%s*()", pos) end
-  local function str()
-    if line:sub(pos, pos) ~= '"' then return nil end
-    local out, i = {}, pos + 1
-    while true do
-      local c = line:sub(i, i)
-      if c == "" then return nil end
-      if c == '"' then pos = i + 1 return table.concat(out) end
-      if c == "\\" then
-        local e = line:sub(i + 1, i + 1)
-        if e == "u" then
-          local hex = line:match("^%x%x%x%x", i + 2)
-          if not hex then return nil end
-          local cp = tonumber(hex, 16)
-          out[#out + 1] = cp < 128 and string.char(cp) or "?"  -- non-ASCII in a name: shown, not decoded
-          i = i + 6
-        elseif ESC[e] then out[#out + 1] = ESC[e] i = i + 2
-        else return nil end
-      else out[#out + 1] = c i = i + 1 end
-    end
+  local ok, o = pcall(runara.json.decode, line)
+  if not ok or type(o) ~= "table" or runara.json.is_array(o) then return nil end
+  for k, v in pairs(o) do
+    if v == runara.json.null then o[k] = nil end
   end
-  skip()
-  if line:sub(pos, pos) == "}" then return obj end
-  while true do
-    skip()
-    local key = str()
-    if not key then return nil end
-    skip()
-    if line:sub(pos, pos) ~= ":" then return nil end
-    pos = pos + 1
-    skip()
-    local c, value = line:sub(pos, pos), nil
-    if c == '"' then value = str() if value == nil then return nil end
-    elseif line:match("^true", pos) then value, pos = true, pos + 4
-    elseif line:match("^false", pos) then value, pos = false, pos + 5
-    elseif line:match("^null", pos) then pos = pos + 4  -- a key with no value: left out
-    else
-      local num = line:match("^%-?%d+%.?%d*[eE]?[%+%-]?%d*", pos)
-      value = num and tonumber(num)
-      if not value or value ~= value or value == math.huge or value == -math.huge then return nil end
-      pos = pos + #num
-    end
-    obj[key] = value
-    skip()
-    c = line:sub(pos, pos)
-    pos = pos + 1
-    if c == "}" then return obj end
-    if c ~= "," then return nil end
-  end
+  return o
 end
 M.decode_object = decode_object
 
