@@ -282,7 +282,11 @@ TEST_CASE("serve-fake-llm --report-sent yes prints the TTFT and token gaps it wr
   INFO("a 1 ms sleep wakes up to " << late << " ms late here now (p90)");
   CHECK(ttft50 >= 20);
   CHECK(ttft50 < 25 + late);
-  CHECK(itl50 > 4.5 - late);  // a gap after a late send can be shorter, never the median
+  // A gap after a late send is shorter (the server keeps to its schedule): with many sends late,
+  // the median too, by about as much as the server's first tokens were late on this path now.
+  const double server_late = std::max(0.0, ttft50 - 20);
+  INFO("the server's first tokens were " << server_late << " ms late (median)");
+  CHECK(itl50 > 4.5 - late - server_late);
   CHECK(itl50 < 6 + late);
 }
 

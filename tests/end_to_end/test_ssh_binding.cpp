@@ -318,19 +318,32 @@ TEST_CASE("ssh forward: http_load reaches a server through the tunnel without a 
 // sshd keeps Nagle's algorithm on until a command starts on the connection: a tunnel opened
 // straight after connecting got each stream's first token only after our delayed ACK (~40 ms
 // after the response head), 43 ms instead of 10 (as `ssh -N -L` still does), and one token gap
-// in twenty or more waited as long. Linux delays an ACK 40 ms at least, so 35 ms tells the two
-// apart with room for a loaded or sanitized build. Without the fix: TTFT 43-47 ms, p95 gap
+// in twenty or more waited as long. Linux delays an ACK 40 ms at least, so 25 ms more than the
+// same load sent straight to the server tells the two apart with room for a loaded or sanitized build. Without the fix: TTFT 43-47 ms, p95 gap
 // 42-45 ms. With it: 10.7 and 10.3 ms; under ASan with two busy cores 14-20 and 12-14 ms.
 // Not p99: one scheduling stall delays all 8 streams at once, and 8 gaps of the 744 are 1 %
 // (p99 43 ms once in a loaded sanitizer suite).
 TEST_CASE("ssh forward: a tunnel on a fresh session adds no delayed-ACK wait to the first token", "[ssh][ssh_lua]") {
   SshRun t;
+  // Measured against the same load sent straight to the server just before, on this machine now:
+  // a busy machine stretches both alike (p95 gaps of 40 ms were seen through a good tunnel with a
+  // build and a suite sharing the cores), a delayed ACK only the tunnel's. Up to three tries: a
+  // delayed ACK is in every one of them, a burst of other work is not.
   const auto r = t.run(R"(
     local server = http_load.fake_server{ ttft_ms = 10, itl_ms = 10, output_tokens = 32 }
     local url = ssh.connect("HOST"):forward(server.port)
-    local res = http_load.run{ url = url, model = server.model, max_tokens = 32, concurrency = 8, requests = 24, quiet = true }
-    print(string.format("ttft %.1f itl_p95 %.1f itl_p99 %.1f failed %d", res.median_ttft_ms, res.p95_itl_ms, res.p99_itl_ms, res.failed))
-    print("slow", res.median_ttft_ms > 35 or res.p95_itl_ms > 35)
+    local function load(to)
+      return http_load.run{ url = to, model = server.model, max_tokens = 32, concurrency = 8, requests = 24, quiet = true }
+    end
+    local slow
+    for try = 1, 3 do
+      local direct, res = load(server.url), load(url)
+      print(string.format("try %d: ttft %.1f (direct %.1f) itl_p95 %.1f (direct %.1f) failed %d", try, res.median_ttft_ms,
+                          direct.median_ttft_ms, res.p95_itl_ms, direct.p95_itl_ms, res.failed))
+      slow = res.median_ttft_ms - direct.median_ttft_ms > 25 or res.p95_itl_ms - direct.p95_itl_ms > 25
+      if not slow then break end
+    end
+    print("slow", slow)
   )");
   INFO(all(r));
   REQUIRE(r.exit_code == 0);
