@@ -1,4 +1,4 @@
--- runara.report: what a scenario measured, as results.json (the Runara plan's results layout,
+-- runara.report: what a scenario measured, as results.json (runara's results layout,
 -- extended with http_load's full metrics and the GPU summary), report.md and report.html (one
 -- self-contained file, charts as inline SVG). A run that failed halfway still writes all three,
 -- saying PARTIAL and why. Sections appear only when the run has their data. See docs/report.md.
