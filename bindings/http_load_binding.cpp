@@ -361,7 +361,7 @@ LoadOptions read_options(lua_State* L, Context& rt, std::optional<RemoteAgent>& 
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
                      "max_request_lines", "thresholds", "quiet", "record", "gpu", "on", "ramp", "percentiles",
-                     "summary_metrics"});
+                     "summary_metrics", "save_detailed"});
   LoadOptions o;
   const std::vector<std::string> secrets = read_target(L, rt, o, remote);
   if (o.base.mode == LoadMode::kOpenAi) {
@@ -375,6 +375,11 @@ LoadOptions read_options(lua_State* L, Context& rt, std::optional<RemoteAgent>& 
   o.base.seed = static_cast<std::uint64_t>(args::opt_number(L, 1, kRun, "seed").value_or(0));
   read_transport(L, rt, o);
   parse_limits(L, rt, o.base);
+  o.base.save_detailed = args::opt_bool(L, 1, kRun, "save_detailed").value_or(false);
+  if (o.base.save_detailed && remote) {
+    args::raise(L, "%s: save_detailed = true keeps each request's details in runara's memory, and a load run 'on' "
+                   "another machine sends back only its records: leave 'on' out, or read requests.jsonl (ttft_ms)", kRun);
+  }
   parse_warmup(L, o.base);
   parse_slo(L, o.base);
   o.base.thresholds = parse_thresholds_option(L, 1, kRun);

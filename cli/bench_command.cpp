@@ -40,7 +40,8 @@ const char* const kUsage =
     "  ttft:MS tpot:MS e2el:MS, --percentile-metrics, --metric-percentiles, --ramp-up-strategy\n"
     "  linear|exponential with --ramp-up-start-rps/--ramp-up-end-rps, --backend/--endpoint (chat),\n"
     "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result,\n"
-    "  --label NAME (the loads' name), --metadata KEY=VALUE... (kept in results.json).\n"
+    "  --label NAME (the loads' name), --metadata KEY=VALUE... (kept in results.json), --save-detailed\n"
+    "  (each load's results.json gets vLLM's per-request ttfts, itls, generated_texts, errors).\n"
     "  Flags take their value as --flag V or --flag=V. See docs/cli.md#runara-bench.\n";
 
 int usage_error(const std::string& message) {
@@ -106,6 +107,7 @@ const std::map<std::string, Flag>& flags() {
       {"--temperature", {"temperature", "number or 0"}},
       {"--ignore-eos", {"", ""}},
       {"--save-result", {"", ""}},
+      {"--save-detailed", {"save_detailed", ""}},
       {"--api-key", {"", "a key"}},
       {"--base-url", {"", "a URL"}},
       {"--result-dir", {"", "a folder"}},
@@ -128,7 +130,6 @@ const std::map<std::string, std::string>& not_taken() {
       {"--served-model-name", "--model is the name sent in requests (the served name); --tokenizer counts tokens"},
       {"--request-id-prefix", "runara numbers requests itself (requests.jsonl's index)"},
       {"--profile", "runara does not start the server's profiler; use a script for that"},
-      {"--save-detailed", "each request's TTFT (from the send, as vLLM's) is in requests.jsonl (ttft_ms); per-request itls and generated_texts are not kept"},
   };
   return table;
 }
@@ -312,7 +313,9 @@ int bench_command(int argc, char** argv) {
   CommandLineParser parser(kUsage);
   for (const auto& [name, flag] : flags()) {
     const std::string a = name, expects = flag.expects, param = flag.param;
-    if (expects.empty()) {  // --ignore-eos and --save-result: what runara bench always does
+    // Switches: --ignore-eos and --save-result (what runara bench always does), --saturate,
+    // --save-detailed, --quiet.
+    if (expects.empty()) {
       parser.flag(a, [a, param, &options, &params] {
         if (a == "--quiet") options.quiet = true;
         else if (!param.empty()) params[param] = "1";

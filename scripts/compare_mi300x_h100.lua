@@ -1,4 +1,4 @@
--- compare_mi300x_h100.lua — the Runara plan's serving suite (seed 000) on an AMD MI300X and an
+-- compare_mi300x_h100.lua — runara's serving suite (single stream, TTFT, 10 and 32 concurrent) on an AMD MI300X and an
 -- NVIDIA H100 droplet at the same time, one comparison report.
 --
 -- What it measures: on each machine, vLLM serving the same model: single-stream throughput,
@@ -45,8 +45,8 @@ local function measure(sc, side)
 end
 
 scenario.run({
-  about = "The Runara plan's serving suite (seed 000) on an MI300X and an H100 droplet at the same time,\n" ..
-          "one comparison report (a column per machine, one series per machine in every chart).",
+  about = "runara's serving suite (single stream, TTFT, 10 and 32 concurrent) on an MI300X and an H100\n" ..
+          "droplet at the same time, one comparison report (a column per machine, one series per machine in every chart).",
   title = function(p) return "MI300X vs H100: " .. p.model .. " " .. p.quantization:upper() end,
   on = {}, on_refused = "it measures two droplets side by side; run scripts/llama70b_fp8.lua with --on on each machine instead",
   params = {
@@ -54,7 +54,7 @@ scenario.run({
     { name = "quantization", default = "fp8", help = "vLLM --quantization" },
     { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },
     { name = "profile", choices = { "full", "quick" }, default = function() return runara.simulated and "quick" or "full" end,
-      default_help = "full; quick on the simulated cloud", help = "seed 000's test sizes, or shortened ones" },
+      default_help = "full; quick on the simulated cloud", help = "the suite's test sizes, or shortened ones" },
     { name = "remote", type = "boolean", default = true, help = "load from each machine itself (runara-agent)" },
     { name = "amd_size", default = "gpu-mi300x1-192gb", help = "the AMD droplet's size" },
     { name = "amd_image", default = "gpu-amd-base", help = "the AMD droplet's image" },

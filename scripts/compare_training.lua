@@ -1,11 +1,11 @@
--- compare_training.lua — seed 001's training benchmarks (training/train_bench.py, as
+-- compare_training.lua — the training benchmarks of the published "AMD MI350X Training Benchmark Results" (training/train_bench.py, as
 -- scripts/training.lua runs them) on an AMD MI300X and an NVIDIA H100 droplet at the same time,
 -- one comparison report.
 --
 -- What it measures: on each machine, in the vendor's PyTorch container: square matmul TFLOPS, the
 -- 3-layer MLP loop, GPT-style training at the chosen sizes (tokens/s, model TFLOPS, MFU against
 -- each GPU's own peak, memory), GPU power and VRAM; then the two side by side with the ratio
--- MI300X / H100 and seed 001's MI350X figure. A size that does not fit one GPU is reported skipped
+-- MI300X / H100 and that report's MI350X figure. A size that does not fit one GPU is reported skipped
 -- on that side with the memory it needed. When one machine fails, the report says so and keeps
 -- the other's results (PARTIAL; the run exits 1).
 -- What it costs: gpu-mi300x1-192gb ($1.99/h) + gpu-h100x1-80gb ($3.39/h), about 30 minutes with
@@ -61,7 +61,7 @@ local function compare(sides)
   local ga, gb = ra.env and ra.env.gpu, rb.env and rb.env.gpu
   local out = { sides = {} }
   for _, sd in ipairs(sides) do out.sides[sd.key] = sd.results end
-  local caption = "seed column: " .. seed.source .. " (MI350X); MFU against each GPU's own dense peak (docs/training.md)"
+  local caption = "MI350X (published) columns: " .. seed.source .. "; MFU against each GPU's own dense peak (docs/training.md)"
   local function by(list, key)
     local t = {}
     for _, x in ipairs(list or {}) do t[key(x)] = x end
@@ -89,7 +89,7 @@ local function compare(sides)
   end
   if #rows > 0 then
     rep:add_table("GPT-style training: " .. a.label .. " vs " .. b.label, { columns = { "size", a.label .. " tokens/s", b.label .. " tokens/s",
-      a.label .. " / " .. b.label, a.label .. " TFLOPS (6N)", b.label .. " TFLOPS (6N)", a.label .. " MFU", b.label .. " MFU", "seed tokens/s" },
+      a.label .. " / " .. b.label, a.label .. " TFLOPS (6N)", b.label .. " TFLOPS (6N)", a.label .. " MFU", b.label .. " MFU", "MI350X tokens/s (published)" },
       rows = rows, caption = caption })
     rep:add_chart("Training TFLOPS by model size", { x_label = "size (1 small … 8 13B)", y_label = "model TFLOPS (6N)",
       series = { { name = a.label, points = pts[1] }, { name = b.label, points = pts[2] } } })
@@ -106,7 +106,7 @@ local function compare(sides)
   end
   local la, lb = (ra.mlp or {})[1], (rb.mlp or {})[1]
   if la or lb then
-    rep:add_table("3-layer MLP training loop", { columns = { "figure", a.label, b.label, a.label .. " / " .. b.label, "seed" }, rows = {
+    rep:add_table("3-layer MLP training loop", { columns = { "figure", a.label, b.label, a.label .. " / " .. b.label, "MI350X (published)" }, rows = {
       { "samples/s", f0(la and la.samples_per_s), f0(lb and lb.samples_per_s), ratio(la and la.samples_per_s, lb and lb.samples_per_s),
         f0(seed.mlp.samples_per_s) } }, caption = caption })
   end
@@ -114,8 +114,9 @@ local function compare(sides)
 end
 
 scenario.run({
-  about = "Seed 001's training benchmarks (matmul, MLP loop, GPT-style training) on an MI300X and an H100 droplet at the\n" ..
-          "same time, one comparison report (side by side with the ratio MI300X / H100 and the seed's MI350X figure).",
+  about = "The training benchmarks of the published \"AMD MI350X Training Benchmark Results\" (matmul, MLP loop,\n" ..
+          "GPT-style training) on an MI300X and an H100 droplet at the same time, one comparison report\n" ..
+          "(side by side with the ratio MI300X / H100 and the published MI350X figure).",
   title = function() return "Training: MI300X vs H100" end,
   on = {}, on_refused = "it measures two droplets side by side; run scripts/training.lua with --on on each machine instead",
   params = {
@@ -141,7 +142,7 @@ scenario.run({
             "(DDP scaling needs a multi-GPU machine: scripts/training.lua parts=ddp)")
     end
   end
-  rep:metadata{ method = "seed 001's training benchmarks (train_bench.py) on both machines; model TFLOPS 6N, MFU with PaLM's attention term" }
+  rep:metadata{ method = "the training benchmarks of the published AMD MI350X Training Benchmark Results (train_bench.py) on both machines; model TFLOPS 6N, MFU with PaLM's attention term" }
   local sides = {
     { key = "mi300x", label = "MI300X", size = P.amd_size, image = P.amd_image, region = P.amd_region },
     { key = "h100", label = "H100", size = P.nvidia_size, image = P.nvidia_image, region = P.nvidia_region },

@@ -6,8 +6,8 @@
 -- networking, VLLM_HOST_IP and NCCL/Gloo's interface set to the node's private network; vLLM
 -- starts only once `ray status` lists every node and GPU.
 --
--- What it measures: seed 000's serving suite (single stream, TTFT, 10 and 32 concurrent) and seed
--- 004's concurrency sweep against the one server; vLLM's /metrics; every node's GPU power, VRAM
+-- What it measures: runara's serving suite (single stream, TTFT, 10 and 32 concurrent) and
+-- the concurrency sweep of Dell and Metrum AI's MI300X study (August 2024) against the one server; vLLM's /metrics; every node's GPU power, VRAM
 -- and energy (a sampler per node: the head's charted, each node's summary in a table); how long
 -- the machines, Ray and the model took. Writes results.json (benchmarks.multinode), report.md,
 -- report.html, the sweep's CSV/JSON, each node's Ray log and vLLM's log in logs/. A node that never
@@ -44,8 +44,8 @@ end
 
 scenario.run({
   about = "One model over several 8-GPU droplets with vLLM on Ray (tensor parallel within a node, pipeline\n" ..
-          "parallel across nodes) in a private network behind the run's firewall: seed 000's suite and\n" ..
-          "seed 004's sweep against it, with every node's GPUs sampled.",
+          "parallel across nodes) in a private network behind the run's firewall: runara's serving suite and\n" ..
+          "the concurrency sweep of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024) against it, with every node's GPUs sampled.",
   title = function(p) return string.format("vLLM on %d nodes: %s on %d x %s", p.nodes, p.model, p.nodes, p.size) end,
   on = {}, on_refused = "a cluster is droplets of this run in a private network of its own",
   params = {
@@ -67,7 +67,7 @@ scenario.run({
     { name = "ray_timeout", type = "number", default = 600, min = 1, help = "seconds for every node to join Ray" },
     { name = "ready_timeout", type = "number", default = 3600, min = 1, help = "seconds for the server to answer" },
     { name = "profile", choices = { "full", "quick" }, default = function() return sim and "quick" or "full" end,
-      default_help = "full; quick on the simulated cloud", help = "seed 000's test sizes and the sweep's, or shortened ones" },
+      default_help = "full; quick on the simulated cloud", help = "the suite's test sizes and the sweep's, or shortened ones" },
     { name = "levels", type = "integers", min = 1, default = function() return nil end,
       default_help = "64,128,256,512; 8,32 in the quick profile", help = "the sweep's concurrency levels" },
     { name = "input_tokens", type = "integer", default = 1024, min = 1, help = "the sweep's mean prompt length in tokens" },

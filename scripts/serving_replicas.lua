@@ -1,4 +1,4 @@
--- serving_replicas.lua — seed 004's serving architecture on one 8-GPU droplet: N vLLM replicas,
+-- serving_replicas.lua — the serving architecture of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024) on one 8-GPU droplet: N vLLM replicas,
 -- each on GPUs of its own (tensor_parallel_size = GPUs / N, ports 8001 … 8000+N), behind an
 -- nginx load balancer on port 9080 (round-robin), the sweep sent to the balancer over a pool of
 -- varied prompts (the "prompt randomizer"), every replica's /metrics sampled; for N = 1, 2, 4, 8,
@@ -25,7 +25,7 @@ local defaults = require("runara.droplet_defaults")
 local suite = require("runara.suite")
 local replicas = require("runara.replicas")
 
--- The seed's levels and lengths (Apache Bench at 64 … 2048 concurrent requests, prompts of 32
+-- That study's levels and lengths (Apache Bench at 64 … 2048 concurrent requests, prompts of 32
 -- tokens on average, at most 256 generated), and a shortened profile for rehearsals.
 local PROFILES = {
   full = { levels = { 64, 128, 512, 1024, 2048 }, max_tokens = 256, requests_per_stream = 2 },
@@ -49,8 +49,8 @@ local function fmt(v, pattern)
 end
 
 scenario.run({
-  about = "Seed 004's serving architecture: N vLLM replicas on one 8-GPU machine, each on GPUs of its own,\n" ..
-          "behind an nginx load balancer (round-robin, port 9080), swept over a prompt pool with every\n" ..
+  about = "The serving architecture of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024):\n" ..
+          "N vLLM replicas on one 8-GPU machine, each on GPUs of its own, behind an nginx load balancer (round-robin, port 9080), swept over a prompt pool with every\n" ..
           "replica's /metrics sampled; for each N, then one tensor-parallel server on all GPUs, one report.",
   title = function(p, where) return "vLLM replicas behind nginx: " .. p.model .. " on " .. where end,
   needs_machine = true,
@@ -59,15 +59,15 @@ scenario.run({
     defaults.image_param(),
     defaults.region_param(),
     { name = "model", default = "meta-llama/Llama-3.1-70B-Instruct", help = "Hugging Face model id" },
-    { name = "quantization", default = "none", help = "vLLM --quantization (none: the model's own precision, FP16 in the seed)" },
+    { name = "quantization", default = "none", help = "vLLM --quantization (none: the model's own precision, FP16 in that study)" },
     { name = "max_model_len", type = "integer", default = 8192, min = 1, help = "vLLM --max-model-len" },
     { name = "replicas", type = "integers", min = 1, default = { 1, 2, 4, 8 }, help = "replica counts, one configuration each" },
     { name = "single", type = "boolean", default = true, help = "also one server on all GPUs (tensor parallel), without a balancer" },
     { name = "profile", choices = { "full", "quick" }, default = function() return runara.simulated and "quick" or "full" end,
-      default_help = "full; quick on the simulated cloud", help = "the seed's levels and lengths, or shortened ones" },
+      default_help = "full; quick on the simulated cloud", help = "that study's levels and lengths, or shortened ones" },
     { name = "levels", type = "integers", min = 1, default = function() return nil end,
       default_help = "64,128,512,1024,2048; 16,64 in the quick profile", help = "concurrency levels" },
-    { name = "input_tokens", type = "integer", default = 32, min = 1, help = "mean prompt length in tokens (the seed's 32)" },
+    { name = "input_tokens", type = "integer", default = 32, min = 1, help = "mean prompt length in tokens (that study's 32)" },
     { name = "range_ratio", type = "number", default = 0.5, min = 0, max = 0.99, help = "prompt lengths vary by ± this fraction" },
     { name = "max_tokens", type = "integer", min = 1, default = function() return nil end,
       default_help = "256; 64 in the quick profile", help = "tokens generated per request" },

@@ -1,4 +1,4 @@
--- serving_sweep.lua — the Dell/Metrum serving sweep (seed 004) on one GPU droplet: vLLM under
+-- serving_sweep.lua — the vLLM serving sweep of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024) on one GPU droplet: vLLM under
 -- 64 … 2048 concurrent streams over a pool of varied prompts (the "prompt randomizer"), with the
 -- server's own /metrics and the GPU sampled throughout.
 --
@@ -22,8 +22,8 @@ local VLLM_STARTED = { "droplet", "machine" }
 
 local sim = runara.simulated
 scenario.run({
-  about = "The Dell/Metrum vLLM serving sweep (seed 004): one load per concurrency level over a pool of\n" ..
-          "varied prompts, with vLLM's /metrics and the GPU sampled throughout.",
+  about = "The vLLM serving sweep of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024):\n" ..
+          "one load per concurrency level over a pool of varied prompts, with vLLM's /metrics and the GPU sampled throughout.",
   -- Under --on URL, p.model is what the server serves, and the server need not be vLLM.
   title = function(p, where)
     return (scenario.where() == "endpoint" and "Serving sweep: " or "vLLM serving sweep: ") .. p.model .. " on " .. where

@@ -77,6 +77,7 @@ local function base_options(params)
     percentiles = params.metric_percentiles and list(params.metric_percentiles, "--metric-percentiles") or nil,
     summary_metrics = params.percentile_metrics and words(params.percentile_metrics) or nil,
     slo = slo_of(params), seed = number(params, "seed", 0),
+    save_detailed = params.save_detailed and true or nil,
   }
 end
 

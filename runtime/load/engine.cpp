@@ -118,10 +118,12 @@ struct LoadEngine::Impl {
     out.held = std::move(held);
     out.lengths = RequestLengths(spec->max_lengths);
     if (shared->lengths_taken.load() > spec->max_lengths) out.lengths.overflow();  // no room reserved: null
+    out.details = RequestDetails(spec->max_lengths, spec->memory);
     for (auto& w : workers) {
       w->join();
       out.stats.merge(w->stats());
       out.lengths.merge(std::move(w->lengths()));
+      out.details.merge(std::move(w->details()));
       out.abandoned += w->abandoned();
       out.left_out += w->left_out();
       out.held.absorb(std::move(w->held()));

@@ -13,6 +13,7 @@
 
 #include "load/spec.hpp"
 #include "load/stats.hpp"
+#include "load/request_details.hpp"
 #include "load/request_lengths.hpp"
 #include "load/request_log.hpp"
 
@@ -23,6 +24,7 @@ namespace runara {
 struct LoadOutcome {
   LoadStats stats;
   RequestLengths lengths;              // input_lens / output_lens
+  RequestDetails details;              // save_detailed: ttfts, itls, generated_texts, errors
   // requests.jsonl's writer, every worker's records handed over: finish() it (off the loop) to
   // have the file complete. Null when the load had none.
   std::shared_ptr<RequestLog> request_log;

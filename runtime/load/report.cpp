@@ -181,6 +181,7 @@ json load_result_json(const LoadSpec& spec, const LoadOutcome& o, const std::str
   add_vllm_client_queue(out, spec, s);
   add_rates(out, spec, s);
   o.lengths.to_json(out);  // vLLM's input_lens / output_lens (request_lengths.hpp)
+  if (spec.save_detailed) o.details.to_json(out);  // vLLM's --save-detailed arrays (request_details.hpp)
   add_input_counts(out, s);
   add_client_limit(out, spec, o);
   add_token_check(out, spec, s);

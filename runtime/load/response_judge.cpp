@@ -17,7 +17,7 @@ ErrorKind kind_of_event(const OpenAiStreamEvent& event) {
 ResponseJudge::ResponseJudge(LoadMode mode, bool stream, RequestRecord& record,
                              std::function<void(std::int64_t)> on_token, std::shared_ptr<MemoryBudget> memory)
     : mode_(mode), stream_(stream), rec_(record), on_token_(std::move(on_token)),
-      memory_(std::move(memory)), gap_memory_(memory_, 0) {
+      memory_(std::move(memory)), gap_memory_(memory_, 0), text_memory_(memory_, 0) {
   if (mode_ == LoadMode::kOpenAi && stream_) {
     // No gap list reserved up front: the list grows with the reply (kFirstGaps, then doubling),
     // so an open stream holds what its replies need, not kFreeGaps' 4 KiB each.
@@ -32,6 +32,11 @@ void ResponseJudge::reset() {
   if (gaps_.capacity() > kFreeGaps) {  // a long reply's list: given back, memory and budget
     std::vector<std::int64_t>().swap(gaps_);
     gap_memory_.reset();
+  }
+  text_.clear();
+  if (text_.capacity() > kFreeText) {  // a long reply's text: given back, memory and budget
+    std::string().swap(text_);
+    text_memory_.reset();
   }
   stop_kind_ = ErrorKind::kNone;
   stop_message_.clear();
@@ -92,9 +97,22 @@ void ResponseJudge::add_gap(std::int64_t gap) {
   gaps_.push_back(gap);
 }
 
+// The kept text's capacity, charged to the budget as it grows (as the gaps are): "" or the
+// refusal.
+std::string ResponseJudge::charge_text() {
+  if (!memory_ || text_.capacity() <= text_memory_.bytes()) return {};
+  const std::size_t more = text_.capacity() - text_memory_.bytes();
+  if (text_memory_.grow(more)) return {};
+  return memory_->refusal(more, "the generated text of one response (" + std::to_string(text_.size()) +
+                                    " bytes so far; save_detailed)");
+}
+
 void ResponseJudge::on_event(const SseEvent& e) {
   if (stop_kind_ != ErrorKind::kNone) return;  // the rest of a feed after a bound was crossed
-  interpret_openai_event(e, event_);
+  interpret_openai_event(e, event_, keep_text_ ? &text_ : nullptr);
+  if (keep_text_) {
+    if (std::string refused = charge_text(); !refused.empty()) return stop(ErrorKind::kOther, std::move(refused));
+  }
   if (event_.kind == OpenAiEventKind::kDone) {
     done_seen_ = true;
   } else if (event_.kind == OpenAiEventKind::kError) {
@@ -140,7 +158,10 @@ std::string ResponseJudge::transport_failed(ErrorKind kind, std::string message)
 }
 
 std::string ResponseJudge::conclude_whole_reply() {
-  interpret_openai_json(reply_, event_);
+  interpret_openai_json(reply_, event_, keep_text_ ? &text_ : nullptr);
+  if (keep_text_) {
+    if (std::string refused = charge_text(); !refused.empty()) return fail(ErrorKind::kOther, std::move(refused));
+  }
   if (event_.is_error()) return fail(kind_of_event(event_), std::string(event_.error_kind) + ": " + event_.error_message);
   rec_.first_token_ns = rec_.done_ns;  // nothing streams: the first token is the whole reply
   if (event_.has_usage) {

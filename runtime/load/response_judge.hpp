@@ -9,7 +9,8 @@
 // reset() before each. What it keeps is bounded, whatever the server sends: error replies and
 // non-streamed bodies up to kMaxKeptBody; one SSE event up to SseParser::kMaxEventBytes (1 MiB);
 // one gap per token event, at most kMaxTokenEvents of them, charged to the run's memory budget
-// (when given) as the list grows. Past a bound the verdict is known before the response ends:
+// (when given) as the list grows; with keep_text(), the reply's generated text, charged likewise
+// (save_detailed's generated_texts). Past a bound the verdict is known before the response ends:
 // body() returns false (the transport should stop reading) and the request fails with a
 // message naming the bound, whatever the transport then reports.
 #pragma once
@@ -43,6 +44,8 @@ class ResponseJudge {
   static constexpr std::size_t kFreeGaps = 512;
   // The gap list's first capacity (128 bytes), doubled as a reply's token events need.
   static constexpr std::size_t kFirstGaps = 16;
+  // Text capacity kept between requests (with keep_text); a longer one is freed at reset().
+  static constexpr std::size_t kFreeText = 4096;
 
   // `mode`, `stream`: the load's (openai or plain http; an openai response streamed as SSE).
   // `memory`: the run's budget, charged for the gap list beyond kFreeGaps (null: not charged).
@@ -53,6 +56,8 @@ class ResponseJudge {
   ResponseJudge& operator=(const ResponseJudge&) = delete;
 
   void reset();
+  // Keep the reply's generated text (openai mode), for text(): off unless asked.
+  void keep_text(bool keep) { keep_text_ = keep; }
   bool status_known() const { return status_known_; }
   void status(int status);
   // Body bytes that arrived at `arrived_ns` (ns since the load started). False once the
@@ -66,10 +71,12 @@ class ResponseJudge {
 
   const std::vector<std::int64_t>& gaps() const { return gaps_; }  // between token events, ns
   std::int64_t usage_prompt() const { return usage_prompt_; }       // the server's count, -1 if none
+  const std::string& text() const { return text_; }                 // with keep_text: what the reply generated
 
  private:
   void on_event(const SseEvent& e);
   void add_gap(std::int64_t gap);
+  std::string charge_text();
   void stop(ErrorKind kind, std::string message);
   std::string conclude_whole_reply();
   void count_tokens();
@@ -92,6 +99,9 @@ class ResponseJudge {
   std::string reply_;                  // error body or non-streamed reply (capped)
   std::shared_ptr<MemoryBudget> memory_;
   MemoryReservation gap_memory_;       // the gap list's capacity beyond kFreeGaps, from memory_
+  bool keep_text_ = false;
+  std::string text_;                   // with keep_text_: the generated text so far
+  MemoryReservation text_memory_;      // text_'s capacity, from memory_
   ErrorKind stop_kind_ = ErrorKind::kNone;  // a bound crossed: the verdict, whatever follows
   std::string stop_message_;
 };

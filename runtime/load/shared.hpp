@@ -47,6 +47,8 @@ class LoadShared {
   // Measured requests whose input/output lengths were offered (RequestLengths); set past the
   // bound when the memory budget had no room for them.
   std::atomic<std::uint64_t> lengths_taken{0};
+  // Measured requests offered to save_detailed's RequestDetails (the same bound).
+  std::atomic<std::uint64_t> details_taken{0};
 
   // Ends the load early with `message` (the first one wins); the workers see `stopping`.
   void fail(const std::string& message);

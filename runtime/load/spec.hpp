@@ -81,6 +81,9 @@ struct LoadSpec {
   std::uint64_t max_request_lines = 1000000;  // requests kept for requests.jsonl; the rest are counted
   std::size_t request_queue_bytes = 8u << 20;  // records waiting for requests.jsonl's writer (request_log.hpp)
   std::uint64_t max_lengths = 100000;          // input_lens/output_lens: null past this many measured requests
+  // vLLM's --save-detailed: keep each measured request's ttft, itls, generated text and error for
+  // results.json (request_details.hpp), up to max_lengths requests and the memory budget.
+  bool save_detailed = false;
   // Which requests requests.jsonl gets (the `record` option): all, failed ones only, none, or a
   // deterministic sample of `record_sample` of them (by request number, so reruns agree).
   enum class Record { kAll, kErrors, kNone } record = Record::kAll;

@@ -28,7 +28,9 @@ constexpr std::uint64_t kMaxBackoffMs = 1000;
 // One request slot, reused request after request (keeping its connection).
 struct Stream final : SlotEvents {
   Stream(LoadWorker::Impl* w, const LoadSpec& spec)
-      : worker(w), judge(spec.mode, spec.stream, rec, [this](std::int64_t now) { token_at(now); }, spec.memory) {}
+      : worker(w), judge(spec.mode, spec.stream, rec, [this](std::int64_t now) { token_at(now); }, spec.memory) {
+    judge.keep_text(spec.save_detailed && spec.mode == LoadMode::kOpenAi);
+  }
 
   LoadWorker::Impl* worker;
   RequestRecord rec;
@@ -103,6 +105,7 @@ struct LoadWorker::Impl {
 
   LoadStats stats{spec.slo};
   RequestLengths lengths{spec.max_lengths};
+  RequestDetails details{spec.save_detailed ? spec.max_lengths : 0, spec.memory};  // save_detailed only
   RequestLog::Batch batch;     // finished requests on their way to requests.jsonl
   uv_timer_t batch_timer{};    // hands a partly filled batch over every kBatchMs
   bool batch_timer_open = false;
@@ -349,6 +352,7 @@ struct LoadWorker::Impl {
   void record(Stream& s, const std::string& message) {
     stats.add(s.rec, s.judge.gaps(), message);
     lengths.add(s.rec, shared.lengths_taken);
+    if (spec.save_detailed) details.add(s.rec, s.judge.gaps(), s.judge.text(), message, shared.details_taken);
     count_input_both_ways(s);
     if (spec.wants_record(s.rec)) keep(s.rec);  // chosen out by `record`: neither kept nor left out
     if (s.rec.ok()) shared.succeeded_one();
@@ -463,6 +467,7 @@ void LoadWorker::join() {
 
 LoadStats& LoadWorker::stats() { return impl_->stats; }
 RequestLengths& LoadWorker::lengths() { return impl_->lengths; }
+RequestDetails& LoadWorker::details() { return impl_->details; }
 std::uint64_t LoadWorker::left_out() const { return impl_->left_out; }
 MemoryReservation& LoadWorker::held() { return impl_->held; }
 std::uint64_t LoadWorker::abandoned() const { return impl_->abandoned; }

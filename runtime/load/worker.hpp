@@ -18,6 +18,7 @@
 #include "http/latency_histogram.hpp"
 #include "load/shared.hpp"
 #include "load/stats.hpp"
+#include "load/request_details.hpp"
 #include "load/request_lengths.hpp"
 
 namespace runara {
@@ -45,6 +46,7 @@ class LoadWorker {
   // After join():
   LoadStats& stats();
   RequestLengths& lengths();
+  RequestDetails& details();        // save_detailed's per-request arrays (empty otherwise)
   std::uint64_t abandoned() const;  // requests cut short by stop()
   std::uint64_t left_out() const;   // finished requests not handed to requests.jsonl's writer (the bound, a full queue)
   MemoryReservation& held();        // what the slots took from the run's budget

@@ -39,9 +39,13 @@ std::string server_message(std::string_view body) {
 
 // Why an answer that is not 200 counts nothing. FastAPI answers a route it does not have with 404
 // {"detail": "Not Found"} (405 "Method Not Allowed" when only another method is routed there);
-// vLLM's own 404 (a model it does not serve) has a message of its own, which is quoted.
+// vLLM's own 404 for a model it does not serve ("The model `x` does not exist.") says so: the
+// route is there, the model is not.
 std::string status_why(long status, std::string_view body) {
   const std::string message = server_message(body);
+  if (status == 404 && message.find("model") != std::string::npos && message.find("does not exist") != std::string::npos) {
+    return "the server does not serve that model (HTTP 404: " + message + "); its GET /v1/models lists the ones it serves";
+  }
   if ((status == 404 || status == 405) && (message.empty() || message == "Not Found" || message == "Method Not Allowed")) {
     return "the server does not offer POST /tokenize (HTTP " + std::to_string(status) + ")";
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GEMM throughput on one GPU, seed 001's method (SemiAnalysis-style): for each Llama-70B
+"""GEMM throughput on one GPU, the method of the published "AMD MI350X Training Benchmark Results" (SemiAnalysis-style): for each Llama-70B
 training shape and dtype, warm up, time `reps` matmuls one by one with device events, take the
 median, report TFLOPS = 2*M*N*K / median. Runs under PyTorch with ROCm or CUDA alike.
 
@@ -12,7 +12,7 @@ import statistics
 
 import torch
 
-SHAPES = [  # (M, N, K, description), seed 001 "Benchmark 1b"
+SHAPES = [  # (M, N, K, description), its "Benchmark 1b"
     (8192, 8192, 8192, "Standard Square (8K)"),
     (16384, 8192, 7168, "FFN GEMM 1"),
     (16384, 16384, 16384, "Large Square (16K)"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Training benchmarks of seed 001 (001_335925d40516d434.txt) on one machine, plain PyTorch
+"""Training benchmarks of the published "AMD MI350X Training Benchmark Results" on one machine, plain PyTorch
 (ROCm or CUDA alike), no other dependency.
 
 Parts (--parts, comma-separated; default all but ddp):
@@ -7,7 +7,7 @@ Parts (--parts, comma-separated; default all but ddp):
   linear       torch.matmul vs F.linear on the Llama-70B shapes (Benchmark 1b), do_bench style
   fp8          FP8 GEMM with torch._scaled_mm, or a "not available" line with the reason
   mlp          the 3-layer MLP training loop, batch 256 (Benchmark 2)
-  transformer  GPT-style training at the seed's sizes (Benchmark 3)
+  transformer  GPT-style training at that report's sizes (Benchmark 3)
   ddp          the transformer under DistributedDataParallel; launch with torchrun (Benchmark 4)
 
 Every timed repetition of a GEMM starts after writing a 256 MiB buffer, as triton's do_bench
@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 MATMUL_SIZES = [4096, 8192, 16384]
-LINEAR_SHAPES = [  # (M, N, K, description), seed 001 Benchmark 1b
+LINEAR_SHAPES = [  # (M, N, K, description), that report's Benchmark 1b
     (8192, 8192, 8192, "Standard Square (8K)"),
     (16384, 8192, 7168, "FFN GEMM 1"),
     (16384, 16384, 16384, "Large Square (16K)"),
@@ -41,7 +41,7 @@ LINEAR_SHAPES = [  # (M, N, K, description), seed 001 Benchmark 1b
     (4096, 4096, 4096, "Standard Square (4K)"),
     (16384, 8192, 1280, "Fused QKV Projection"),
 ]
-# name: (layers, heads, d_model, d_ff, batch, seq), seed 001 Benchmark 3's two tables
+# name: (layers, heads, d_model, d_ff, batch, seq), that report's Benchmark 3 (two tables)
 SIZES = {
     "small": (6, 6, 384, 1536, 32, 512),
     "medium": (12, 12, 768, 3072, 16, 512),
@@ -52,7 +52,7 @@ SIZES = {
     "7b": (32, 32, 4096, 11008, 8, 1024),
     "13b": (40, 40, 5120, 13824, 4, 1024),
 }
-VOCAB = 50257  # GPT-2's; with tied embeddings it gives the seed's parameter counts
+VOCAB = 50257  # GPT-2's; with tied embeddings it gives that report's parameter counts
 OOM = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
 RANK = int(os.environ.get("RANK", "0"))
 
@@ -294,7 +294,7 @@ def main():
     p.add_argument("--reps", type=int, default=200, help="GEMM timed repetitions, median reported")
     p.add_argument("--warmup-steps", type=int, default=5, help="training steps not timed")
     p.add_argument("--steps", type=int, default=20, help="timed training steps")
-    p.add_argument("--batch", type=int, default=0, help="per-GPU batch, overriding the seed's per size")
+    p.add_argument("--batch", type=int, default=0, help="per-GPU batch, overriding the published report's per size")
     p.add_argument("--quick", action="store_true", help="small sizes, few steps: well under 90 s on one H100")
     args = p.parse_args()
     args.matmul_sizes, args.matmul_iters, args.linear_shapes, args.mlp_steps = MATMUL_SIZES, 20, LINEAR_SHAPES, 100

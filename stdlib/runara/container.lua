@@ -15,7 +15,7 @@ local errors = require("runara.errors")
 local M = {}
 
 -- Images per purpose and vendor. A purpose without a vendor's image has no such container: the
--- MLPerf harness is AMD's own submission container (seed 002), built for ROCm only.
+-- MLPerf harness is AMD's own submission container (its MLPerf Inference reproduction guide), built for ROCm only.
 M.IMAGES = {
   vllm = { amd = "rocm/vllm:latest", nvidia = "vllm/vllm-openai:latest" },
   -- PyTorch for GEMM: AMD's ROCm build, NVIDIA's NGC build (a dated tag: NGC publishes no "latest").
@@ -31,7 +31,7 @@ M.DEVICES = {
   nvidia = { "--gpus all" },
 }
 
--- Environment a purpose wants per vendor: hipBLASLt is the faster GEMM path on MI300X (seed 001).
+-- Environment a purpose wants per vendor: hipBLASLt is the faster GEMM path on MI300X (the MI350X training report's library comparison).
 M.ENV = {
   pytorch = { amd = { "TORCH_BLAS_PREFER_HIPBLASLT=1" } },
 }

@@ -192,7 +192,7 @@ function M.failure_cause(text)
   return { kind = "error", cause = why.cause, rank = why.rank }
 end
 
--- Seed 001's row for a method and dtype (runara.reference_numbers.finetune_seed001), or nil.
+-- The published MI350X row for a method and dtype (runara.reference_numbers.finetune_seed001), or nil.
 function M.reference(method, dtype)
   local seed = require("runara.reference_numbers").finetune_seed001
   return seed.runs[method .. "_" .. dtype], seed

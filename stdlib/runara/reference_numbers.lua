@@ -1,7 +1,7 @@
 -- Reference numbers the reports compare a run against, each with where it comes from, named the
 -- way a reader can look it up (docs/references.md: each source, its date and conditions). The
 -- keys ending in seed001 hold an 8x MI350X training benchmark report that Runara started from
--- (shared/seeds/README.md); the reports name it by its title, never by that file.
+-- (its title and conditions below); the reports name it by that title.
 -- A reference applies only to its own model and quantization: report.new{ reference = KEY } shows
 -- it only when the report's metadata names that model (or none), see docs/report.md.
 return {
@@ -63,7 +63,7 @@ return {
         source = "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column (1,979 BF16 / 3,958 FP8 TFLOPS with sparsity, halved), https://www.nvidia.com/en-us/data-center/h200/" },
     },
   },
-  -- Seed 001 (AMD MI350X, 8 GPUs, ROCm 7.0.0, PyTorch 2.9.0): its training tables as printed.
+  -- "AMD MI350X Training Benchmark Results" (AMD MI350X, 8 GPUs, ROCm 7.0.0, PyTorch 2.9.0): its training tables as printed.
   training_seed001 = {
     label = "MI350X (published)",
     gpu = "AMD Instinct MI350X",
@@ -96,9 +96,9 @@ return {
       { gpus = 8, tokens_per_s = 70763, tflops = 2226, efficiency = 0.483 },
     },
   },
-  -- Seed 001's Benchmark 5: torchtune fine-tuning of Qwen3-8B through AMD's MAD
+  -- That report's Benchmark 5: torchtune fine-tuning of Qwen3-8B through AMD's MAD
   -- (`madengine run --tags pyt_train_qwen3-8b`) on 8x MI350X, batch 14, sequence 8192, compile
-  -- and activation checkpointing on. Memory as the seed prints it ("GB", torchtune's
+  -- and activation checkpointing on. Memory as the report prints it ("GB", torchtune's
   -- peak_memory_alloc). Keyed method_dtype; the LoRA loss curve is its "Training Progress" table.
   finetune_seed001 = {
     label = "MI350X (published, 8 GPUs)",

@@ -1,4 +1,4 @@
--- runara.replicas: seed 004's serving architecture on one machine — N vLLM replicas, each on
+-- runara.replicas: the serving architecture of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024) on one machine — N vLLM replicas, each on
 -- GPUs of its own (tensor_parallel_size = GPUs / N) on ports 8001 … 8000+N, behind an nginx load
 -- balancer on port 9080 that spreads requests round-robin; every replica's /metrics reachable.
 --

@@ -71,7 +71,7 @@ end
 -- temp files in the prefix folder, whose tmp/ must exist).
 function M.raw_nginx_config(ports, port)
   local lines = {
-    "# runara: seed 004's load balancer, round-robin over " .. #ports .. " vLLM replica(s)",
+    "# runara: load balancer (as in Dell and Metrum AI's MI300X study), round-robin over " .. #ports .. " vLLM replica(s)",
     "worker_processes auto;",
     "error_log error.log warn;",
     "pid nginx.pid;",

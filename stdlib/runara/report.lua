@@ -1,4 +1,4 @@
--- runara.report: what a scenario measured, as results.json (the Runara plan's results layout,
+-- runara.report: what a scenario measured, as results.json (runara's results layout,
 -- extended with http_load's full metrics and the GPU summary), report.md and report.html (one
 -- self-contained file, charts as inline SVG). A run that failed halfway still writes all three,
 -- saying PARTIAL and why. Sections appear only when the run has their data. See docs/report.md.
@@ -87,6 +87,10 @@ local FIELDS = { "completed", "failed", "duration", "max_concurrency", "num_prom
   "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
   "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms",
   "count_ttft", "count_tpot", "count_itl", "count_e2el",
+  -- runara's TTFT from when each request was due, and the wait before the send: shown beside
+  -- vLLM's when they differ by more than 5 % (report_load_rows.lua).
+  "mean_ttft_from_schedule_ms", "median_ttft_from_schedule_ms", "p99_ttft_from_schedule_ms",
+  "count_ttft_from_schedule", "mean_queue_ms",
   "request_goodput", "energy_j", "mean_power_w", "peak_vram_bytes", "output_tokens_per_joule", "label",
   "load_host", "controller_rtt_ms", "energy_source", "energy_note", "client_limit", "client_cpu_utilization" }
 

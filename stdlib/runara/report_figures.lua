@@ -1,4 +1,4 @@
--- runara.report_figures: what a report measured, in the Runara plan's layout (results.json's
+-- runara.report_figures: what a report measured, in runara's layout (results.json's
 -- benchmarks), the reference comparison (comparable_nvidia) and what the machines cost. Each
 -- function is a report's method (self: the report). See report.lua.
 local M = {}

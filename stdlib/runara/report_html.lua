@@ -19,7 +19,7 @@ local power_label, vram_label = text.power_label, text.vram_label
 local MACHINE_COLUMNS, machine_rows = top_rows.MACHINE_COLUMNS, top_rows.machine_rows
 local compare_table, reference_rows = top_rows.compare_table, top_rows.reference_rows
 local samples, LOAD_COLUMNS, load_row = load_rows.samples, load_rows.LOAD_COLUMNS, load_rows.load_row
-local loads_table, few_note = load_rows.loads_table, load_rows.few_note
+local loads_table, few_note, schedule_note = load_rows.loads_table, load_rows.few_note, load_rows.schedule_note
 local efficiency_table, EFFICIENCY_NOTE, energy_load_notes = load_rows.efficiency_table, load_rows.EFFICIENCY_NOTE, load_rows.energy_load_notes
 local gpu_sets, GPU_COLUMNS, gpu_rows = gpu_rows_.gpu_sets, gpu_rows_.GPU_COLUMNS, gpu_rows_.gpu_rows
 local PHASE_COLUMNS, phase_rows, energy_notes = gpu_rows_.PHASE_COLUMNS, gpu_rows_.phase_rows, gpu_rows_.energy_notes
@@ -179,10 +179,12 @@ function M.html(v, svg)
       html_table(thresholds.COLUMNS, thresholds.rows(v.gates), "thresholds")
   end
   if #v.loads > 0 then
-    local cols, rows, few = loads_table(v, v.loads)
+    local cols, rows, few, waited = loads_table(v, v.loads)
     out[#out + 1] = "<h2>Loads</h2>" .. html_table(cols, rows, "loads")
     local note = few_note(v, few)
     if note then out[#out + 1] = '<p class="note">' .. esc(note) .. "</p>" end
+    local late = schedule_note(waited)
+    if late then out[#out + 1] = '<p class="note">' .. esc(late) .. "</p>" end
   end
   local where = where_line(v)
   if where then out[#out + 1] = '<p class="note">' .. esc(where) .. "</p>" end

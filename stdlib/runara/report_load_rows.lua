@@ -22,7 +22,16 @@ end
 local LOAD_COLUMNS = { "load", "concurrency", "ok / failed", "output tok/s", "TTFT p50 / p99 (ms)",
                        "TPOT p50 / p99 (ms)", "ITL p50 / p99 (ms)", "E2EL p50 (ms)", "energy (J)" }
 
--- One load's row, and whether a figure in it rests on too few samples.
+-- Whether runara's from-schedule TTFT differs from vLLM's (from the send) by more than 5 % of
+-- the mean: the requests waited before they went out (a slot under max_concurrency, a client
+-- behind its schedule), and the row shows both, as the printed summary does.
+local function schedule_differs(m)
+  local sent, due = m.mean_ttft_ms, m.mean_ttft_from_schedule_ms
+  return finite(sent) and finite(due) and due - sent > 0.05 * sent
+end
+
+-- One load's row, whether a figure in it rests on too few samples, and whether its TTFT cell
+-- also shows the from-schedule figures.
 local function load_row(v, name, c, m)
   local need = v.min_samples or { p99 = 100, median = 10 }
   local flagged = false
@@ -34,6 +43,10 @@ local function load_row(v, name, c, m)
     return a .. " / " .. b
   end
   local ttft, tpot, itl = pair("ttft"), pair("tpot", 2), pair("itl", 2)
+  local waited = schedule_differs(m)
+  if waited then
+    ttft = ttft .. " (from schedule " .. pair("ttft_from_schedule") .. "; mean queue " .. f(m.mean_queue_ms) .. ")"
+  end
   local e2el, fe = pct(m.median_e2el_ms, samples(m, "e2el"), need.median)
   flagged = flagged or fe
   -- A repeated load (runara.repeats): its figures are medians; output tok/s shows the 95 % interval's half-width.
@@ -43,7 +56,7 @@ local function load_row(v, name, c, m)
     if type(ci) == "table" and finite(ci.low) and finite(ci.high) then tok = tok .. " ± " .. f((ci.high - ci.low) / 2) end
     tok = tok .. " (median of " .. f(m.repeats.count, 0) .. ")"
   end
-  return { name, f(c, 0), f(m.completed, 0) .. " / " .. f(m.failed, 0), tok, ttft, tpot, itl, e2el, f(m.energy_j, 0) }, flagged
+  return { name, f(c, 0), f(m.completed, 0) .. " / " .. f(m.failed, 0), tok, ttft, tpot, itl, e2el, f(m.energy_j, 0) }, flagged, waited
 end
 
 -- The loads in the order the tables show them: with several machines, the machines' runs of
@@ -70,22 +83,32 @@ local function ordered(v, list)
   return list
 end
 
--- The loads' table: rows (with a machine column when there are several) and the sample-size note.
+-- The loads' table: rows (with a machine column when there are several), the loads whose
+-- figures rest on few samples, and those whose requests waited before the send.
 local function loads_table(v, list)
-  local cols, rows, few = {}, {}, {}
+  local cols, rows, few, waited = {}, {}, {}, {}
   if multi(v) then cols[1] = "machine" end
   for _, c in ipairs(LOAD_COLUMNS) do cols[#cols + 1] = c end
   local labels = {}
   for _, m in ipairs(v.machines or {}) do labels[m.key] = m.label end
   for _, l in ipairs(ordered(v, list)) do
-    local row, flagged = load_row(v, l.name, l.concurrency, l.m)
+    local row, flagged, late = load_row(v, l.name, l.concurrency, l.m)
     if multi(v) then table.insert(row, 1, labels[l.machine] or "—") end
     rows[#rows + 1] = row
+    if late then waited[#waited + 1] = l.name end
     if flagged then
       few[#few + 1] = string.format("%s%s %s", multi(v) and ((labels[l.machine] or "") .. " ") or "", l.name, f(samples(l.m, "ttft"), 0))
     end
   end
-  return cols, rows, few
+  return cols, rows, few, waited
+end
+
+-- What "(from schedule …)" in the TTFT column means, when a load shows it.
+local function schedule_note(waited)
+  if #waited == 0 then return nil end
+  return "TTFT is vLLM's, from each request's send. Where requests waited before they were sent (" ..
+    table.concat(waited, ", ") .. "), the cell also gives the TTFT from when each was due, the wait included " ..
+    "(coordinated-omission-correct), and the mean wait: their means differ by more than 5 %."
 end
 
 -- The cost and efficiency table (docs/report.md#cost-and-efficiency): a row per load and sweep
@@ -167,6 +190,7 @@ return {
   load_row = load_row,
   loads_table = loads_table,
   few_note = few_note,
+  schedule_note = schedule_note,
   efficiency_table = efficiency_table,
   EFFICIENCY_NOTE = EFFICIENCY_NOTE,
   energy_load_notes = energy_load_notes,

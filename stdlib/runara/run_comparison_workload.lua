@@ -11,10 +11,11 @@ local M = {}
 local function text(v) return v == nil and "none" or tostring(v) end
 
 -- The engine the run measured: the first word of its framework ("vLLM 0.6.4" → "vLLM"), nil when
--- not known (a running server named with --on URL says "unknown").
+-- not known (a running server named with --on URL: "a running server at URL (...)", or an older
+-- run's "unknown").
 local function engine(doc, machine_key)
   local fw = machine_key and at(doc, { "machines", machine_key, "framework" }) or at(doc, { "metadata", "framework" })
-  if type(fw) ~= "string" or fw:match("^unknown") then return nil end
+  if type(fw) ~= "string" or fw:match("^unknown") or fw:match("^a running server") then return nil end
   return fw:match("^(%S+)")
 end
 

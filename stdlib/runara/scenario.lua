@@ -314,7 +314,9 @@ function Scenario:serve(m, opts)
       runara.log(string.format("note: %s serves %s, not %s; measuring %s", on.endpoint, table.concat(ids, ", "), opts.model, model))
     end
     -- The load goes from here straight to the server (no tunnel): the report says so.
-    self.report:metadata{ framework = "unknown (a running server)", model = model, load_route = "direct" }
+    -- The machine line says what runara knows of it: a server at that URL, nothing of its machine.
+    self.report:metadata{ framework = "a running server at " .. on.endpoint .. " (runara did not make or inspect its machine)",
+                          model = model, load_route = "direct" }
     -- The report names what ran: the title and the params' model are the server's, not the script's default.
     if self.recorded_params.model ~= nil and self.recorded_params.model ~= model then
       local na = self.manifest.params_not_applied or { names = {}, why = not_applied_why("endpoint") }

@@ -1,6 +1,7 @@
--- runara.suite: the serving tests of the Runara plan (seed 000 §4: single-stream throughput
+-- runara.suite: runara's serving tests (single-stream throughput
 -- with a long generation, TTFT on a short prompt, 10 and 32 concurrent requests) and the
--- concurrency sweep of the Dell/Metrum method (seed 004: 64 … 2048 streams over a prompt pool).
+-- concurrency sweep of Dell and Metrum AI's MI300X study (PowerEdge XE9680, August 2024: 64 … 2048
+-- streams over a prompt pool).
 --
 --   local suite = require("runara.suite")
 --   suite.run(server, { report = rep, gpu = sampler })
@@ -10,7 +11,7 @@
 -- (runara.report) when one is given. See docs/stdlib.md#runarasuite.
 local M = {}
 
--- Seed 000's test parameters ("full"), and a shortened profile for rehearsals on the simulated
+-- The suite's test parameters ("full"), and a shortened profile for rehearsals on the simulated
 -- cloud, where generation happens in real time ("quick"; the report says which one ran).
 M.profiles = {
   -- warmup: requests sent first and not measured (vLLM's --num-warmups); repeats: the load run
@@ -206,7 +207,7 @@ local function phase(opts, name)
   if opts.report then opts.report:phase(name) end
 end
 
--- Seed 000's suite. Options: profile ("full", or "quick" by default on the simulated cloud),
+-- The serving suite. Options: profile ("full", or "quick" by default on the simulated cloud),
 -- report, gpu (a gpu_metrics sampler), quiet, seed, thresholds (http_load's, on every load: a
 -- crossed one shows in the report and ends the run with status 4), remote (false: load from this machine through
 -- the server's tunnel instead of by the agent on the server's machine), name_prefix (put before each load's name:
@@ -241,7 +242,7 @@ function M.run(server, opts)
   return out
 end
 
--- Seed 004's sweep: one load per concurrency over a pool of varied prompts. Options:
+-- The sweep of Dell and Metrum AI's MI300X study: one load per concurrency over a pool of varied prompts. Options:
 -- concurrency (list, default 64 … 2048), requests_per_stream (default 2; requests = that ×
 -- concurrency), input_tokens (default 1024), range_ratio (default 0.5, the "prompt randomizer"),
 -- max_tokens (default 256), report, gpu, quiet, seed, remote, name_prefix (as suite.run).

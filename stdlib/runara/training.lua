@@ -7,8 +7,8 @@
 --   local tf = training.model_tflops(row)     -- { six_n =, with_attention = }
 local M = {}
 
--- Seed 001's model configurations (Benchmark 3), as train_bench.py's SIZES: the GPT-2 vocabulary
--- (50257) with tied embeddings gives the parameter counts the seed prints.
+-- The model configurations of the published "AMD MI350X Training Benchmark Results" (Benchmark 3), as train_bench.py's SIZES: the GPT-2 vocabulary
+-- (50257) with tied embeddings gives the parameter counts it prints.
 M.VOCAB = 50257
 M.SIZES = {
   small = { layers = 6, heads = 6, d_model = 384, d_ff = 1536, batch = 32, seq = 512 },
@@ -62,7 +62,7 @@ function M.parse(text)
 end
 
 -- Model FLOPs per trained token. six_n: 6·N (forward 2·N, backward 4·N; Kaplan et al. 2020), the
--- figure seed 001's TFLOPS column uses; with_attention adds the attention scores and their
+-- figure that report's TFLOPS column uses; with_attention adds the attention scores and their
 -- backward, 12·layers·seq·d_model (PaLM's MFU formula, Chowdhery et al. 2022, appendix B;
 -- causal masking not discounted).
 function M.flops_per_token(params, layers, seq, d_model)

@@ -77,6 +77,44 @@ TEST_CASE("runara bench --saturate stops when throughput stops growing", "[http_
   CHECK(results["saturation"]["best_concurrency"].get<int>() <= 16);
 }
 
+TEST_CASE("runara bench --save-detailed writes vLLM's per-request arrays", "[http_load][bench]") {
+  runara::FakeLlmConfig config = quick();
+  config.output_tokens = 4;
+  config.error_500_fraction = 0.3;
+  config.seed = 7;
+  runara::FakeLlmServer server(config);
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string out = temp_dir("bench-detailed") + "/out";
+  const ChildResult r = run_runara({"bench", url, "--model", "fake-model", "-n", "10", "--input-len", "16",
+                                    "--output-len", "4", "--save-detailed", "--out", out}, 90);
+  INFO(r.out << r.err);
+  const auto load = nlohmann::json::parse(read_all(out + "/bench/results.json"), nullptr, false);
+  REQUIRE(load.is_object());
+  REQUIRE(load["ttfts"].is_array());
+  REQUIRE(load["ttfts"].size() == 10);
+  for (const char* key : {"itls", "generated_texts", "errors", "input_lens", "output_lens"}) CHECK(load[key].size() == 10);
+  int failed = 0;
+  for (std::size_t i = 0; i < 10; ++i) {
+    const bool ok = load["errors"][i].get<std::string>().empty();
+    failed += ok ? 0 : 1;
+    // vLLM's units: seconds from the send (about 5 ms here), 0.0 and "" for a request with no token.
+    CHECK((ok ? load["ttfts"][i].get<double>() > 0.004 && load["ttfts"][i].get<double>() < 1 : load["ttfts"][i] == 0.0));
+    CHECK(load["itls"][i].size() == (ok ? 3u : 0u));
+    CHECK(load["generated_texts"][i].get<std::string>().empty() == !ok);
+  }
+  CHECK(failed == load["failed"].get<int>());
+  CHECK(failed > 0);
+  // Without the flag, vLLM's file has none of them; runara's keeps input_lens/output_lens only.
+  const std::string plain = temp_dir("bench-plain") + "/out";
+  run_runara({"bench", url, "--model", "fake-model", "-n", "2", "--input-len", "16", "--output-len", "4", "--out", plain}, 90);
+  const auto brief = nlohmann::json::parse(read_all(plain + "/bench/results.json"), nullptr, false);
+  REQUIRE(brief.is_object());
+  CHECK_FALSE(brief.contains("ttfts"));
+  CHECK_FALSE(brief.contains("generated_texts"));
+}
+
 TEST_CASE("runara bench checks its flags", "[cli][bench]") {
   const ChildResult help = run_runara({"bench", "--help"});
   CHECK(help.exit_code == 0);
@@ -87,9 +125,6 @@ TEST_CASE("runara bench checks its flags", "[cli][bench]") {
   const ChildResult bad_label = run_runara({"bench", "http://127.0.0.1:9", "--label", "../x"});
   CHECK(bad_label.exit_code == 2);
   CHECK(contains(bad_label.err, "--label expects a name of letters"));
-  const ChildResult detailed = run_runara({"bench", "http://127.0.0.1:9", "--save-detailed"});
-  CHECK(detailed.exit_code == 2);
-  CHECK(contains(detailed.err, "requests.jsonl"));
   const ChildResult bad_c = run_runara({"bench", "http://127.0.0.1:9", "--model", "m", "-c", "1,x"});
   CHECK(bad_c.exit_code == 2);
   CHECK(contains(bad_c.err, "-c expects whole numbers > 0 separated by commas, such as 1,8,32, got '1,x'"));

@@ -827,6 +827,8 @@ TEST_CASE("serving_sweep --on a running OpenAI-compatible server: every level me
   CHECK(at(j, "/metadata/model") == "fake-model");
   const std::string md = read_all(out + "/report.md");
   CHECK(md.rfind("# Serving sweep: fake-model on " + server.url() + "\n", 0) == 0);
+  // The machine line says what runara knows of the machine behind the URL: nothing.
+  CHECK(contains(md, "a running server at " + server.url() + " (runara did not make or inspect its machine)"));
   CHECK(contains(md, "sent straight to the server (no tunnel)"));
   CHECK_FALSE(contains(md, "through a tunnel"));
   CHECK_FALSE(contains(md, "size=gpu-mi300x1-192gb"));

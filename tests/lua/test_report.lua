@@ -203,6 +203,24 @@ t.test("sample-size warnings: a p99 from fewer than 100 requests, a median from 
   t.eq(report.MIN_SAMPLES.p99, 100)
 end)
 
+t.test("a load whose requests waited: the from-schedule TTFT and the queue beside vLLM's, only past 5 %", function()
+  local rep = report.new{ title = "x" }
+  rep:add_load("capped", fx.load("capped", 32, 200, { mean_ttft_ms = 80.6, median_ttft_ms = 80.1, p99_ttft_ms = 85.3,
+    mean_ttft_from_schedule_ms = 2778.5, median_ttft_from_schedule_ms = 2701.2, p99_ttft_from_schedule_ms = 5120.4,
+    count_ttft_from_schedule = 200, mean_queue_ms = 2697.9 }), { kind = "load" })
+  rep:add_load("kept", fx.load("kept", 4, 200, { mean_ttft_from_schedule_ms = 128, median_ttft_from_schedule_ms = 127,
+    p99_ttft_from_schedule_ms = 131, count_ttft_from_schedule = 200, mean_queue_ms = 2 }), { kind = "load" })
+  local out = rep:render()
+  t.match(out.md, "| capped | 32 | 200 / 0 | [%d%.]+ | 80%.1 / 85%.3 %(from schedule 2701 / 5120; mean queue 2698%) |")
+  t.match(out.md, "| kept | 4 | 200 / 0 | [%d%.]+ | 126 / 129 |")
+  t.match(out.md, "Where requests waited before they were sent %(capped%)")
+  t.match(out.html, "80%.1 / 85%.3 %(from schedule 2701 / 5120; mean queue 2698%)")
+  t.match(out.html, "Where requests waited before they were sent %(capped%)")
+  local plain = report.new{ title = "y" }
+  plain:add_load("kept", fx.load("kept", 4, 200), { kind = "load" })
+  t.eq(plain:render().md:find("from schedule", 1, true), nil)
+end)
+
 t.test("sample-size warnings in charts: points from too few requests are hollow", function()
   local rep = report.new{ title = "x" }
   rep:add_load("c4", fx.load("c4", 4, 8), { kind = "concurrent", concurrency = 4 })

@@ -173,7 +173,7 @@ TEST_CASE("tokenize check: an answer's count, and each answer that counts nothin
   CHECK(why == "the server does not offer POST /tokenize (HTTP 404)");
   // vLLM's own errors carry a message, quoted (printable, at most 200 bytes).
   CHECK_FALSE(count(404, R"({"error":{"message":"The model `x` does not exist.","type":"NotFoundError","param":null,"code":404}})"));
-  CHECK(why == "/tokenize answered HTTP 404: The model `x` does not exist.");
+  CHECK(why == "the server does not serve that model (HTTP 404: The model `x` does not exist.); its GET /v1/models lists the ones it serves");
   CHECK_FALSE(count(400, R"({"object":"error","message":"bad\u001b[31m request","code":400})"));
   CHECK(why == "/tokenize answered HTTP 400: bad?[31m request");
   CHECK_FALSE(count(500, "Internal Server Error"));
