@@ -26,6 +26,7 @@
 #include "base/json_limits.hpp"
 #include "net/arrival_time.hpp"
 #include "net/precise_timer.hpp"
+#include "sim/fake_llm_prefix_cache.hpp"
 #include "sim/fake_llm_tokens.hpp"
 #include "sim/fake_llm_wire.hpp"
 
@@ -59,6 +60,7 @@ struct Generation {
   int per_chunk = 1;
   int next = 0;              // next token to send
   int64_t prompt_tokens = 0;
+  std::vector<uint64_t> token_hashes;  // the prompt's, for the prefix cache; let go once it ran
   const char* finish = "length";
   bool waiting = false;      // in the server's queue for a free sequence (max_num_seqs)
   uint64_t arrival_ns = 0;   // when the request was parsed: TTFT and E2E count from here
@@ -121,6 +123,7 @@ struct FakeLlmServer::Impl {
   std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>> wakes;
   std::mt19937_64 rng;
   fake_llm::Metrics metrics;
+  fake_llm::PrefixCache cache{16, 0};  // made at start() from cfg
   // Requests waiting for a free sequence (max_num_seqs), first come first served. An entry whose
   // connection has gone (or moved on) is stale: it is skipped, metrics.waiting already counts it out.
   std::deque<std::pair<Conn*, uint64_t>> waiting;
@@ -313,7 +316,14 @@ void begin_running(Conn* c, uint64_t now) {
   const FakeLlmConfig& cfg = s->cfg;
   Generation& g = *c->gen;
   const double running = static_cast<double>(s->metrics.running);
-  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * static_cast<double>(g.prompt_tokens);
+  // Prefill pays only for the tokens the prefix cache does not hold, as vLLM's does.
+  const auto cached = static_cast<int64_t>(s->cache.admit(g.token_hashes));
+  g.token_hashes = {};
+  s->metrics.prefix_cache_queries = s->cache.queries();
+  s->metrics.prefix_cache_hits = s->cache.hits();
+  s->metrics.kv_cache_usage = s->cache.usage();
+  const int64_t uncached = std::max<int64_t>(0, g.prompt_tokens - cached);
+  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * static_cast<double>(uncached);
   const double itl_ms = cfg.itl_ms + cfg.itl_per_stream_ms * running;
   g.ttft_ns = static_cast<uint64_t>(std::max(0.0, ttft_ms) * 1e6);
   g.itl_ns = static_cast<uint64_t>(std::max(0.0, itl_ms) * 1e6);
@@ -574,6 +584,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
     s->injected_malformed.fetch_add(1, std::memory_order_relaxed);
   }
   s->metrics.prompt_tokens += static_cast<uint64_t>(g.prompt_tokens);
+  if (s->cache.enabled()) g.token_hashes = fake_llm::prompt_token_hashes(j, chat);
   s->active_streams.fetch_add(1, std::memory_order_relaxed);
   c->gen = std::move(g);
   // The headers of a stream go out at once, waiting or not, as vLLM's StreamingResponse starts
@@ -885,6 +896,8 @@ int FakeLlmServer::start(int port) {
   s->model_json = fake_llm::json_escape(s->cfg.model);
   s->rng.seed(s->cfg.seed);
   s->metrics = fake_llm::Metrics{};
+  s->metrics.prefix_cache = s->cfg.prefix_cache_blocks > 0;
+  s->cache = fake_llm::PrefixCache(s->cfg.block_size, s->cfg.prefix_cache_blocks);
   s->started_at = static_cast<int64_t>(std::time(nullptr));
   int r = uv_loop_init(&s->loop);
   if (r != 0) return r;

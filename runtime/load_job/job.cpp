@@ -185,7 +185,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       if (!take(total > 1e18 ? static_cast<std::size_t>(1e18) : static_cast<std::size_t>(total), what)) return false;
       try {
         made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed,
-                                     &stop_preparing, counter);
+                                     &stop_preparing, counter, SharedPrefixes{src.prefix_tokens, src.prefixes});
       } catch (const std::runtime_error& e) {
         if (stop_preparing) throw;
         error = (src.tokenizer.empty() ? "prompts: " : "prompts.tokenizer " + src.tokenizer + ": ") + e.what();
