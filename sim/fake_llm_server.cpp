@@ -269,11 +269,16 @@ void drain_and_close(Conn* c) {
 
 // Sends the last bytes of the current response and moves on. The counters
 // change before the bytes leave, so a client that has its response sees them.
-// `tokenize`: a /tokenize answer, counted apart from the load's requests.
-void finish_response(Conn* c, bool keep_alive, std::string last_bytes, bool tokenize = false) {
+// What a response counts as: one of the load's requests, a /tokenize answer (counted apart), or a
+// /metrics scrape (http_load reads it around each load; counted nowhere).
+enum class Tally { kServed, kTokenize, kScrape };
+
+void finish_response(Conn* c, bool keep_alive, std::string last_bytes, Tally tally = Tally::kServed) {
   c->busy = false;
   end_generation(c);
-  (tokenize ? c->srv->tokenize_requests : c->srv->requests_served).fetch_add(1, std::memory_order_relaxed);
+  if (tally != Tally::kScrape) {
+    (tally == Tally::kTokenize ? c->srv->tokenize_requests : c->srv->requests_served).fetch_add(1, std::memory_order_relaxed);
+  }
   write_out(c, std::move(last_bytes));
   if (!keep_alive) {
     drain_and_close(c);
@@ -283,12 +288,12 @@ void finish_response(Conn* c, bool keep_alive, std::string last_bytes, bool toke
 }
 
 void simple_response(Conn* c, const Request& r, int status, std::string_view content_type,
-                     const std::string& body, bool tokenize = false) {
+                     const std::string& body, Tally tally = Tally::kServed) {
   bool head_only = r.method == HTTP_HEAD;
   std::string out = fake_llm::response_head(status, content_type,
                                             static_cast<int64_t>(body.size()), r.keep_alive);
   if (!head_only) out += body;
-  finish_response(c, r.keep_alive, std::move(out), tokenize);
+  finish_response(c, r.keep_alive, std::move(out), tally);
 }
 
 void error_response(Conn* c, const Request& r, int status, std::string_view message,
@@ -490,7 +495,7 @@ bool model_served(Conn* c, const Request& r, const nlohmann::json& j, bool token
   const std::string name = m->is_string() ? m->get<std::string>() : m->dump();
   s->unknown_model.fetch_add(1, std::memory_order_relaxed);
   simple_response(c, r, 404, "application/json",
-                  fake_llm::error_body("The model `" + name + "` does not exist.", "NotFoundError", 404), tokenize);
+                  fake_llm::error_body("The model `" + name + "` does not exist.", "NotFoundError", 404), tokenize ? Tally::kTokenize : Tally::kServed);
   return false;
 }
 
@@ -608,7 +613,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
 
 // A 400 (or 413) to /tokenize, with vLLM's error body.
 void tokenize_error(Conn* c, const Request& r, int status, std::string_view message) {
-  simple_response(c, r, status, "application/json", fake_llm::error_body(message, "BadRequestError", status), true);
+  simple_response(c, r, status, "application/json", fake_llm::error_body(message, "BadRequestError", status), Tally::kTokenize);
 }
 
 // vLLM's POST /tokenize, at the server's root: a TokenizeCompletionRequest ("prompt") or a
@@ -617,13 +622,13 @@ void tokenize_error(Conn* c, const Request& r, int status, std::string_view mess
 // route is missing: 404 {"detail":"Not Found"}, as FastAPI answers a path it does not have.
 void handle_tokenize(Conn* c, const Request& r) {
   const FakeLlmConfig& cfg = c->srv->cfg;
-  if (!cfg.tokenize) return simple_response(c, r, 404, "application/json", "{\"detail\":\"Not Found\"}", true);
+  if (!cfg.tokenize) return simple_response(c, r, 404, "application/json", "{\"detail\":\"Not Found\"}", Tally::kTokenize);
   if (r.too_large) {
     Request closing = r;
     closing.keep_alive = false;
     return tokenize_error(c, closing, 413, "Request body too large.");
   }
-  if (r.method != HTTP_POST) return simple_response(c, r, 405, "application/json", "{\"detail\":\"Method Not Allowed\"}", true);
+  if (r.method != HTTP_POST) return simple_response(c, r, 405, "application/json", "{\"detail\":\"Method Not Allowed\"}", Tally::kTokenize);
   std::string why;
   const nlohmann::json j = parse_json_limited(r.body, why).value_or(nlohmann::json());
   if (!j.is_object()) {
@@ -637,7 +642,7 @@ void handle_tokenize(Conn* c, const Request& r) {
   const int64_t counted = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : fake_llm::count_prompt_tokens(j, chat);
   const double skewed = std::round(static_cast<double>(counted) * (1 + cfg.tokenize_skew_pct / 100));
   const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(skewed), 0, int64_t{1} << 24);
-  simple_response(c, r, 200, "application/json", fake_llm::tokenize_body(count, cfg.max_model_len), true);
+  simple_response(c, r, 200, "application/json", fake_llm::tokenize_body(count, cfg.max_model_len), Tally::kTokenize);
 }
 
 void handle_request(Conn* c, const Request& r) {
@@ -667,7 +672,7 @@ void handle_request(Conn* c, const Request& r) {
                       fake_llm::models_body(s->cfg.model, s->started_at, s->cfg.max_model_len));
     } else if (path == "/metrics") {
       simple_response(c, r, 200, "text/plain; version=0.0.4; charset=utf-8",
-                      fake_llm::metrics_text(s->metrics, s->cfg.model));
+                      fake_llm::metrics_text(s->metrics, s->cfg.model), Tally::kScrape);
     } else if (s->cfg.serve_static) {
       simple_response(c, r, 200, s->cfg.static_content_type, s->cfg.static_body);
     } else {

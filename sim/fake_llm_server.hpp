@@ -131,8 +131,9 @@ struct FakeLlmTimings {
 };
 
 struct FakeLlmStats {
-  // Responses completed, of any status, but those to /tokenize: what a load sent, without the
-  // token-count check it makes first (tokenize_requests).
+  // Responses completed, of any status, but those to /tokenize and /metrics: what a load sent,
+  // without the token-count check it makes first (tokenize_requests) and the scrapes of /metrics
+  // around it (its prefix-cache hit rate).
   uint64_t requests_served = 0;
   uint64_t tokenize_requests = 0;     // responses to /tokenize (404s included)
   uint64_t open_connections = 0;
