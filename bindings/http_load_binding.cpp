@@ -162,6 +162,28 @@ std::vector<std::string> parse_headers(lua_State* L, Context& rt, std::vector<st
   return headers;
 }
 
+// prompts.prefix_tokens / prompts.prefixes: K shared prefixes of P tokens (vLLM's prefix_repetition).
+void parse_shared_prefixes(lua_State* L, int t, PromptSource& src) {
+  const char* fn = "http_load.run: prompts";
+  lua_getfield(L, t, "prefix_tokens");
+  const bool has_prefix = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, t, "prefixes");
+  const bool has_count = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (!has_prefix) {
+    if (has_count) args::raise(L, "%s: prompts.prefixes needs prompts.prefix_tokens (the length of each shared prefix)", kRun);
+    return;
+  }
+  src.prefix_tokens = static_cast<int>(positive(L, t, fn, "prefix_tokens", 0, 1e6, true));
+  src.prefixes = static_cast<int>(positive(L, t, fn, "prefixes", 1, 1e6, true));
+  const int shortest = std::max(1, static_cast<int>(std::lround(src.input_tokens * (1 - src.range_ratio))));
+  if (src.prefix_tokens >= shortest) {
+    args::raise(L, "%s: prompts.prefix_tokens (%d) must be less than input_tokens (%d%s), so each request has a suffix of its own",
+                kRun, src.prefix_tokens, shortest, src.range_ratio > 0 ? " at the shortest, with range_ratio" : "");
+  }
+}
+
 void parse_prompts(lua_State* L, Context& rt, PromptSource& src) {
   lua_getfield(L, 1, "prompts");
   const int t = lua_gettop(L);
@@ -170,7 +192,7 @@ void parse_prompts(lua_State* L, Context& rt, PromptSource& src) {
     src.text = lua_tostring(L, t);
   } else if (lua_istable(L, t)) {
     const char* fn = "http_load.run: prompts";
-    args::only_fields(L, t, fn, {"input_tokens", "range_ratio", "count", "file", "format", "tokenizer"});
+    args::only_fields(L, t, fn, {"input_tokens", "range_ratio", "count", "prefix_tokens", "prefixes", "file", "format", "tokenizer"});
     if (auto tokenizer = args::opt_string(L, t, fn, "tokenizer")) {
       std::string error;
       src.tokenizer = rt.readable_path(*tokenizer, error);
@@ -191,6 +213,7 @@ void parse_prompts(lua_State* L, Context& rt, PromptSource& src) {
       if (ratio < 0 || ratio >= 1) args::raise(L, "%s: prompts.range_ratio must be >= 0 and < 1, got %g", kRun, ratio);
       src.range_ratio = ratio;
       src.count = static_cast<std::size_t>(positive(L, t, fn, "count", 1000, 1e6, true));
+      parse_shared_prefixes(L, t, src);
     }
   } else if (!lua_isnil(L, t)) {
     args::raise(L, "%s: option 'prompts' must be a string or a table such as { input_tokens = 1024 } or { file = \"prompts.jsonl\" }, got %s", kRun, luaL_typename(L, t));

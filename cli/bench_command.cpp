@@ -35,8 +35,9 @@ const char* const kUsage =
     "  --saturate doubles the concurrency from 1 until throughput grows < 10 % or the SLO breaks.\n"
     "  --tokenizer: the model's Hugging Face tokenizer.json; prompt lengths are then in its tokens.\n"
     "  vllm bench serve's own flags work too: --base-url, --request-rate (inf), --max-concurrency,\n"
-    "  --burstiness, --num-prompts, --num-warmups, --dataset-name random|sharegpt|custom,\n"
-    "  --dataset-path, --random-input-len, --random-output-len, --random-range-ratio, --goodput\n"
+    "  --burstiness, --num-prompts, --num-warmups, --dataset-name random|prefix_repetition|sharegpt|custom,\n"
+    "  --dataset-path, --random-input-len, --random-output-len, --random-range-ratio,\n"
+    "  --prefix-repetition-prefix-len/-suffix-len/-num-prefixes/-output-len, --goodput\n"
     "  ttft:MS tpot:MS e2el:MS, --percentile-metrics, --metric-percentiles, --ramp-up-strategy\n"
     "  linear|exponential with --ramp-up-start-rps/--ramp-up-end-rps, --backend/--endpoint (chat),\n"
     "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result,\n"
@@ -94,6 +95,10 @@ const std::map<std::string, Flag>& flags() {
       {"--random-range-ratio", {"range_ratio", "ratio"}},
       {"--dataset-name", {"dataset_name", "a dataset name"}},
       {"--dataset-path", {"dataset_path", "a file"}},
+      {"--prefix-repetition-prefix-len", {"prefix_len", "whole"}},
+      {"--prefix-repetition-suffix-len", {"suffix_len", "whole"}},
+      {"--prefix-repetition-num-prefixes", {"num_prefixes", "whole"}},
+      {"--prefix-repetition-output-len", {"output_len", "whole"}},
       {"--slo-ttft-ms", {"slo_ttft_ms", "number"}},
       {"--slo-tpot-ms", {"slo_tpot_ms", "number"}},
       {"--goodput", {"goodput", "goodput"}},
@@ -222,8 +227,8 @@ std::string check_value(const std::string& flag, const std::string& expects, std
   if (expects == "a label" && !is_label(value)) want = "a name of letters, digits, '.', '_' and '-' (at most 64), such as tp8-fp8";
   if (expects == "metadata" && !is_metadata(value)) want = "KEY=VALUE items without commas, such as version=0.9.2 tp=8";
   if (expects == "a ramp" && value != "linear" && value != "exponential") want = "linear or exponential";
-  if (expects == "a dataset name" && value != "random" && value != "sharegpt" && value != "custom") {
-    want = "random, sharegpt or custom (a JSON-lines file of prompts); other vLLM datasets are not built in: give their prompts as --dataset-path FILE";
+  if (expects == "a dataset name" && value != "random" && value != "sharegpt" && value != "custom" && value != "prefix_repetition") {
+    want = "random, prefix_repetition, sharegpt or custom (a JSON-lines file of prompts); other vLLM datasets are not built in: give their prompts as --dataset-path FILE";
   }
   if (expects == "a backend" && value != "vllm" && value != "openai" && value != "openai-chat") want = "vllm, openai or openai-chat";
   if (expects == "an endpoint" && value != "/v1/completions" && value != "/v1/chat/completions") want = "/v1/completions or /v1/chat/completions";
@@ -299,7 +304,13 @@ std::string check_combination(const std::map<std::string, std::string>& params) 
   if (params.count("dataset_path") && params.count("dataset_name") && params.at("dataset_name") == "random") {
     return "--dataset-name random makes synthetic prompts: leave --dataset-path out, or name its format (sharegpt, custom)";
   }
-  if (params.count("dataset_name") && params.at("dataset_name") != "random" && !params.count("dataset_path")) {
+  const bool repetition = params.count("dataset_name") && params.at("dataset_name") == "prefix_repetition";
+  if (!repetition && (params.count("prefix_len") || params.count("suffix_len") || params.count("num_prefixes"))) {
+    return "--prefix-repetition-* flags shape the prefix_repetition dataset: give --dataset-name prefix_repetition too";
+  }
+  if (repetition && params.count("dataset_path")) return "--dataset-name prefix_repetition makes synthetic prompts: leave --dataset-path out";
+  if (repetition && params.count("input_len")) return "--dataset-name prefix_repetition sizes prompts with --prefix-repetition-prefix-len and --prefix-repetition-suffix-len, not --input-len";
+  if (params.count("dataset_name") && params.at("dataset_name") != "random" && !repetition && !params.count("dataset_path")) {
     return "--dataset-name " + params.at("dataset_name") + " needs --dataset-path FILE";
   }
   return "";

@@ -31,7 +31,8 @@ const char* const kUsage =
     "         [--usage request|always|never] [--error-500 FRACTION] [--stall FRACTION:MS]\n"
     "         [--disconnect FRACTION] [--malformed FRACTION] [--seed N] [--static BODY] [--threads N]\n"
     "         [--report-sent yes|no] [--tokenize yes|no] [--tokenize-skew PCT] [--max-num-seqs N]\n"
-    "         [--itl-per-stream-ms MS] [--prefill-ms-per-token MS] [--max-model-len N]\n";
+    "         [--itl-per-stream-ms MS] [--prefill-ms-per-token MS] [--max-model-len N]\n"
+    "         [--prefix-cache-blocks N] [--block-size N]\n";
 
 const char* const kHelp =
     "\n"
@@ -45,7 +46,11 @@ const char* const kHelp =
     "  --ttft-ms MS             time to the first token (default 0)\n"
     "  --itl-ms MS              time between tokens (default 0)\n"
     "  --itl-per-stream-ms MS   ITL grows this much per stream running when a request arrives (default 0)\n"
-    "  --prefill-ms-per-token MS  TTFT grows this much per prompt token (default 0)\n"
+    "  --prefill-ms-per-token MS  TTFT grows this much per prompt token not in the prefix cache (default 0)\n"
+    "  --prefix-cache-blocks N  vLLM's automatic prefix caching: at most N blocks held, least recently\n"
+    "                           used evicted first; /metrics counts vllm:prefix_cache_queries_total\n"
+    "                           and _hits_total (default 65536; 0: no cache)\n"
+    "  --block-size N           tokens per cache block (default 16, as vLLM's)\n"
     "  --max-num-seqs N         vLLM's: at most N requests run at once, the rest wait in arrival\n"
     "                           order (their TTFT grows; /metrics counts running and waiting);\n"
     "                           default 0, no limit; not with --threads\n"
@@ -191,6 +196,20 @@ const Flag kFlags[] = {
      [](const std::string& v, Settings& s) { return to_fraction(v, s.config.disconnect_fraction); }},
     {"--malformed", "a fraction from 0 to 1",
      [](const std::string& v, Settings& s) { return to_fraction(v, s.config.malformed_fraction); }},
+    {"--prefix-cache-blocks", "a whole number of blocks from 0 (no cache) to 16777216",
+     [](const std::string& v, Settings& s) {
+       long long n = 0;
+       if (!to_integer(v, 0, 1 << 24, n)) return false;
+       s.config.prefix_cache_blocks = static_cast<std::size_t>(n);
+       return true;
+     }},
+    {"--block-size", "a whole number of tokens from 1 to 4096",
+     [](const std::string& v, Settings& s) {
+       long long n = 0;
+       if (!to_integer(v, 1, 4096, n)) return false;
+       s.config.block_size = static_cast<int>(n);
+       return true;
+     }},
     {"--max-num-seqs", "a whole number of sequences from 0 (no limit) to 1048576",
      [](const std::string& v, Settings& s) {
        long long n = 0;

@@ -26,6 +26,7 @@
 #include "base/json_limits.hpp"
 #include "net/arrival_time.hpp"
 #include "net/precise_timer.hpp"
+#include "sim/fake_llm_prefix_cache.hpp"
 #include "sim/fake_llm_tokens.hpp"
 #include "sim/fake_llm_wire.hpp"
 
@@ -59,6 +60,7 @@ struct Generation {
   int per_chunk = 1;
   int next = 0;              // next token to send
   int64_t prompt_tokens = 0;
+  std::vector<uint64_t> token_hashes;  // the prompt's, for the prefix cache; let go once it ran
   const char* finish = "length";
   bool waiting = false;      // in the server's queue for a free sequence (max_num_seqs)
   uint64_t arrival_ns = 0;   // when the request was parsed: TTFT and E2E count from here
@@ -121,6 +123,7 @@ struct FakeLlmServer::Impl {
   std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>> wakes;
   std::mt19937_64 rng;
   fake_llm::Metrics metrics;
+  fake_llm::PrefixCache cache{16, 0};  // made at start() from cfg
   // Requests waiting for a free sequence (max_num_seqs), first come first served. An entry whose
   // connection has gone (or moved on) is stale: it is skipped, metrics.waiting already counts it out.
   std::deque<std::pair<Conn*, uint64_t>> waiting;
@@ -266,11 +269,16 @@ void drain_and_close(Conn* c) {
 
 // Sends the last bytes of the current response and moves on. The counters
 // change before the bytes leave, so a client that has its response sees them.
-// `tokenize`: a /tokenize answer, counted apart from the load's requests.
-void finish_response(Conn* c, bool keep_alive, std::string last_bytes, bool tokenize = false) {
+// What a response counts as: one of the load's requests, a /tokenize answer (counted apart), or a
+// /metrics scrape (http_load reads it around each load; counted nowhere).
+enum class Tally { kServed, kTokenize, kScrape };
+
+void finish_response(Conn* c, bool keep_alive, std::string last_bytes, Tally tally = Tally::kServed) {
   c->busy = false;
   end_generation(c);
-  (tokenize ? c->srv->tokenize_requests : c->srv->requests_served).fetch_add(1, std::memory_order_relaxed);
+  if (tally != Tally::kScrape) {
+    (tally == Tally::kTokenize ? c->srv->tokenize_requests : c->srv->requests_served).fetch_add(1, std::memory_order_relaxed);
+  }
   write_out(c, std::move(last_bytes));
   if (!keep_alive) {
     drain_and_close(c);
@@ -280,12 +288,12 @@ void finish_response(Conn* c, bool keep_alive, std::string last_bytes, bool toke
 }
 
 void simple_response(Conn* c, const Request& r, int status, std::string_view content_type,
-                     const std::string& body, bool tokenize = false) {
+                     const std::string& body, Tally tally = Tally::kServed) {
   bool head_only = r.method == HTTP_HEAD;
   std::string out = fake_llm::response_head(status, content_type,
                                             static_cast<int64_t>(body.size()), r.keep_alive);
   if (!head_only) out += body;
-  finish_response(c, r.keep_alive, std::move(out), tokenize);
+  finish_response(c, r.keep_alive, std::move(out), tally);
 }
 
 void error_response(Conn* c, const Request& r, int status, std::string_view message,
@@ -313,7 +321,14 @@ void begin_running(Conn* c, uint64_t now) {
   const FakeLlmConfig& cfg = s->cfg;
   Generation& g = *c->gen;
   const double running = static_cast<double>(s->metrics.running);
-  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * static_cast<double>(g.prompt_tokens);
+  // Prefill pays only for the tokens the prefix cache does not hold, as vLLM's does.
+  const auto cached = static_cast<int64_t>(s->cache.admit(g.token_hashes));
+  g.token_hashes = {};
+  s->metrics.prefix_cache_queries = s->cache.queries();
+  s->metrics.prefix_cache_hits = s->cache.hits();
+  s->metrics.kv_cache_usage = s->cache.usage();
+  const int64_t uncached = std::max<int64_t>(0, g.prompt_tokens - cached);
+  const double ttft_ms = cfg.ttft_ms + cfg.prefill_ms_per_token * static_cast<double>(uncached);
   const double itl_ms = cfg.itl_ms + cfg.itl_per_stream_ms * running;
   g.ttft_ns = static_cast<uint64_t>(std::max(0.0, ttft_ms) * 1e6);
   g.itl_ns = static_cast<uint64_t>(std::max(0.0, itl_ms) * 1e6);
@@ -480,7 +495,7 @@ bool model_served(Conn* c, const Request& r, const nlohmann::json& j, bool token
   const std::string name = m->is_string() ? m->get<std::string>() : m->dump();
   s->unknown_model.fetch_add(1, std::memory_order_relaxed);
   simple_response(c, r, 404, "application/json",
-                  fake_llm::error_body("The model `" + name + "` does not exist.", "NotFoundError", 404), tokenize);
+                  fake_llm::error_body("The model `" + name + "` does not exist.", "NotFoundError", 404), tokenize ? Tally::kTokenize : Tally::kServed);
   return false;
 }
 
@@ -574,6 +589,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
     s->injected_malformed.fetch_add(1, std::memory_order_relaxed);
   }
   s->metrics.prompt_tokens += static_cast<uint64_t>(g.prompt_tokens);
+  if (s->cache.enabled()) g.token_hashes = fake_llm::prompt_token_hashes(j, chat);
   s->active_streams.fetch_add(1, std::memory_order_relaxed);
   c->gen = std::move(g);
   // The headers of a stream go out at once, waiting or not, as vLLM's StreamingResponse starts
@@ -597,7 +613,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
 
 // A 400 (or 413) to /tokenize, with vLLM's error body.
 void tokenize_error(Conn* c, const Request& r, int status, std::string_view message) {
-  simple_response(c, r, status, "application/json", fake_llm::error_body(message, "BadRequestError", status), true);
+  simple_response(c, r, status, "application/json", fake_llm::error_body(message, "BadRequestError", status), Tally::kTokenize);
 }
 
 // vLLM's POST /tokenize, at the server's root: a TokenizeCompletionRequest ("prompt") or a
@@ -606,13 +622,13 @@ void tokenize_error(Conn* c, const Request& r, int status, std::string_view mess
 // route is missing: 404 {"detail":"Not Found"}, as FastAPI answers a path it does not have.
 void handle_tokenize(Conn* c, const Request& r) {
   const FakeLlmConfig& cfg = c->srv->cfg;
-  if (!cfg.tokenize) return simple_response(c, r, 404, "application/json", "{\"detail\":\"Not Found\"}", true);
+  if (!cfg.tokenize) return simple_response(c, r, 404, "application/json", "{\"detail\":\"Not Found\"}", Tally::kTokenize);
   if (r.too_large) {
     Request closing = r;
     closing.keep_alive = false;
     return tokenize_error(c, closing, 413, "Request body too large.");
   }
-  if (r.method != HTTP_POST) return simple_response(c, r, 405, "application/json", "{\"detail\":\"Method Not Allowed\"}", true);
+  if (r.method != HTTP_POST) return simple_response(c, r, 405, "application/json", "{\"detail\":\"Method Not Allowed\"}", Tally::kTokenize);
   std::string why;
   const nlohmann::json j = parse_json_limited(r.body, why).value_or(nlohmann::json());
   if (!j.is_object()) {
@@ -626,7 +642,7 @@ void handle_tokenize(Conn* c, const Request& r) {
   const int64_t counted = cfg.prompt_tokens >= 0 ? cfg.prompt_tokens : fake_llm::count_prompt_tokens(j, chat);
   const double skewed = std::round(static_cast<double>(counted) * (1 + cfg.tokenize_skew_pct / 100));
   const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(skewed), 0, int64_t{1} << 24);
-  simple_response(c, r, 200, "application/json", fake_llm::tokenize_body(count, cfg.max_model_len), true);
+  simple_response(c, r, 200, "application/json", fake_llm::tokenize_body(count, cfg.max_model_len), Tally::kTokenize);
 }
 
 void handle_request(Conn* c, const Request& r) {
@@ -656,7 +672,7 @@ void handle_request(Conn* c, const Request& r) {
                       fake_llm::models_body(s->cfg.model, s->started_at, s->cfg.max_model_len));
     } else if (path == "/metrics") {
       simple_response(c, r, 200, "text/plain; version=0.0.4; charset=utf-8",
-                      fake_llm::metrics_text(s->metrics, s->cfg.model));
+                      fake_llm::metrics_text(s->metrics, s->cfg.model), Tally::kScrape);
     } else if (s->cfg.serve_static) {
       simple_response(c, r, 200, s->cfg.static_content_type, s->cfg.static_body);
     } else {
@@ -885,6 +901,8 @@ int FakeLlmServer::start(int port) {
   s->model_json = fake_llm::json_escape(s->cfg.model);
   s->rng.seed(s->cfg.seed);
   s->metrics = fake_llm::Metrics{};
+  s->metrics.prefix_cache = s->cfg.prefix_cache_blocks > 0;
+  s->cache = fake_llm::PrefixCache(s->cfg.block_size, s->cfg.prefix_cache_blocks);
   s->started_at = static_cast<int64_t>(std::time(nullptr));
   int r = uv_loop_init(&s->loop);
   if (r != 0) return r;

@@ -29,7 +29,7 @@
 // "choices":[], then "data: [DONE]\n\n".
 //
 // Timing: token i (0-based) of a request is due at
-//   start + ttft_ms + i * itl_ms (+ stall_ms once a stall has begun)
+//   start + ttft_ms + prefill_ms_per_token * (prompt tokens not in the prefix cache) + i * itl_ms (+ stall_ms once a stall has begun)
 // where start is when the request's last byte was parsed, or, when max_num_seqs requests were
 // already running then, when one of them ended and this one (first in line) took its place:
 // vLLM's scheduler runs at most --max-num-seqs sequences and the rest wait, so TTFT (counted
@@ -42,6 +42,7 @@
 // response headers go out at once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,6 +61,12 @@ struct FakeLlmConfig {
   // per prompt token. 0 (the default) keeps every request's timing fixed.
   double itl_per_stream_ms = 0;
   double prefill_ms_per_token = 0;
+  // vLLM's automatic prefix caching (sim/fake_llm_prefix_cache.hpp): blocks of block_size tokens,
+  // at most prefix_cache_blocks of them held (LRU), 0: no cache. Prefill (prefill_ms_per_token)
+  // is paid only for the prompt tokens not found; /metrics counts vllm:prefix_cache_queries_total
+  // and _hits_total (tokens) and vllm:kv_cache_usage_perc (blocks held / capacity).
+  int block_size = 16;
+  std::size_t prefix_cache_blocks = 65536;
   int output_tokens = 16;          // fixed output length...
   int output_tokens_min = 0;       // ...or uniform in [min, max] when
   int output_tokens_max = 0;       //    output_tokens_max > 0
@@ -124,8 +131,9 @@ struct FakeLlmTimings {
 };
 
 struct FakeLlmStats {
-  // Responses completed, of any status, but those to /tokenize: what a load sent, without the
-  // token-count check it makes first (tokenize_requests).
+  // Responses completed, of any status, but those to /tokenize and /metrics: what a load sent,
+  // without the token-count check it makes first (tokenize_requests) and the scrapes of /metrics
+  // around it (its prefix-cache hit rate).
   uint64_t requests_served = 0;
   uint64_t tokenize_requests = 0;     // responses to /tokenize (404s included)
   uint64_t open_connections = 0;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,5 +25,9 @@ int64_t count_text_tokens(std::string_view text);
 // A request's prompt tokens: "prompt" (a string, a list of strings, or token ids, one each) or,
 // for chat, "messages" (string or text-part contents, plus 4 a message). At least 1.
 int64_t count_prompt_tokens(const nlohmann::json& request, bool chat);
+
+// One hash per token of count_prompt_tokens's count (none for an empty prompt), of the token's
+// text: equal prompts up to a point give equal hashes up to there (the prefix cache's key).
+std::vector<uint64_t> prompt_token_hashes(const nlohmann::json& request, bool chat);
 
 }  // namespace runara::fake_llm

@@ -321,7 +321,13 @@ std::string metrics_text(const Metrics& m, std::string_view model) {
   metric_head(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge");
   sample(out, "vllm:num_requests_waiting", labels, static_cast<double>(m.waiting));
   metric_head(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge");
-  sample(out, "vllm:kv_cache_usage_perc", labels, 0.0);
+  sample(out, "vllm:kv_cache_usage_perc", labels, m.kv_cache_usage);
+  if (m.prefix_cache) {
+    metric_head(out, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", "counter");
+    sample(out, "vllm:prefix_cache_queries_total", labels, static_cast<double>(m.prefix_cache_queries));
+    metric_head(out, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", "counter");
+    sample(out, "vllm:prefix_cache_hits_total", labels, static_cast<double>(m.prefix_cache_hits));
+  }
   metric_head(out, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter");
   sample(out, "vllm:prompt_tokens_total", labels, static_cast<double>(m.prompt_tokens));
   metric_head(out, "vllm:generation_tokens_total", "Number of generation tokens processed.", "counter");

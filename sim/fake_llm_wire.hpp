@@ -62,6 +62,10 @@ struct Metrics {
   uint64_t success_length = 0;
   uint64_t running = 0;
   uint64_t waiting = 0;  // requests waiting for a free sequence (max_num_seqs)
+  bool prefix_cache = false;          // the prefix cache's counters are shown only with one
+  uint64_t prefix_cache_queries = 0;  // prompt tokens looked up
+  uint64_t prefix_cache_hits = 0;     // of those, found cached
+  double kv_cache_usage = 0;          // blocks held / capacity
   // Histograms of seconds, vLLM's bucket bounds.
   struct Hist {
     std::vector<double> bounds;

@@ -41,10 +41,14 @@ class FakeServerPrimitive final : public Primitive {
       args::table(L, 1, kFake, "options");
       args::only_fields(L, 1, kFake, {"model", "ttft_ms", "itl_ms", "output_tokens", "tokens_per_chunk", "usage",
                                       "error_500", "stall", "stall_ms", "disconnect", "malformed", "seed", "static_body",
-                                      "tokenize", "tokenize_skew_pct"});
+                                      "tokenize", "tokenize_skew_pct", "prefill_ms_per_token", "prefix_cache_blocks",
+                                      "block_size"});
       config.model = args::opt_string(L, 1, kFake, "model").value_or(config.model);
       config.ttft_ms = bounded(L, "ttft_ms", 0, 3.6e6);
       config.itl_ms = bounded(L, "itl_ms", 0, 3.6e6);
+      config.prefill_ms_per_token = bounded(L, "prefill_ms_per_token", 0, 3.6e6);
+      config.prefix_cache_blocks = static_cast<std::size_t>(bounded(L, "prefix_cache_blocks", 65536, 1 << 24));
+      config.block_size = std::max(1, static_cast<int>(bounded(L, "block_size", 16, 4096)));
       config.output_tokens = static_cast<int>(bounded(L, "output_tokens", 16, 1e6));
       config.tokens_per_chunk = std::max(1, static_cast<int>(bounded(L, "tokens_per_chunk", 1, 1e4)));
       const std::string usage = args::opt_string(L, 1, kFake, "usage").value_or("request");

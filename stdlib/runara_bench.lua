@@ -56,11 +56,17 @@ local function slo_of(params)
   return next(slo) and slo or nil
 end
 
--- Synthetic prompts (vLLM's "random" dataset), or a file: sharegpt, or custom (JSON lines).
+-- Synthetic prompts (vLLM's "random" dataset, or its "prefix_repetition": K shared prefixes of P
+-- tokens, each prompt one of them plus S tokens of its own), or a file: sharegpt, or custom (JSON lines).
 local function prompts_of(params)
   local formats = { sharegpt = "sharegpt", custom = "jsonl" }
   if params.dataset_path then
     return { file = params.dataset_path, format = formats[params.dataset_name or ""], tokenizer = params.tokenizer }
+  end
+  if params.dataset_name == "prefix_repetition" then
+    local prefix, suffix = number(params, "prefix_len", 256), number(params, "suffix_len", 256)
+    return { input_tokens = prefix + suffix, prefix_tokens = prefix, prefixes = number(params, "num_prefixes", 10),
+             tokenizer = params.tokenizer }
   end
   return { input_tokens = number(params, "input_len", 1024), range_ratio = number(params, "range_ratio"),
            tokenizer = params.tokenizer }

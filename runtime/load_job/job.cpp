@@ -21,6 +21,7 @@
 #include "load_job/prompt_pool.hpp"
 #include "load_job/sweep_files.hpp"
 #include "load_job/off_loop.hpp"
+#include "load_job/prefix_cache_scrape.hpp"
 #include "load_job/tokenize_check.hpp"
 #include "base/checked_read.hpp"
 #include "base/run_output.hpp"
@@ -101,6 +102,10 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   MemoryReservation held;  // the prompt pool and its request bodies
   std::unique_ptr<TokenizeCheck> tokenize;  // vLLM's /tokenize, asked before the first point
   nlohmann::json tokenized;  // its token_count_check.tokenize, in every point's results (redacted where server text)
+  // The server's prefix-cache counters around each point (load_job/prefix_cache_scrape.hpp).
+  std::unique_ptr<PrefixCacheScrape> scrape;
+  std::optional<PrefixCacheCounters> cache_before;
+  nlohmann::json cache_fields;  // the point's prefix_cache_* fields; null until its second scrape
 
   void prepare() {  // off the loop
     held = MemoryReservation(plan.points.front().memory, 0);
@@ -185,7 +190,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       if (!take(total > 1e18 ? static_cast<std::size_t>(1e18) : static_cast<std::size_t>(total), what)) return false;
       try {
         made = PromptPool::synthetic(src.input_tokens, src.range_ratio, src.count, plan.points.front().seed,
-                                     &stop_preparing, counter);
+                                     &stop_preparing, counter, SharedPrefixes{src.prefix_tokens, src.prefixes});
       } catch (const std::runtime_error& e) {
         if (stop_preparing) throw;
         error = (src.tokenizer.empty() ? "prompts: " : "prompts.tokenizer " + src.tokenizer + ": ") + e.what();
@@ -276,6 +281,9 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     }
   }
 
+  // An OpenAI-API load sent from here: the server's /metrics is read around each point.
+  bool scrapes() const { return spec && spec->mode == LoadMode::kOpenAi && plan.runner == nullptr; }
+
   void try_start_point() {
     if (aborted) return;
     if (!error.empty() || point == plan.points.size()) return finish();
@@ -284,6 +292,26 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
       spec->bodies = bodies;
       spec->body_tokens = tokens;
     }
+    cache_before.reset();
+    cache_fields = nullptr;
+    if (!scrapes()) return run_point();
+    std::weak_ptr<Impl> weak = weak_from_this();
+    scrape = std::make_unique<PrefixCacheScrape>(loop, *spec);
+    scrape->start([weak](std::optional<PrefixCacheCounters> counters) {
+      const auto self = weak.lock();
+      if (!self || self->aborted) return;
+      self->cache_before = counters;
+      try {
+        self->run_point();
+      } catch (const std::exception& e) {
+        self->engine.reset();
+        if (self->error.empty()) self->error = std::string("could not start the load: ") + e.what();
+        self->finish();
+      }
+    });
+  }
+
+  void run_point() {
     if (hooks.log) hooks.log("http_load " + spec->name + ": starting, " + describe(*spec));
     if (hooks.load_started) hooks.load_started(spec->url);
     if (hooks.point_started) hooks.point_started(spec->name);
@@ -331,6 +359,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   // when it was made).
   nlohmann::json summary(const LoadOutcome& outcome) const {
     nlohmann::json r = load_result_json(*spec, outcome, vllm_date());
+    if (cache_fields.is_object()) r.update(cache_fields);
     if (!tokenized.is_null()) r["token_count_check"]["tokenize"] = tokenized;
     r["files"] = {{"results", point_dir() + "/results.json"}, {"requests", point_dir() + "/requests.jsonl"}};
     if (spec->thresholds) apply_thresholds(*spec->thresholds, r);
@@ -354,6 +383,24 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   void point_done(std::shared_ptr<LoadOutcome> outcome) noexcept {
     try {
+      if (scrapes()) {
+        writing = true;  // abort() leaves the finished point to this: its results are written
+        std::weak_ptr<Impl> weak = weak_from_this();
+        scrape = std::make_unique<PrefixCacheScrape>(loop, *spec);
+        return scrape->start([weak, outcome](std::optional<PrefixCacheCounters> after) {
+          const auto self = weak.lock();
+          if (!self) return;
+          self->cache_fields = prefix_cache_fields(self->cache_before, after);
+          try {
+            self->write_point(outcome);
+          } catch (const std::exception& e) {
+            self->writing = false;
+            self->engine.reset();
+            if (self->error.empty()) self->error = std::string("could not write the results: ") + e.what();
+            self->finish();
+          }
+        });
+      }
       write_point(std::move(outcome));
     } catch (const std::exception& e) {
       engine.reset();
@@ -423,6 +470,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     aborted = true;
     stop_preparing = true;
     tokenize.reset();  // a check in flight is cancelled; no point has started
+    if (!writing) scrape.reset();  // before a point: it does not start; after one, the write waits for it
     // The engine has finished and its results are being written: that write is the only one (two
     // writers would share the .tmp files; LoadEngine::abort() after its collect() returns an empty
     // outcome today, which alone kept this from writing). point_written gives back the threads.

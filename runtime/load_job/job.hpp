@@ -35,6 +35,8 @@ struct PromptSource {
   int input_tokens = 1024;  // vLLM's "random" dataset default, with or without a prompts table
   double range_ratio = 0;
   std::size_t count = 1000;  // synthetic prompts in the pool
+  int prefix_tokens = 0;     // synthetic: each prompt starts with one of `prefixes` shared prefixes
+  int prefixes = 1;          //   of this many tokens (prompt_pool.hpp, SharedPrefixes); 0: none
   std::string path;          // kFile: a readable, already checked path
   std::string format;        // kFile: "", "lines", "jsonl", "sharegpt"
   std::string text;          // kFixed: the one prompt

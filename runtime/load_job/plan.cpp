@@ -104,7 +104,11 @@ nlohmann::json load_echo(const LoadPlan& plan, const LoadSpec& base, const std::
     if (a.temperature) o["temperature"] = *a.temperature;
     if (!a.extra_body.empty()) o["extra_body"] = a.extra_body;
     const PromptSource& p = plan.prompts;
-    if (p.kind == PromptSource::Kind::kSynthetic) o["prompts"] = {{"input_tokens", p.input_tokens}, {"range_ratio", p.range_ratio}, {"count", p.count}};
+    if (p.kind == PromptSource::Kind::kSynthetic) {
+      o["prompts"] = {{"input_tokens", p.input_tokens}, {"range_ratio", p.range_ratio}, {"count", p.count}};
+      // Only when set, so the prompt-set hash of a load without shared prefixes stays what it was.
+      if (p.prefix_tokens > 0) o["prompts"]["prefix_tokens"] = p.prefix_tokens, o["prompts"]["prefixes"] = p.prefixes;
+    }
     else if (p.kind == PromptSource::Kind::kFile) o["prompts"] = {{"file", p.path}, {"format", p.format.empty() ? "auto" : p.format}};
     else o["prompts"] = "fixed";
     if (!p.tokenizer.empty()) o["prompts"]["tokenizer"] = p.tokenizer;

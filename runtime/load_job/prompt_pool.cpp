@@ -50,13 +50,17 @@ std::uint64_t prefix_word(std::uint64_t i, int j, std::uint64_t key) {
   return (digit * odd + h) & 63;
 }
 
-Prompt synthetic_prompt(int length, std::uint64_t index, std::uint64_t key, SeededRandom& rng) {
+// `length` words after `start` (a shared prefix, or ""), the first kPrefixWords of them unique to
+// `index` under `key`.
+Prompt synthetic_prompt(int length, std::uint64_t index, std::uint64_t key, SeededRandom& rng,
+                        std::string_view start = {}) {
   Prompt p;
   p.tokens = length;
-  p.text.reserve(static_cast<std::size_t>(length) * 6);
+  p.text.reserve(start.size() + 1 + static_cast<std::size_t>(length) * 6);
+  p.text = start;
   for (int w = 0; w < length; ++w) {
     std::uint64_t word = w < kPrefixWords ? prefix_word(index, w, key) : rng.below(64);
-    if (w > 0) p.text += ' ';
+    if (!p.text.empty()) p.text += ' ';
     p.text += kVocabulary[word];
   }
   return p;
@@ -274,7 +278,7 @@ std::span<const std::string_view> synthetic_vocabulary() { return kVocabulary; }
 
 PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size_t count,
                                  std::uint64_t seed, const std::atomic<bool>* stop,
-                                 const BpeTokenizer* tokenizer) {
+                                 const BpeTokenizer* tokenizer, SharedPrefixes shared) {
   if (input_tokens < 1 || input_tokens > kMaxInputTokens)
     throw std::invalid_argument("synthetic prompts: input_tokens must be in [1, 2^24]");
   if (!(range_ratio >= 0 && range_ratio < 1))
@@ -282,15 +286,41 @@ PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size
   if (count == 0) throw std::invalid_argument("synthetic prompts: count must be >= 1");
   const int lo = std::max(1, static_cast<int>(std::lround(input_tokens * (1 - range_ratio))));
   const int hi = std::max(lo, static_cast<int>(std::lround(input_tokens * (1 + range_ratio))));
+  if (shared.tokens < 0 || shared.count < 1)
+    throw std::invalid_argument("synthetic prompts: prefix_tokens must be >= 0 and prefixes >= 1");
+  if (shared.tokens > 0 && shared.tokens >= lo)
+    throw std::invalid_argument("synthetic prompts: prefix_tokens (" + std::to_string(shared.tokens) +
+                                ") must be below the shortest prompt's length (" + std::to_string(lo) +
+                                " tokens), leaving each request a suffix of its own");
   SeededRandom rng(seed);
   const std::uint64_t prefix_key = rng.next();
+  // The shared prefixes have first words of their own, drawn under another key.
+  std::vector<std::string> prefixes;
+  if (shared.tokens > 0) {
+    const std::uint64_t shared_key = rng.next();
+    for (int k = 0; k < shared.count; ++k) {
+      Prompt prefix = synthetic_prompt(shared.tokens, static_cast<std::uint64_t>(k), shared_key, rng);
+      if (tokenizer != nullptr) fit_to_tokenizer(prefix, shared.tokens, *tokenizer, rng);
+      prefixes.push_back(std::move(prefix.text));
+    }
+  }
   std::vector<Prompt> prompts;
   prompts.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     if (stop && stop->load(std::memory_order_relaxed)) throw std::runtime_error("stopped");
     int length = lo + static_cast<int>(rng.below(static_cast<std::uint64_t>(hi - lo) + 1));
-    prompts.push_back(synthetic_prompt(length, i, prefix_key, rng));
+    if (prefixes.empty()) {
+      prompts.push_back(synthetic_prompt(length, i, prefix_key, rng));
+    } else {
+      const std::string& prefix = prefixes[i % prefixes.size()];
+      prompts.push_back(synthetic_prompt(length - shared.tokens, i, prefix_key, rng, prefix));
+      prompts.back().tokens = length;
+    }
     if (tokenizer != nullptr) fit_to_tokenizer(prompts.back(), length, *tokenizer, rng);
+    if (!prefixes.empty() && !prompts.back().text.starts_with(prefixes[i % prefixes.size()] + " ")) {
+      throw std::runtime_error("the tokenizer merges the shared prefix with the words after it, so a prompt of " +
+                               std::to_string(length) + " tokens could not keep its prefix whole; use prompts from a file instead");
+    }
   }
   return PromptPool(std::move(prompts));
 }

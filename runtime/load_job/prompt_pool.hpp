@@ -31,6 +31,15 @@ struct Prompt {
   int expected_output_tokens = -1;
 };
 
+// vLLM's prefix-repetition workload: `count` distinct prefixes of `tokens` tokens each. Prompt i
+// of a pool starts with prefix i % count, then a suffix of its own (whose first words differ
+// between any two prompts, as a whole synthetic prompt's do), so requests share exactly the prefix.
+// tokens == 0: no shared prefix (the default: every prompt differs from its first word).
+struct SharedPrefixes {
+  int tokens = 0;
+  int count = 1;
+};
+
 class PromptPool {
  public:
   // `count` (>= 1) distinct prompts whose length in tokens is uniform in
@@ -47,9 +56,13 @@ class PromptPool {
   // With a `tokenizer`, lengths are in its tokens: each prompt is counted and, should the
   // tokenizer split a word, words are added or dropped until the count is exact
   // (std::runtime_error when it cannot be).
+  // With `shared` prefixes (SharedPrefixes above), each prompt is one of them plus its own
+  // suffix, the two together of the length drawn; shared.tokens must be below the shortest length
+  // and shared.count >= 1 (std::invalid_argument otherwise). With a tokenizer, the prefix alone is
+  // fitted to shared.tokens first, then the whole prompt to its length.
   static PromptPool synthetic(int input_tokens, double range_ratio, std::size_t count,
                               std::uint64_t seed, const std::atomic<bool>* stop = nullptr,
-                              const BpeTokenizer* tokenizer = nullptr);
+                              const BpeTokenizer* tokenizer = nullptr, SharedPrefixes shared = {});
 
   // The prompts of a prompt file's text. format: "lines" (one prompt per
   // non-blank line), "jsonl" (per line, a JSON object with a "prompt" or

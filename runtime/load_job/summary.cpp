@@ -177,6 +177,10 @@ std::string load_summary_text(const json& r) {
     line(out, "Output token throughput (tok/s)", fixed(number(r, "output_throughput")));
     line(out, "Total token throughput (tok/s)", fixed(number(r, "total_token_throughput")));
     latency_section(out, r, "ttft", "TTFT", "Time to First Token");
+    // The server's own count of what its prefix cache saved this load: what explains the TTFT.
+    if (r.contains("prefix_cache_hit_rate") && r["prefix_cache_hit_rate"].is_number()) {
+      line(out, "Prefix cache hit rate (server, %)", fixed(100 * number(r, "prefix_cache_hit_rate")));
+    }
     latency_section(out, r, "tpot", "TPOT", "Time per Output Token (excl. 1st token)");
     latency_section(out, r, "itl", "ITL", "Inter-token Latency");
   }

@@ -246,7 +246,7 @@ TEST_CASE("runara bench: vLLM's flags are checked, and the ones it does not take
   CHECK(contains(host.err, "--host is vllm bench's; here give the server as URL"));
   const ChildResult dataset = run_runara({"bench", url, "--model", "m", "--dataset-name", "sonnet"});
   CHECK(dataset.exit_code == 2);
-  CHECK(contains(dataset.err, "--dataset-name expects random, sharegpt or custom"));
+  CHECK(contains(dataset.err, "--dataset-name expects random, prefix_repetition, sharegpt or custom"));
   const ChildResult no_path = run_runara({"bench", url, "--model", "m", "--dataset-name", "sharegpt"});
   CHECK(no_path.exit_code == 2);
   CHECK(contains(no_path.err, "--dataset-name sharegpt needs --dataset-path FILE"));

@@ -261,3 +261,37 @@ TEST_CASE("Prompt pool: deeply nested JSON is refused with a clear error", "[pro
   e = parse_error("{\"prompt\": \"ok\"}\n{\"prompt\": " + deep + "}\n", "jsonl");
   CHECK(e.find("line 2: nested deeper than 64 levels") == 0);
 }
+
+TEST_CASE("Prompt pool: shared prefixes are shared whole and the suffixes are each their own", "[prompt_pool]") {
+  constexpr int kPrefix = 48, kLength = 64, kPrefixes = 3;
+  auto pool = PromptPool::synthetic(kLength, 0.0, 300, 5, nullptr, nullptr, runara::SharedPrefixes{kPrefix, kPrefixes});
+  std::set<std::string> prefixes, suffix_openers;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    const std::vector<std::string> words = words_of(pool.at(i).text);
+    REQUIRE(words.size() == kLength);  // prefix and suffix together: the length asked, one token a word
+    CHECK(pool.at(i).tokens == kLength);
+    const std::string prefix = first_words(pool.at(i).text, kPrefix);
+    prefixes.insert(prefix);
+    // Prompt i holds prefix i % K: the same one as prompt i + K.
+    if (i + kPrefixes < pool.size()) CHECK(first_words(pool.at(i + kPrefixes).text, kPrefix) == prefix);
+    std::string opener;
+    for (int w = kPrefix; w < kPrefix + 4; ++w) opener += words[static_cast<std::size_t>(w)] + " ";
+    suffix_openers.insert(opener);
+  }
+  CHECK(prefixes.size() == kPrefixes);
+  CHECK(suffix_openers.size() == pool.size());  // no two suffixes start alike: nothing past the prefix is shared
+  // The default stays as it was: prompts differ from their first words.
+  auto plain = PromptPool::synthetic(kLength, 0.0, 300, 5);
+  std::set<std::string> openers;
+  for (const auto& t : texts(plain)) openers.insert(first_words(t, 4));
+  CHECK(openers.size() == 300);
+}
+
+TEST_CASE("Prompt pool: shared prefixes refuse a prefix as long as the prompt", "[prompt_pool]") {
+  using runara::SharedPrefixes;
+  CHECK_THROWS_WITH(PromptPool::synthetic(64, 0.0, 10, 1, nullptr, nullptr, SharedPrefixes{64, 2}),
+                    Catch::Contains("prefix_tokens (64) must be below the shortest prompt's length (64 tokens)"));
+  CHECK_THROWS_WITH(PromptPool::synthetic(100, 0.5, 10, 1, nullptr, nullptr, SharedPrefixes{60, 2}),
+                    Catch::Contains("below the shortest prompt's length (50 tokens)"));
+  CHECK_THROWS_AS(PromptPool::synthetic(64, 0.0, 10, 1, nullptr, nullptr, SharedPrefixes{16, 0}), std::invalid_argument);
+}
