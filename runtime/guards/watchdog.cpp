@@ -16,13 +16,16 @@ Watchdog::Watchdog(std::function<void()> on_expire, std::function<bool()> stop_p
       on_stuck_(std::move(on_stuck)),
       grace_s_(grace_s) {
   if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) pipe_[0] = pipe_[1] = -1;
-  thread_ = std::thread([this] { loop(); });
+}
+
+void Watchdog::start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
 }
 
 Watchdog::~Watchdog() {
   quit_ = true;
   poke();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
   for (int fd : pipe_) {
     if (fd >= 0) close(fd);
   }
@@ -99,7 +102,9 @@ void Watchdog::loop() {
         next = next == 0 ? ending_deadline_ : std::min(next, ending_deadline_);
       }
     }
-    if (stop_pending_ && stop_pending_() && !stuck_reported) {
+    const bool pending = stop_pending_ && stop_pending_();
+    if (!pending) stuck_at = 0;  // the grace runs from when the stop was requested, not from an earlier one
+    if (pending && !stuck_reported) {
       if (stuck_at == 0) stuck_at = now + grace_s_;
       if (now >= stuck_at) {
         stuck_reported = true;

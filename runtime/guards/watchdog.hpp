@@ -17,12 +17,17 @@ namespace runara {
 
 class Watchdog {
  public:
-  // Both callbacks run on the watchdog's thread. `stop_pending` tells whether a stop was
+  // The callbacks run on the watchdog's thread. `stop_pending` tells whether a stop was
   // requested and the script has not unwound yet; `on_stuck` runs once if that lasts longer
-  // than `grace_s`.
+  // than `grace_s` (counted from when it became true).
   Watchdog(std::function<void()> on_expire, std::function<bool()> stop_pending, std::function<void()> on_stuck,
            double grace_s);
   ~Watchdog();
+
+  // Starts the thread. Separate from the constructor because the callbacks read their owner's
+  // state: a watchdog that is a member starts once the whole owner is constructed, not while
+  // the members declared after it are still uninitialized memory.
+  void start();
 
   void arm(double deadline);  // absolute monotonic_seconds(); may only move earlier once armed
   double deadline() const;    // 0 when not armed

@@ -74,6 +74,10 @@ Runtime::Impl::Impl(Options options, Events events)
     options_.stdlib_dir = build_paths::stdlib();
   }
   stdlib_chunk_prefix_ = "@" + options_.stdlib_dir + "/";
+  // Last: its callbacks read stop_, unwound_, events_... which are initialized only now. A
+  // thread started by the member initializer read stop_ before its `{0}`, found a stop
+  // pending, and reported the run stuck at its deadline.
+  watchdog_.start();
 }
 
 Runtime::Impl::~Impl() {
