@@ -227,6 +227,9 @@ void parse_openai(lua_State* L, OpenAiParams& o) {
   o.endpoint = args::opt_string(L, 1, kRun, "endpoint").value_or("completions");
   if (o.endpoint != "completions" && o.endpoint != "chat") args::raise(L, "%s: option 'endpoint' must be \"completions\" or \"chat\", got \"%s\"", kRun, o.endpoint.c_str());
   o.stream = args::opt_bool(L, 1, kRun, "stream").value_or(true);
+  lua_getfield(L, 1, "max_tokens");
+  o.max_tokens_given = !lua_isnil(L, -1);  // unset: a ShareGPT file's replies give the lengths
+  lua_pop(L, 1);
   o.max_tokens = static_cast<int>(positive(L, 1, kRun, "max_tokens", 128, 1e7, true));
   o.ignore_eos = args::opt_bool(L, 1, kRun, "ignore_eos").value_or(false);
   o.temperature = args::opt_number(L, 1, kRun, "temperature");

@@ -37,7 +37,8 @@ const char* const kUsage =
     "  vllm bench serve's own flags work too: --base-url, --request-rate (inf), --max-concurrency,\n"
     "  --burstiness, --num-prompts, --num-warmups, --dataset-name random|prefix_repetition|sharegpt|custom,\n"
     "  --dataset-path, --random-input-len, --random-output-len, --random-range-ratio,\n"
-    "  --prefix-repetition-prefix-len/-suffix-len/-num-prefixes/-output-len, --goodput\n"
+    "  --prefix-repetition-prefix-len/-suffix-len/-num-prefixes/-output-len,\n"
+    "  --sharegpt-output-len (else each ShareGPT reply's length is its request's), --goodput\n"
     "  ttft:MS tpot:MS e2el:MS, --percentile-metrics, --metric-percentiles, --ramp-up-strategy\n"
     "  linear|exponential with --ramp-up-start-rps/--ramp-up-end-rps, --backend/--endpoint (chat),\n"
     "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result,\n"
@@ -92,6 +93,7 @@ const std::map<std::string, Flag>& flags() {
       {"--random-input-len", {"input_len", "whole"}},
       {"--output-len", {"output_len", "whole"}},
       {"--random-output-len", {"output_len", "whole"}},
+      {"--sharegpt-output-len", {"sharegpt_output_len", "whole"}},
       {"--random-range-ratio", {"range_ratio", "ratio"}},
       {"--dataset-name", {"dataset_name", "a dataset name"}},
       {"--dataset-path", {"dataset_path", "a file"}},
@@ -312,6 +314,14 @@ std::string check_combination(const std::map<std::string, std::string>& params) 
   if (repetition && params.count("input_len")) return "--dataset-name prefix_repetition sizes prompts with --prefix-repetition-prefix-len and --prefix-repetition-suffix-len, not --input-len";
   if (params.count("dataset_name") && params.at("dataset_name") != "random" && !repetition && !params.count("dataset_path")) {
     return "--dataset-name " + params.at("dataset_name") + " needs --dataset-path FILE";
+  }
+  const bool sharegpt = params.count("dataset_name") && params.at("dataset_name") == "sharegpt";
+  if (params.count("sharegpt_output_len") && !sharegpt) {
+    return "--sharegpt-output-len fixes the output length of ShareGPT prompts: give --dataset-name sharegpt too (for other prompts, --output-len)";
+  }
+  if (params.count("output_len") && sharegpt) {
+    return "with --dataset-name sharegpt each conversation's reply gives its request's output length (as in vLLM): "
+           "give --sharegpt-output-len N to fix it instead of --output-len/--random-output-len";
   }
   return "";
 }

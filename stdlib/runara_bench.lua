@@ -72,11 +72,18 @@ local function prompts_of(params)
            tokenizer = params.tokenizer }
 end
 
+-- As vLLM: ShareGPT prompts are sent with their reply's length (http_load's max_tokens left
+-- unset) unless --sharegpt-output-len fixes one; other prompts with --output-len (128).
+local function max_tokens_of(params)
+  if params.dataset_name == "sharegpt" then return number(params, "sharegpt_output_len") end
+  return number(params, "output_len", 128)
+end
+
 local function base_options(params)
   return {
     name = params.label or "bench", url = params.url, model = params.model, endpoint = params.endpoint,
     prompts = prompts_of(params),
-    max_tokens = number(params, "output_len", 128), ignore_eos = true, temperature = number(params, "temperature"),
+    max_tokens = max_tokens_of(params), ignore_eos = true, temperature = number(params, "temperature"),
     requests = number(params, "requests"), duration = number(params, "duration"),
     warmup = number(params, "warmup"), burstiness = number(params, "burstiness"),
     api_key = params.api_key and runara.secret(params.api_key) or nil,

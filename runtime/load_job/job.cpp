@@ -19,6 +19,7 @@
 #include "load/request_log.hpp"
 #include "load_job/bpe_tokenizer.hpp"
 #include "load_job/prompt_pool.hpp"
+#include "load_job/sharegpt_pairs.hpp"
 #include "load_job/sweep_files.hpp"
 #include "load_job/off_loop.hpp"
 #include "load_job/prefix_cache_scrape.hpp"
@@ -101,6 +102,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   std::atomic<bool> stop_preparing{false};  // abort(): the thread pool's work ends early
   MemoryReservation held;  // the prompt pool and its request bodies
   std::unique_ptr<TokenizeCheck> tokenize;  // vLLM's /tokenize, asked before the first point
+  ShareGptPairs sharegpt;  // a ShareGPT file's pairs kept and dropped
   nlohmann::json tokenized;  // its token_count_check.tokenize, in every point's results (redacted where server text)
   // The server's prefix-cache counters around each point (load_job/prefix_cache_scrape.hpp).
   std::unique_ptr<PrefixCacheScrape> scrape;
@@ -218,9 +220,25 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
         return false;
       }
     }
+    if (made->format() == "sharegpt" && !keep_sharegpt(made)) return false;
     pool = std::make_shared<const PromptPool>(std::move(*made));
     held.shrink_to(pool_bytes(*pool));  // the file's text and parse, and the tokenizer, are gone
     return true;
+  }
+
+  // A ShareGPT file: the pairs vLLM's ShareGPT dataset would send, each with its reply's length
+  // as max_tokens unless the script set max_tokens (load_job/sharegpt_pairs.hpp).
+  bool keep_sharegpt(std::optional<PromptPool>& made) {
+    std::string why;
+    const int fixed = plan.openai.max_tokens_given ? plan.openai.max_tokens : -1;
+    made = keep_sharegpt_pairs(*made, fixed, sharegpt, why);
+    if (!made) error = "prompts file " + plan.prompts.path + ": " + why;
+    return made.has_value();
+  }
+
+  // The request's max_tokens: a ShareGPT reply's length where the script left max_tokens unset.
+  bool lengths_from_replies() const {
+    return pool && pool->format() == "sharegpt" && !plan.openai.max_tokens_given;
   }
 
   bool make_bodies() {
@@ -233,7 +251,9 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
                 "the request bodies of " + std::to_string(pool->size()) + " prompts")) {
         return false;
       }
-      bodies->push_back(openai_request_body(plan.openai, pool->at(i).text));
+      OpenAiParams params = plan.openai;
+      if (lengths_from_replies()) params.max_tokens = pool->at(i).expected_output_tokens;
+      bodies->push_back(openai_request_body(params, pool->at(i).text));
       tokens->push_back(pool->at(i).tokens);
     }
     return true;
@@ -361,6 +381,13 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     nlohmann::json r = load_result_json(*spec, outcome, vllm_date());
     if (cache_fields.is_object()) r.update(cache_fields);
     if (!tokenized.is_null()) r["token_count_check"]["tokenize"] = tokenized;
+    if (pool && pool->format() == "sharegpt" && r.contains("options")) {
+      r["options"]["prompts"]["sharegpt_pairs"] = {{"kept", sharegpt.kept}, {"dropped", sharegpt.dropped}};
+      if (lengths_from_replies()) {
+        r["options"]["max_tokens"] = nullptr;
+        r["options"]["max_tokens_from"] = "sharegpt replies";
+      }
+    }
     r["files"] = {{"results", point_dir() + "/results.json"}, {"requests", point_dir() + "/requests.jsonl"}};
     if (spec->thresholds) apply_thresholds(*spec->thresholds, r);
     if (hooks.redact) r["error_samples"] = hooks.redact(r["error_samples"]);

@@ -14,6 +14,9 @@ struct OpenAiParams {
   std::string model;
   bool stream = true;            // also asks for the usage chunk (stream_options.include_usage)
   int max_tokens = -1;           // -1: not sent (the server's default)
+  // false: max_tokens is http_load's default, which a ShareGPT reply's length replaces
+  // (load_job/sharegpt_pairs.hpp); true: the script set it, for every request.
+  bool max_tokens_given = true;
   bool ignore_eos = false;       // vLLM extension: generate exactly max_tokens
   std::optional<double> temperature;
   nlohmann::json extra_body = nlohmann::json::object();  // merged last: the script wins

@@ -356,7 +356,14 @@ std::optional<PromptPool> PromptPool::from_text(std::string_view text, std::stri
       return std::nullopt;
     }
   }
-  return PromptPool(std::move(prompts));
+  return PromptPool(std::move(prompts), std::string(chosen));
+}
+
+PromptPool PromptPool::keep_if(const std::function<bool(const Prompt&)>& keep) const {
+  std::vector<Prompt> kept;
+  for (const Prompt& p : prompts_)
+    if (keep(p)) kept.push_back(p);
+  return PromptPool(std::move(kept), format_);
 }
 
 const Prompt& PromptPool::pick(std::uint64_t request_index, std::uint64_t seed) const {

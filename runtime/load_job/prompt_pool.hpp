@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -81,6 +82,12 @@ class PromptPool {
 
   std::size_t size() const { return prompts_.size(); }
   const Prompt& at(std::size_t i) const { return prompts_.at(i); }
+  // The format the prompts were read in ("lines", "jsonl", "sharegpt", the guess where none
+  // was named); "" for synthetic prompts.
+  const std::string& format() const { return format_; }
+
+  // The prompts for which `keep` is true, in order (possibly none), of the same format.
+  PromptPool keep_if(const std::function<bool(const Prompt&)>& keep) const;
 
   // The prompt of request number `request_index`: a seeded uniform choice
   // that depends only on (seed, request_index), not on the calling thread or
@@ -88,9 +95,11 @@ class PromptPool {
   const Prompt& pick(std::uint64_t request_index, std::uint64_t seed) const;
 
  private:
-  explicit PromptPool(std::vector<Prompt> prompts) : prompts_(std::move(prompts)) {}
+  explicit PromptPool(std::vector<Prompt> prompts, std::string format = "")
+      : prompts_(std::move(prompts)), format_(std::move(format)) {}
 
   std::vector<Prompt> prompts_;
+  std::string format_;
 };
 
 // The 64 words synthetic prompts are made of: common English words that are

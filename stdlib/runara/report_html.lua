@@ -142,11 +142,16 @@ function M.html(v, svg)
   -- Charts against concurrency, where loads at several concurrencies (or a sweep) were measured.
   local sweep = #v.sweeps > 0
   local need = v.min_samples or { p99 = 100, median = 10 }
-  local tput = concurrency_series(v, { { name = "output tok/s", field = "output_throughput" },
-                                       { name = "total tok/s", field = "total_token_throughput", dash = true } })
+  -- Output and total tok/s on charts of their own: total (input included) is often ten times
+  -- output, and on one axis output would sit flat along the bottom.
+  local tput = concurrency_series(v, { { name = "output tok/s", field = "output_throughput" } })
+  local total = concurrency_series(v, { { name = "total tok/s", field = "total_token_throughput" } })
   if #tput > 0 then
     out[#out + 1] = "<h2>Throughput and latency against concurrency</h2>"
-    out[#out + 1] = svg.chart{ title = "Throughput vs concurrency", x_label = "concurrent requests", y_label = "tokens/s", xlog = sweep, series = tput }
+    out[#out + 1] = svg.chart{ title = "Throughput vs concurrency", x_label = "concurrent requests", y_label = "output tokens/s", xlog = sweep, series = tput }
+    if #total > 0 then
+      out[#out + 1] = svg.chart{ title = "Total throughput vs concurrency", x_label = "concurrent requests", y_label = "input + output tokens/s", xlog = sweep, series = total }
+    end
     for _, metric in ipairs({ { "TTFT", "ttft" }, { "TPOT", "tpot" } }) do
       local series, few = concurrency_series(v, {
         { name = metric[1] .. " p50", field = "median_" .. metric[2] .. "_ms", metric = metric[2], need = need.median },

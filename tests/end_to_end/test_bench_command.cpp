@@ -315,3 +315,60 @@ TEST_CASE("runara bench without --model sends the server's first model; --label 
   CHECK(contains(none.out + none.err, "no --model given"));
   CHECK(contains(none.out + none.err, "give --model"));
 }
+
+namespace {
+
+// The output lengths a load's requests got (the fake server generates max_tokens of them).
+std::vector<int> output_lens(const std::string& results) {
+  const auto r = nlohmann::json::parse(read_all(results), nullptr, false);
+  REQUIRE(r.is_object());
+  return r.at("output_lens").get<std::vector<int>>();
+}
+
+}  // namespace
+
+TEST_CASE("runara bench --dataset-name sharegpt: each reply's length as max_tokens unless --sharegpt-output-len", "[http_load][bench]") {
+  runara::FakeLlmConfig cfg = quick();
+  cfg.output_tokens = 1000;  // more than any max_tokens: each request gets what it asked for
+  runara::FakeLlmServer server(cfg);
+  const int port = server.start(0);
+  REQUIRE(port > 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string data = std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/sharegpt/small.json";
+  SECTION("the replies' lengths (as vLLM's ShareGPT dataset), pairs vLLM drops left out") {
+    const std::string out = temp_dir("bench-sharegpt") + "/out";
+    const ChildResult r = run_runara({"bench", url, "--model", "fake-model", "-n", "16", "--dataset-name", "sharegpt",
+                                      "--dataset-path", data, "--out", out}, 90);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::vector<int> lens = output_lens(out + "/bench/results.json");
+    REQUIRE(lens.size() == 16);
+    CHECK(std::count(lens.begin(), lens.end(), 20) + std::count(lens.begin(), lens.end(), 30) == 16);
+    CHECK(std::count(lens.begin(), lens.end(), 20) > 0);
+    CHECK(std::count(lens.begin(), lens.end(), 30) > 0);
+    const auto options = nlohmann::json::parse(read_all(out + "/bench/results.json"))["options"];
+    CHECK(options["max_tokens"].is_null());
+    CHECK(options["max_tokens_from"] == "sharegpt replies");
+    CHECK(options["prompts"]["sharegpt_pairs"] == nlohmann::json{{"kept", 2}, {"dropped", 3}});
+  }
+  SECTION("--sharegpt-output-len fixes every request's length; the minimum reply length is not checked then") {
+    const std::string out = temp_dir("bench-sharegpt-fixed") + "/out";
+    const ChildResult r = run_runara({"bench", url, "--model", "fake-model", "-n", "8", "--dataset-name", "sharegpt",
+                                      "--dataset-path", data, "--sharegpt-output-len", "7", "--out", out}, 90);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(output_lens(out + "/bench/results.json") == std::vector<int>(8, 7));
+    const auto options = nlohmann::json::parse(read_all(out + "/bench/results.json"))["options"];
+    CHECK(options["max_tokens"] == 7);
+    CHECK(options["prompts"]["sharegpt_pairs"] == nlohmann::json{{"kept", 4}, {"dropped", 1}});
+  }
+  SECTION("--sharegpt-output-len without ShareGPT, or --output-len with it: usage errors") {
+    const ChildResult alone = run_runara({"bench", url, "--model", "m", "--sharegpt-output-len", "7"});
+    CHECK(alone.exit_code == 2);
+    CHECK(contains(alone.err, "--sharegpt-output-len fixes the output length of ShareGPT prompts: give --dataset-name sharegpt too"));
+    const ChildResult both = run_runara({"bench", url, "--model", "m", "--dataset-name", "sharegpt", "--dataset-path", data,
+                                         "--output-len", "7"});
+    CHECK(both.exit_code == 2);
+    CHECK(contains(both.err, "give --sharegpt-output-len N to fix it instead of --output-len/--random-output-len"));
+  }
+}

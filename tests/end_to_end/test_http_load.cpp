@@ -741,3 +741,37 @@ TEST_CASE("http_load: URLs without a scheme and headers that would smuggle reque
   }
   CHECK(echo.requests().empty());
 }
+
+TEST_CASE("http_load: ShareGPT prompts get their reply's length as max_tokens unless max_tokens is set", "[http_load]") {
+  FakeLlmConfig cfg;
+  cfg.output_tokens = 1000;  // more than any max_tokens: each request gets what it asked for
+  FakeLlmServer server(cfg);
+  const int port = server.start(0);
+  const std::string data = std::string(RUNARA_SOURCE_DIR) + "/tests/fixtures/sharegpt/small.json";
+  const auto run = [&](const std::string& max_tokens) {
+    return run_script("http_load.run{ name = 'load', url = '" + url(port) + "', model = 'fake-model', requests = 12, " + max_tokens +
+                          "prompts = { file = '" + data + "', format = 'sharegpt' }, quiet = true }",
+                      {"--allow-host", allow(port), "--allow-read", data});
+  };
+  SECTION("max_tokens unset: each request asks for its conversation's reply length (20 or 30 tokens)") {
+    const auto r = run("");
+    INFO(r.child.err);
+    REQUIRE(r.child.exit_code == 0);
+    const auto lens = r.result()["output_lens"].get<std::vector<int>>();
+    REQUIRE(lens.size() == 12);
+    CHECK(std::count(lens.begin(), lens.end(), 20) + std::count(lens.begin(), lens.end(), 30) == 12);
+    CHECK(std::count(lens.begin(), lens.end(), 20) > 0);
+    CHECK(std::count(lens.begin(), lens.end(), 30) > 0);
+    CHECK(r.result()["options"]["max_tokens_from"] == "sharegpt replies");
+    CHECK(r.result()["options"]["prompts"]["sharegpt_pairs"] == json{{"kept", 2}, {"dropped", 3}});
+  }
+  SECTION("max_tokens set: every request asks for it") {
+    const auto r = run("max_tokens = 9, ");
+    INFO(r.child.err);
+    REQUIRE(r.child.exit_code == 0);
+    CHECK(r.result()["output_lens"].get<std::vector<int>>() == std::vector<int>(12, 9));
+    CHECK(r.result()["options"]["max_tokens"] == 9);
+    CHECK_FALSE(r.result()["options"].contains("max_tokens_from"));
+    CHECK(r.result()["options"]["prompts"]["sharegpt_pairs"] == json{{"kept", 4}, {"dropped", 1}});
+  }
+}

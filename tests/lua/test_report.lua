@@ -155,6 +155,11 @@ t.test("a sweep's report has no reference comparison and no table of 'not measur
   local c = chart(r.html, "Throughput vs concurrency")
   t.truthy(c, "throughput chart")
   t.eq(points(c, "output tok/s"), 2)
+  t.eq(points(c, "total tok/s"), -1, "total tok/s has a chart (an axis) of its own")
+  local total = chart(r.html, "Total throughput vs concurrency")
+  t.truthy(total, "total throughput chart")
+  t.eq(points(total, "total tok/s"), 2)
+  t.eq(points(total, "output tok/s"), -1)
   t.eq(chart(r.html, "GPU power"), nil, "no GPU chart without GPU samples")
 end)
 

@@ -69,7 +69,7 @@ t.test("compare: every chart has one series per machine, never one line across b
     t.truthy(mi > 0 and mi == h, "'" .. c.title .. "': as many MI300X series as H100 ones (" .. mi .. ", " .. h .. ")")
     t.eq(c.legend, #c.series, "'" .. c.title .. "': a legend entry per series")
   end
-  t.eq(seen, 7, "throughput, TTFT, TPOT, power, VRAM, requests, KV cache")
+  t.eq(seen, 8, "output and total throughput, TTFT, TPOT, power, VRAM, requests, KV cache")
   local tput
   for _, c in ipairs(charts(html)) do if c.title == "Throughput vs concurrency" then tput = c end end
   t.eq(circles(tput, "MI300X output tok/s"), 3, "MI300X at concurrency 1, 10, 32")
