@@ -5,7 +5,7 @@
 namespace runara {
 
 RequestDetails::RequestDetails(std::size_t max, std::shared_ptr<MemoryBudget> memory)
-    : max_(max), memory_(std::move(memory)), held_(memory_, 0) {}
+    : max_(max), memory_(std::move(memory)), held_(memory_, 0), copy_held_(memory_, 0) {}
 
 void RequestDetails::add(const RequestRecord& r, const std::vector<std::int64_t>& gaps, const std::string& text,
                          const std::string& message, std::atomic<std::uint64_t>& taken) {
@@ -38,11 +38,33 @@ void RequestDetails::merge(RequestDetails&& other) {
   other.overflow("merged");
 }
 
+// The JSON copy's size, roughly: a node (16 bytes) per ttft, per ITL and per array slot, a string
+// object per text and error with its characters, and an array per request's ITLs.
+std::size_t RequestDetails::json_bytes() const {
+  constexpr std::size_t kNode = sizeof(nlohmann::json);
+  std::size_t bytes = 0;
+  for (const Entry& e : kept_) {
+    bytes += 4 * kNode + 2 * sizeof(std::string) + sizeof(nlohmann::json::array_t) + e.itls.size() * kNode +
+             e.text.size() + e.error.size();
+  }
+  return bytes;
+}
+
 void RequestDetails::to_json(nlohmann::json& out) const {
   const char* const keys[] = {"ttfts", "itls", "generated_texts", "errors"};
-  if (!why_.empty()) {
+  // The copy is made while the details are still held: it is charged too, or not made.
+  std::string why = why_;
+  copy_held_.reset();
+  if (why.empty() && memory_) {
+    const std::size_t bytes = json_bytes();
+    if (!copy_held_.grow(bytes)) {
+      why = memory_->refusal(bytes, "the JSON copy of save_detailed's per-request details (" +
+                                        std::to_string(kept_.size()) + " requests kept)");
+    }
+  }
+  if (!why.empty()) {
     for (const char* key : keys) out[key] = nullptr;
-    out["detailed_left_out"] = why_;
+    out["detailed_left_out"] = why;
     return;
   }
   std::vector<const Entry*> sorted;

@@ -10,7 +10,9 @@
 // counter, as RequestLengths'), and every byte kept (the entry, its gaps, text and error) is
 // charged to the run's memory budget (--max-memory) as it is kept. Past either bound the worker
 // drops what it kept and gives the memory back; the arrays are then null in results.json and
-// `detailed_left_out` says why, so a soak cannot grow without bound.
+// `detailed_left_out` says why, so a soak cannot grow without bound. to_json's copy (JSON nodes
+// and copies of the texts, made while the details are still held) is charged too, until the
+// details go: without room for it the arrays are null in the same way.
 #pragma once
 
 #include <atomic>
@@ -44,7 +46,7 @@ class RequestDetails {
   bool complete() const { return why_.empty(); }
   std::size_t size() const { return kept_.size(); }
   // ttfts, itls, generated_texts and errors into `out` (arrays in request order, or null with
-  // detailed_left_out saying why).
+  // detailed_left_out saying why, also when the budget has no room for the copy).
   void to_json(nlohmann::json& out) const;
 
  private:
@@ -57,6 +59,9 @@ class RequestDetails {
   std::size_t max_ = 0;
   std::shared_ptr<MemoryBudget> memory_;
   MemoryReservation held_;
+  std::size_t json_bytes() const;
+  // to_json's copy, charged while this lives (the result it went into goes with the outcome).
+  mutable MemoryReservation copy_held_;
   std::deque<Entry> kept_;
   std::string why_;  // why nothing is kept; "" while complete
 };

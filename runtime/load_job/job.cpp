@@ -375,8 +375,8 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
 
   // What the script gets back. Fields it chose itself (url, options, names) are not redacted:
   // a masked copy of its own text would tell it which text was a secret. Error samples come
-  // from the server, which may echo a secret: those are (and the /tokenize check's `why`, masked
-  // when it was made).
+  // from the server, which may echo a secret: those are, as are save_detailed's generated_texts
+  // and errors (server text too), and the /tokenize check's `why`, masked when it was made.
   nlohmann::json summary(const LoadOutcome& outcome) const {
     nlohmann::json r = load_result_json(*spec, outcome, vllm_date());
     if (cache_fields.is_object()) r.update(cache_fields);
@@ -390,7 +390,12 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     }
     r["files"] = {{"results", point_dir() + "/results.json"}, {"requests", point_dir() + "/requests.jsonl"}};
     if (spec->thresholds) apply_thresholds(*spec->thresholds, r);
-    if (hooks.redact) r["error_samples"] = hooks.redact(r["error_samples"]);
+    if (hooks.redact) {
+      r["error_samples"] = hooks.redact(r["error_samples"]);
+      for (const char* key : {"generated_texts", "errors"}) {
+        if (r.contains(key) && !r[key].is_null()) r[key] = hooks.redact(r[key]);
+      }
+    }
     return r;
   }
 

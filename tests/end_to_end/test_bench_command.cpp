@@ -90,25 +90,28 @@ TEST_CASE("runara bench --save-detailed writes vLLM's per-request arrays", "[htt
   const ChildResult r = run_runara({"bench", url, "--model", "fake-model", "-n", "10", "--input-len", "16",
                                     "--output-len", "4", "--save-detailed", "--out", out}, 90);
   INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
   const auto load = nlohmann::json::parse(read_all(out + "/bench/results.json"), nullptr, false);
   REQUIRE(load.is_object());
-  REQUIRE(load["ttfts"].is_array());
-  REQUIRE(load["ttfts"].size() == 10);
-  for (const char* key : {"itls", "generated_texts", "errors", "input_lens", "output_lens"}) CHECK(load[key].size() == 10);
+  REQUIRE(load.at("ttfts").is_array());
+  REQUIRE(load.at("ttfts").size() == 10);
+  for (const char* key : {"itls", "generated_texts", "errors", "input_lens", "output_lens"}) REQUIRE(load.at(key).size() == 10);
   int failed = 0;
   for (std::size_t i = 0; i < 10; ++i) {
-    const bool ok = load["errors"][i].get<std::string>().empty();
+    const bool ok = load.at("errors")[i].get<std::string>().empty();
     failed += ok ? 0 : 1;
     // vLLM's units: seconds from the send (about 5 ms here), 0.0 and "" for a request with no token.
-    CHECK((ok ? load["ttfts"][i].get<double>() > 0.004 && load["ttfts"][i].get<double>() < 1 : load["ttfts"][i] == 0.0));
-    CHECK(load["itls"][i].size() == (ok ? 3u : 0u));
-    CHECK(load["generated_texts"][i].get<std::string>().empty() == !ok);
+    CHECK((ok ? load.at("ttfts")[i].get<double>() > 0.004 && load.at("ttfts")[i].get<double>() < 1 : load.at("ttfts")[i] == 0.0));
+    CHECK(load.at("itls")[i].size() == (ok ? 3u : 0u));
+    CHECK(load.at("generated_texts")[i].get<std::string>().empty() == !ok);
   }
-  CHECK(failed == load["failed"].get<int>());
+  CHECK(failed == load.at("failed").get<int>());
   CHECK(failed > 0);
   // Without the flag, vLLM's file has none of them; runara's keeps input_lens/output_lens only.
   const std::string plain = temp_dir("bench-plain") + "/out";
-  run_runara({"bench", url, "--model", "fake-model", "-n", "2", "--input-len", "16", "--output-len", "4", "--out", plain}, 90);
+  const ChildResult p = run_runara({"bench", url, "--model", "fake-model", "-n", "2", "--input-len", "16", "--output-len", "4", "--out", plain}, 90);
+  INFO(p.out << p.err);
+  REQUIRE(p.exit_code == 0);
   const auto brief = nlohmann::json::parse(read_all(plain + "/bench/results.json"), nullptr, false);
   REQUIRE(brief.is_object());
   CHECK_FALSE(brief.contains("ttfts"));
@@ -302,9 +305,9 @@ TEST_CASE("runara bench without --model sends the server's first model; --label 
   CHECK(contains(r.out, "--model not given; the server serves served-by-the-server"));
   const auto load = nlohmann::json::parse(read_all(out + "/tp1-run/results.json"), nullptr, false);
   REQUIRE(load.is_object());
-  CHECK(load["model_id"] == "served-by-the-server");
-  CHECK(load["label"] == "tp1-run");
-  CHECK(load["completed"] == 4);
+  CHECK(load.at("model_id") == "served-by-the-server");
+  CHECK(load.at("label") == "tp1-run");
+  CHECK(load.at("completed") == 4);
   const auto record = nlohmann::json::parse(read_all(out + "/results.json"), nullptr, false);
   REQUIRE(record.is_object());
   CHECK(record["metadata"] == nlohmann::json({{"version", "0.9.2"}, {"tp", "1"}}));

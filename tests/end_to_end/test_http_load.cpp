@@ -653,6 +653,15 @@ struct EchoServer : runara_test::LocalServer {
       for (const auto& [name, value] : req.headers) dump += name + ": " + value + "\n";
       res.set_content(dump, "text/plain");
     });
+    // A completions server that streams the Authorization header back as the reply's text, or
+    // (with ?fail) puts it in an HTTP 500's body: server text that save_detailed keeps.
+    srv.Post("/v1/completions", [](const httplib::Request& req, httplib::Response& res) {
+      const std::string header = req.get_header_value("Authorization");
+      if (req.has_param("fail")) return res.set_content("echo: " + header, "text/plain"), void(res.status = 500);
+      const json chunk = {{"id", "cmpl-echo"}, {"object", "text_completion"}, {"model", "echo"},
+                          {"choices", {{{"index", 0}, {"text", header}, {"finish_reason", nullptr}}}}};
+      res.set_content("data: " + chunk.dump() + "\n\ndata: [DONE]\n\n", "text/event-stream");
+    });
     start();
   }
   bool saw(const std::string& text) {
@@ -699,6 +708,20 @@ TEST_CASE("http_load: a secret goes only where it is bound, and never to an echo
     CHECK(run.child.exit_code == 0);
     CHECK(run.child.out == "2\n");
     CHECK(echo.saw("Bearer " + key));
+  }
+  SECTION("bound, a server that echoes it into its replies: save_detailed's texts and errors come back masked") {
+    for (const std::string query : {"", "?fail"}) {
+      const auto run = run_script("local r = http_load.run{ name = 'load', url = 'http://127.0.0.1:" + p +
+                                      "/v1/completions" + query + "', model = 'echo', requests = 1, max_tokens = 4, "
+                                      "save_detailed = true, api_key = runara.secret('K'), quiet = true }\n"
+                                      "print(r.generated_texts[1] .. '|' .. r.errors[1])",
+                                  {"--allow-host", allow(echo.port), "--secret", "K@127.0.0.1:" + p}, env);
+      INFO(query << "\n" << run.child.out << run.child.err);
+      CHECK(run.child.exit_code == 0);
+      CHECK(echo.saw("Bearer " + key));
+      CHECK(run.child.out.find("Bearer ") != std::string::npos);  // the echo came back...
+      CHECK(run.child.out.find(key) == std::string::npos);        // ...masked
+    }
   }
   SECTION("the run's own simulated server gets it without any binding") {
     const auto run = run_script("local s = http_load.fake_server{ ttft_ms = 1, itl_ms = 1 }\n"

@@ -49,7 +49,7 @@ TEST_CASE("runara bench: a capped open loop gives vLLM's TTFT and the from-sched
   REQUIRE(r.exit_code == 0);
   const auto res = nlohmann::json::parse(read_all(out + "/bench/results.json"), nullptr, false);
   REQUIRE(res.is_object());
-  REQUIRE(res["completed"] == 40);
+  REQUIRE(res.at("completed") == 40);
   // vLLM's TTFT: the server's 50 ms and the way there, no wait for a slot.
   CHECK(number(res, "mean_ttft_ms") >= 50);
   CHECK(number(res, "mean_ttft_ms") < 1000);
@@ -62,10 +62,10 @@ TEST_CASE("runara bench: a capped open loop gives vLLM's TTFT and the from-sched
         Approx(number(res, "mean_e2el_ms") + number(res, "mean_queue_ms")).epsilon(0.01));
   CHECK(number(res, "p99_ttft_from_schedule_ms") > number(res, "p99_ttft_ms"));
   // vLLM's own names for the same wait (--max-concurrency with a finite rate).
-  CHECK(res["mean_client_queue_time_ms"] == res["mean_queue_ms"]);
-  CHECK(res["p99_client_queue_time_ms"] == res["p99_queue_ms"]);
-  CHECK(res["mean_e2el_including_client_queue_ms"] == res["mean_e2el_from_schedule_ms"]);
-  CHECK(res["schedule_kept"] == false);
+  CHECK(res.at("mean_client_queue_time_ms") == res.at("mean_queue_ms"));
+  CHECK(res.at("p99_client_queue_time_ms") == res.at("p99_queue_ms"));
+  CHECK(res.at("mean_e2el_including_client_queue_ms") == res.at("mean_e2el_from_schedule_ms"));
+  CHECK(res.at("schedule_kept") == false);
   CHECK(number(res, "achieved_send_rate") < 0.5 * number(res, "scheduled_send_rate"));
   // requests.jsonl: each request's ttft_ms from its send, its wait in queue_ms.
   std::ifstream lines(out + "/bench/requests.jsonl");
@@ -97,7 +97,7 @@ TEST_CASE("runara bench: an uncapped open loop prints no from-schedule line", "[
   REQUIRE(r.exit_code == 0);
   const auto res = nlohmann::json::parse(read_all(out + "/bench/results.json"), nullptr, false);
   REQUIRE(res.is_object());
-  CHECK(res["mean_ttft_from_schedule_ms"].is_number());   // runara's own names: in every load
+  CHECK(res.at("mean_ttft_from_schedule_ms").is_number());   // runara's own names: in every load
   CHECK_FALSE(res.contains("mean_client_queue_time_ms"));  // vLLM's: only with --max-concurrency
   CHECK(contains(r.out, "Mean TTFT (ms):"));
   CHECK_FALSE(contains(r.out, "from schedule"));

@@ -71,3 +71,35 @@ TEST_CASE("save_detailed past its bounds: null arrays and the reason", "[load][d
     CHECK(out["detailed_left_out"].get<std::string>().find("--max-memory") != std::string::npos);
   }
 }
+
+TEST_CASE("save_detailed's JSON copy is charged: a budget that holds the details but not the copy leaves the arrays null", "[load][details]") {
+  auto budget = std::make_shared<runara::MemoryBudget>(std::size_t{1} << 16);
+  std::atomic<std::uint64_t> taken{0};
+  runara::RequestDetails details(1000, budget);
+  const std::string text(4096, 'a');
+  for (std::uint64_t i = 0; i < 10; ++i) details.add(finished(i, true), {1000, 2000}, text, "", taken);
+  REQUIRE(details.complete());  // the details fit (about 41 KiB of 64)...
+  const std::size_t held = budget->reserved();
+  nlohmann::json out;
+  details.to_json(out);  // ...their copy (as large again) does not
+  CHECK(out["generated_texts"].is_null());
+  CHECK(out["itls"].is_null());
+  CHECK(out["detailed_left_out"].get<std::string>().find("JSON copy") != std::string::npos);
+  CHECK(out["detailed_left_out"].get<std::string>().find("--max-memory") != std::string::npos);
+  CHECK(budget->reserved() == held);  // nothing taken for a copy not made
+
+  SECTION("with room for both, the copy is made and stays charged until the details go") {
+    auto roomy = std::make_shared<runara::MemoryBudget>(std::size_t{1} << 20);
+    {
+      runara::RequestDetails kept(1000, roomy);
+      std::atomic<std::uint64_t> n{0};
+      for (std::uint64_t i = 0; i < 10; ++i) kept.add(finished(i, true), {1000, 2000}, text, "", n);
+      const std::size_t before = roomy->reserved();
+      nlohmann::json copy;
+      kept.to_json(copy);
+      CHECK(copy["generated_texts"].size() == 10);
+      CHECK(roomy->reserved() > before + 10 * text.size());
+    }
+    CHECK(roomy->reserved() == 0);
+  }
+}
