@@ -112,7 +112,7 @@ const std::map<std::string, Flag>& flags() {
       {"--backend", {"backend", "a backend"}},
       {"--endpoint", {"endpoint", "an endpoint"}},
       {"--temperature", {"temperature", "number or 0"}},
-      {"--ignore-eos", {"", ""}},
+      {"--ignore-eos", {"ignore_eos", ""}},
       {"--save-result", {"", ""}},
       {"--save-detailed", {"save_detailed", ""}},
       {"--api-key", {"", "a key"}},
@@ -334,7 +334,7 @@ int bench_command(int argc, char** argv) {
   CommandLineParser parser(kUsage);
   for (const auto& [name, flag] : flags()) {
     const std::string a = name, expects = flag.expects, param = flag.param;
-    // Switches: --ignore-eos and --save-result (what runara bench always does), --saturate,
+    // Switches: --save-result (what runara bench always does), --ignore-eos, --saturate,
     // --save-detailed, --quiet.
     if (expects.empty()) {
       parser.flag(a, [a, param, &options, &params] {

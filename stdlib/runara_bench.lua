@@ -83,7 +83,8 @@ local function base_options(params)
   return {
     name = params.label or "bench", url = params.url, model = params.model, endpoint = params.endpoint,
     prompts = prompts_of(params),
-    max_tokens = max_tokens_of(params), ignore_eos = true, temperature = number(params, "temperature"),
+    max_tokens = max_tokens_of(params), ignore_eos = params.ignore_eos and true or nil,  -- as vLLM: only with --ignore-eos
+    temperature = number(params, "temperature"),
     requests = number(params, "requests"), duration = number(params, "duration"),
     warmup = number(params, "warmup"), burstiness = number(params, "burstiness"),
     api_key = params.api_key and runara.secret(params.api_key) or nil,
