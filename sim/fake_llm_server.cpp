@@ -126,7 +126,10 @@ struct FakeLlmServer::Impl {
   fake_llm::PrefixCache cache{16, 0};  // made at start() from cfg
   // Requests waiting for a free sequence (max_num_seqs), first come first served. An entry whose
   // connection has gone (or moved on) is stale: it is skipped, metrics.waiting already counts it out.
+  // A request whose connection closes while it waits leaves at once (end_generation), so that
+  // clients that send and hang up while every sequence is busy cannot grow the queue without end.
   std::deque<std::pair<Conn*, uint64_t>> waiting;
+  std::atomic<uint64_t> waiting_entries{0};  // waiting.size(), for stats() on other threads
   mutable std::mutex timings_mu;
   FakeLlmTimings timings;
   int64_t started_at = 0;
@@ -202,6 +205,9 @@ void end_generation(Conn* c) {
   if (was_waiting) {
     if (s->metrics.waiting > 0) --s->metrics.waiting;
     s->waiting_requests.fetch_sub(1, std::memory_order_relaxed);
+    const auto mine = [c](const std::pair<Conn*, uint64_t>& e) { return e.first == c && e.second == c->id; };
+    s->waiting.erase(std::remove_if(s->waiting.begin(), s->waiting.end(), mine), s->waiting.end());
+    s->waiting_entries.store(s->waiting.size(), std::memory_order_relaxed);
     return;
   }
   if (s->metrics.running > 0) --s->metrics.running;
@@ -347,6 +353,7 @@ void admit_waiting(Impl* s) {
   while (has_free_sequence(s) && !s->waiting.empty()) {
     auto [c, id] = s->waiting.front();
     s->waiting.pop_front();
+    s->waiting_entries.store(s->waiting.size(), std::memory_order_relaxed);
     if (!s->conns.count(c) || c->id != id || c->closing || !c->gen || !c->gen->waiting) continue;
     if (s->metrics.waiting > 0) --s->metrics.waiting;
     s->waiting_requests.fetch_sub(1, std::memory_order_relaxed);
@@ -604,6 +611,7 @@ void start_generation(Conn* c, const Request& r, bool chat) {
     ++s->metrics.waiting;
     s->waiting_requests.fetch_add(1, std::memory_order_relaxed);
     s->waiting.emplace_back(c, c->id);
+    s->waiting_entries.store(s->waiting.size(), std::memory_order_relaxed);
     admit_waiting(s);  // nothing, unless a stale entry held the head of the line
     return;
   }
@@ -967,6 +975,7 @@ void FakeLlmServer::stop() {
   s->armed_ns = 0;
   s->wakes = {};
   s->waiting.clear();
+  s->waiting_entries.store(0, std::memory_order_relaxed);
   s->running = false;
   s->port = -1;
 }
@@ -995,6 +1004,7 @@ FakeLlmStats FakeLlmServer::stats() const {
   st.connections_accepted = ld(s->connections_accepted);
   st.active_streams = ld(s->active_streams);
   st.waiting_requests = ld(s->waiting_requests);
+  st.waiting_queue_entries = ld(s->waiting_entries);
   st.unknown_model = ld(s->unknown_model);
   st.tokens_sent = ld(s->tokens_sent);
   st.injected_errors = ld(s->injected_errors);

@@ -140,6 +140,7 @@ struct FakeLlmStats {
   uint64_t connections_accepted = 0;
   uint64_t active_streams = 0;        // LLM responses in progress (running or waiting)
   uint64_t waiting_requests = 0;      // of those, waiting for a free sequence (max_num_seqs)
+  uint64_t waiting_queue_entries = 0; // the queue those wait in, entries not yet skipped included
   uint64_t unknown_model = 0;         // requests refused 404 for a model not served
   uint64_t tokens_sent = 0;
   uint64_t injected_errors = 0;

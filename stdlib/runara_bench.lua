@@ -136,7 +136,9 @@ local function model_of(params)
   return ids[1]
 end
 
--- vLLM's --metadata KEY=VALUE ...: kept in results.json as `metadata`, for the record.
+-- vLLM's --metadata KEY=VALUE ...: kept in results.json as `bench_metadata`, for the record. Not
+-- under `metadata`, the run's own facts: `runara compare` reads metadata.framework (the engine) for
+-- its workload check, which --metadata framework=X must not change.
 local function keep_metadata(params)
   if not params.metadata then return end
   local metadata = {}
@@ -144,7 +146,7 @@ local function keep_metadata(params)
     local key, value = item:match("^([^=]+)=(.*)$")
     metadata[key] = value
   end
-  runara.result("metadata", metadata)
+  runara.result("bench_metadata", metadata)
 end
 
 function M.run(params)

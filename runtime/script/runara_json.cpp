@@ -10,6 +10,7 @@
 // Errors are raised at the caller's line and say what was wrong and where (line, column, byte).
 #include <string_view>
 
+#include "base/json_dump_charged.hpp"
 #include "base/json_limits.hpp"
 #include "script/args.hpp"
 #include "script/values.hpp"
@@ -18,6 +19,9 @@
 namespace runara {
 
 namespace {
+
+// Readable indentation stops well before 8; beyond it the spaces would be most of the text.
+constexpr int kMaxIndent = 8;
 
 // "[json.exception.parse_error.101] parse error at line 1, column 4: ..." without the bracket,
 // which names nlohmann's exception class, not the script's mistake.
@@ -86,10 +90,18 @@ int encode_text(lua_State* L) {
   auto& rt = impl_of(L);
   const int indent = static_cast<int>(lua_tointeger(L, lua_upvalueindex(1)));
   std::string text, error;
+  // The text is charged as it grows: indentation repeats on every line, so it can be many
+  // times the document's size. Held until the Lua heap has its copy.
+  MemoryReservation held(rt.memory_, 0);
   {
     const nlohmann::json doc = to_json(L, 1, "value", rt.memory_left(), [&rt] { return rt.must_stop(); });
     try {
-      text = doc.dump(indent);
+      std::size_t needed = 0;
+      if (auto written = dump_json_charged(doc, indent, held, needed)) {
+        text = std::move(*written);
+      } else {
+        error = rt.memory_->refusal(needed, "writing the JSON text");
+      }
     } catch (const nlohmann::json::exception& e) {
       // JSON text is UTF-8: a string of other bytes (binary data, Latin-1) cannot be written.
       error = "a string is not UTF-8 (" + without_exception_id(e.what()) + ")";
@@ -108,8 +120,8 @@ int encode(lua_State* L) {
     args::table(L, 2, "runara.json.encode", "options");
     args::only_fields(L, 2, "runara.json.encode", {"indent"});
     if (const auto n = args::opt_number(L, 2, "runara.json.encode", "indent")) {
-      if (*n < 0 || *n > 16 || *n != static_cast<int>(*n)) {
-        args::raise(L, "runara.json.encode: option 'indent' must be a whole number from 0 to 16, got %g", *n);
+      if (*n < 0 || *n > kMaxIndent || *n != static_cast<int>(*n)) {
+        args::raise(L, "runara.json.encode: option 'indent' must be a whole number from 0 to %d, got %g", kMaxIndent, *n);
       }
       indent = static_cast<int>(*n);
     }

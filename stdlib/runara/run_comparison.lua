@@ -326,7 +326,8 @@ function M.build(runs, opts)
       worse = counts[s.key].worse, within_noise = counts[s.key]["within noise"] } end
   end
   -- Like with like: how each run's workload differs from the baseline's (simulated or real,
-  -- profile, engine, each shared load's prompt set and output length). Refused unless allowed.
+  -- profile, engine, each shared load's prompt set and output length, an open loop's TTFT origin).
+  -- Refused unless allowed.
   local others = {}
   for _, s in ipairs(sides) do if s ~= base then others[#others + 1] = s end end
   out.workload_differences = workload.differences(base, others)

@@ -1,7 +1,9 @@
 -- runara.run_comparison_workload: whether two runs measured the same workload, so that `runara
 -- compare` compares like with like. A workload is what was asked of the server: simulated or real,
 -- the suite's profile, the engine, and per load (every load the manifest names), its prompt set (the hash of its
--- definition: count, input lengths, seed, tokenizer) and its output length (max_tokens). Two runs
+-- definition: count, input lengths, seed, tokenizer) and its output length (max_tokens), and per
+-- open-loop load the origin of its TTFT and E2EL (from the send, or from the schedule in older
+-- runs: the same names with another meaning). Two runs
 -- differing in any of these measured different things: compare refuses them unless told
 -- --allow-different-workloads, and then marks every such pair. Pure: results.json tables in.
 local at = require("runara.run_comparison_manifest").at
@@ -36,6 +38,17 @@ local function per_load(side, field, value_of)
   return out
 end
 
+-- Where an open-loop load's TTFT and E2EL (median_ttft_ms, p99_ttft_ms, e2el_*) start: "send"
+-- in runs that also carry the from-schedule figures (mean_ttft_from_schedule_ms, vLLM's meaning),
+-- "schedule" in older runs, which measured them from the schedule (the client's queue included).
+-- nil for a closed loop, where send and schedule are one moment, and for a load without figures.
+local function ttft_origin(load)
+  if type(load) ~= "table" then return nil end
+  local open = load.load_model == "open" or (load.load_model == nil and type(load.request_rate) == "number")
+  if not open then return nil end
+  return load.mean_ttft_from_schedule_ms ~= nil and "send" or "schedule"
+end
+
 local function sha_of(set) return type(set) == "table" and type(set.sha256) == "string" and set.sha256:sub(1, 12) or nil end
 local function number_of(v) return type(v) == "number" and v or nil end
 
@@ -62,6 +75,12 @@ local function facts(side)
     table.sort(names)
     for _, name in ipairs(names) do f[#f + 1] = { spec[1] .. " of " .. name, values[name] } end
   end
+  local names = {}
+  for name in pairs(type(side.loads) == "table" and side.loads or {}) do
+    if type(name) == "string" then names[#names + 1] = name end
+  end
+  table.sort(names)
+  for _, name in ipairs(names) do f[#f + 1] = { "TTFT origin of " .. name, ttft_origin(side.loads[name]) } end
   return f
 end
 

@@ -299,7 +299,7 @@ TEST_CASE("runara bench without --model sends the server's first model; --label 
   REQUIRE(port > 0);
   const std::string out = temp_dir("bench-model") + "/out";
   const ChildResult r = run_runara({"bench", "http://127.0.0.1:" + std::to_string(port), "--label", "tp1-run", "--metadata",
-                                    "version=0.9.2", "tp=1", "-n", "4", "--input-len", "16", "--output-len", "4", "--out", out}, 90);
+                                    "version=0.9.2", "tp=1", "framework=SGLang", "-n", "4", "--input-len", "16", "--output-len", "4", "--out", out}, 90);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "--model not given; the server serves served-by-the-server"));
@@ -310,7 +310,12 @@ TEST_CASE("runara bench without --model sends the server's first model; --label 
   CHECK(load.at("completed") == 4);
   const auto record = nlohmann::json::parse(read_all(out + "/results.json"), nullptr, false);
   REQUIRE(record.is_object());
-  CHECK(record["metadata"] == nlohmann::json({{"version", "0.9.2"}, {"tp", "1"}}));
+  CHECK(record["bench_metadata"] == nlohmann::json({{"version", "0.9.2"}, {"tp", "1"}, {"framework", "SGLang"}}));
+  // Not the run's own metadata, whose framework compare's workload check reads.
+  const nlohmann::json own = record.contains("metadata") ? record["metadata"] : nlohmann::json::object();
+  INFO("metadata: " << own.dump());
+  CHECK_FALSE((own.is_object() && own.contains("tp")));
+  CHECK_FALSE((own.is_object() && own.value("framework", nlohmann::json()) == "SGLang"));
   CHECK(record["benchmarks"]["loads"].contains("tp1-run"));
   // No --model and no server: the error says to give one.
   const ChildResult none = run_runara({"bench", "http://127.0.0.1:9", "-n", "1", "--out", out + "-none"}, 60);

@@ -189,6 +189,29 @@ t.test("workloads: simulated vs real, profile, a load's prompt set and output le
   t.no_match(render.markdown(same), "WORKLOADS DIFFER")
 end)
 
+t.test("workloads: an open loop's TTFT from the send (new runs) and from the schedule (older runs) differ", function()
+  local function open_loop(d, from_schedule)
+    for _, l in pairs(d.benchmarks.loads) do
+      l.load_model, l.request_rate, l.mean_ttft_from_schedule_ms = "open", 20, from_schedule
+    end
+    return d
+  end
+  local old = open_loop(doc(), nil)
+  local new = open_loop(doc{ id = "bbbb2222" }, 61.5)
+  local cmp = rc.build({ run("old", old), run("new", new) })
+  local what = {}
+  for _, d in ipairs(cmp.workload_differences) do what[d.what] = d.baseline .. " vs " .. d.value end
+  t.eq(what["TTFT origin of concurrent_32"], "schedule vs send")
+  t.eq(what["TTFT origin of concurrent_1"], "schedule vs send")
+  t.match(cmp.workload_line, "TTFT origin of concurrent_1, concurrent_32: schedule %(old%) vs send %(new%)")
+  t.eq(cmp.different_workloads_allowed, false, "runara compare refuses it without --allow-different-workloads")
+  local allowed = rc.build({ run("old", old), run("new", new) }, { allow_different_workloads = true })
+  t.match(render.markdown(allowed), "WORKLOADS DIFFER")
+  -- Two new runs, and closed loops (send and schedule one moment), are the same workload.
+  t.eq(#rc.build({ run("a", open_loop(doc(), 60)), run("b", new) }).workload_differences, 0)
+  t.eq(#rc.build({ run("a", doc()), run("b", doc{ id = "bbbb2222" }) }).workload_differences, 0)
+end)
+
 t.test("goodput and failure rate are compared like the other metrics; a goodput drop is worse", function()
   local cmp = rc.build({ run("a", doc{ goodput = 10, completed = 100 }), run("b", doc{ id = "bbbb2222", goodput = 5.3, completed = 95, failed = 5 }) },
     { thresholds = { "goodput=-5" } })

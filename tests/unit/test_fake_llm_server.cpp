@@ -740,3 +740,39 @@ TEST_CASE("Fake LLM: prompt tokens counted a word a token, numbers by 3 digits, 
   CHECK(count_prompt_tokens(nlohmann::json::parse(R"({"messages":[{"role":"user","content":"the of"}]})"), true) == 6);
   CHECK(count_prompt_tokens(nlohmann::json::object(), false) == 1);
 }
+
+TEST_CASE("Fake LLM: requests that hang up while waiting for a sequence leave the queue", "[fake_llm]") {
+  FakeLlmConfig cfg;
+  cfg.max_num_seqs = 1;
+  cfg.itl_ms = 20;
+  cfg.output_tokens = 10000;  // holds the one sequence for the whole test
+  FakeLlmServer server(cfg);
+  const int port = server.start();
+  const auto request = [](bool stream) {
+    const std::string body = std::string(R"({"prompt":"x","stream":)") + (stream ? "true}" : "false}");
+    return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
+  const int busy = connect_loopback(port);
+  REQUIRE(busy >= 0);
+  const std::string first = request(true);
+  REQUIRE(::send(busy, first.data(), first.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(first.size()));
+  wait_until([&] { return server.stats().active_streams == 1; });
+  REQUIRE(server.stats().active_streams == 1);
+  // Each client sends, waits in line behind the busy sequence, and hangs up.
+  for (int i = 0; i < 20; ++i) {
+    const int fd = connect_loopback(port);
+    REQUIRE(fd >= 0);
+    const std::string r = request(false);
+    REQUIRE(::send(fd, r.data(), r.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(r.size()));
+    wait_until([&] { return server.stats().waiting_requests == 1; });
+    REQUIRE(server.stats().waiting_requests == 1);
+    ::close(fd);
+    wait_until([&] { return server.stats().waiting_requests == 0; });
+    REQUIRE(server.stats().waiting_requests == 0);
+  }
+  CHECK(server.stats().waiting_queue_entries == 0);  // not 20 stale entries
+  ::close(busy);
+  wait_until([&] { return server.stats().open_connections == 0; });
+  CHECK(server.stats().open_connections == 0);
+}
