@@ -229,11 +229,14 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
   // A ShareGPT file: the pairs vLLM's ShareGPT dataset would send, each with its reply's length
   // as max_tokens unless the script set max_tokens (load_job/sharegpt_pairs.hpp).
   bool keep_sharegpt(std::optional<PromptPool>& made) {
-    std::string why;
     const int fixed = plan.openai.max_tokens_given ? plan.openai.max_tokens : -1;
-    made = keep_sharegpt_pairs(*made, fixed, sharegpt, why);
-    if (!made) error = "prompts file " + plan.prompts.path + ": " + why;
-    return made.has_value();
+    auto kept = keep_sharegpt_pairs(*made, fixed, sharegpt);
+    if (!kept) {
+      error = "prompts file " + plan.prompts.path + ": " + kept.error();
+      return false;
+    }
+    made = std::move(kept).value();
+    return true;
   }
 
   // The request's max_tokens: a ShareGPT reply's length where the script left max_tokens unset.

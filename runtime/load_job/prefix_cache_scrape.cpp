@@ -7,6 +7,7 @@
 
 #include "curl/http_client.hpp"
 #include "load_job/openai_url.hpp"
+#include "net/target_policy.hpp"
 #include "runara/memory_budget.hpp"
 
 namespace runara {
@@ -98,9 +99,7 @@ PrefixCacheScrape::PrefixCacheScrape(uv_loop_t* loop, const LoadSpec& spec) : im
   r.max_body_bytes = kScrapeMaxBytes;
   r.ca_file = spec.ca_file;
   // Always set: no proxy and a connection of its own, judged as the load's are.
-  r.allow_connect = [policy = spec.policy, host = spec.url_host](const sockaddr* addr, std::string& why) {
-    return !policy || policy->allows(addr, host, why);
-  };
+  r.allow_connect = connect_judge(spec.policy, spec.url_host);
 }
 
 PrefixCacheScrape::~PrefixCacheScrape() {

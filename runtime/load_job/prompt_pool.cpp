@@ -276,22 +276,33 @@ bool parse_sharegpt(std::string_view text, std::vector<Prompt>& out, std::vector
 
 std::span<const std::string_view> synthetic_vocabulary() { return kVocabulary; }
 
+// What is wrong with synthetic()'s arguments, or "": one place, so that each check is a line.
+namespace {
+int shortest_length(int input_tokens, double range_ratio) {
+  return std::max(1, static_cast<int>(std::lround(input_tokens * (1 - range_ratio))));
+}
+
+std::string synthetic_problem(int input_tokens, double range_ratio, std::size_t count, SharedPrefixes shared) {
+  if (input_tokens < 1 || input_tokens > kMaxInputTokens) return "input_tokens must be in [1, 2^24]";
+  if (!(range_ratio >= 0 && range_ratio < 1)) return "range_ratio must be in [0, 1)";
+  if (count == 0) return "count must be >= 1";
+  if (shared.tokens < 0 || shared.count < 1) return "prefix_tokens must be >= 0 and prefixes >= 1";
+  if (const int shortest = shortest_length(input_tokens, range_ratio); shared.tokens > 0 && shared.tokens >= shortest) {
+    return "prefix_tokens (" + std::to_string(shared.tokens) + ") must be below the shortest prompt's length (" +
+           std::to_string(shortest) + " tokens), leaving each request a suffix of its own";
+  }
+  return "";
+}
+}  // namespace
+
 PromptPool PromptPool::synthetic(int input_tokens, double range_ratio, std::size_t count,
                                  std::uint64_t seed, const std::atomic<bool>* stop,
                                  const BpeTokenizer* tokenizer, SharedPrefixes shared) {
-  if (input_tokens < 1 || input_tokens > kMaxInputTokens)
-    throw std::invalid_argument("synthetic prompts: input_tokens must be in [1, 2^24]");
-  if (!(range_ratio >= 0 && range_ratio < 1))
-    throw std::invalid_argument("synthetic prompts: range_ratio must be in [0, 1)");
-  if (count == 0) throw std::invalid_argument("synthetic prompts: count must be >= 1");
-  const int lo = std::max(1, static_cast<int>(std::lround(input_tokens * (1 - range_ratio))));
+  if (std::string problem = synthetic_problem(input_tokens, range_ratio, count, shared); !problem.empty()) {
+    throw std::invalid_argument("synthetic prompts: " + problem);
+  }
+  const int lo = shortest_length(input_tokens, range_ratio);
   const int hi = std::max(lo, static_cast<int>(std::lround(input_tokens * (1 + range_ratio))));
-  if (shared.tokens < 0 || shared.count < 1)
-    throw std::invalid_argument("synthetic prompts: prefix_tokens must be >= 0 and prefixes >= 1");
-  if (shared.tokens > 0 && shared.tokens >= lo)
-    throw std::invalid_argument("synthetic prompts: prefix_tokens (" + std::to_string(shared.tokens) +
-                                ") must be below the shortest prompt's length (" + std::to_string(lo) +
-                                " tokens), leaving each request a suffix of its own");
   SeededRandom rng(seed);
   const std::uint64_t prefix_key = rng.next();
   // The shared prefixes have first words of their own, drawn under another key.

@@ -18,8 +18,7 @@ bool sharegpt_pair_valid(int prompt_tokens, int output_tokens, bool fixed_output
   return static_cast<long long>(prompt_tokens) + output_tokens <= kMaxTotalTokens;
 }
 
-std::optional<PromptPool> keep_sharegpt_pairs(const PromptPool& pool, int fixed_output_tokens,
-                                              ShareGptPairs& counts, std::string& error) {
+Result<PromptPool> keep_sharegpt_pairs(const PromptPool& pool, int fixed_output_tokens, ShareGptPairs& counts) {
   const bool fixed = fixed_output_tokens > 0;
   PromptPool kept = pool.keep_if([&](const Prompt& p) {
     if (!fixed && p.expected_output_tokens < 0) return false;  // no reply: no length of its own
@@ -27,11 +26,10 @@ std::optional<PromptPool> keep_sharegpt_pairs(const PromptPool& pool, int fixed_
   });
   counts = {kept.size(), pool.size() - kept.size()};
   if (kept.size() > 0) return kept;
-  error = "none of its " + std::to_string(pool.size()) +
+  return Error{"none of its " + std::to_string(pool.size()) +
           " conversations is a pair vLLM's ShareGPT dataset would send (a prompt of 4 to 1024 tokens" +
           (fixed ? "" : ", a reply of at least 4") + ", " + (fixed ? "prompt + max_tokens" : "prompt + reply") +
-          " at most 2048 tokens" + (fixed ? "" : "; or give max_tokens to send each prompt with that many") + ")";
-  return std::nullopt;
+          " at most 2048 tokens" + (fixed ? "" : "; or give max_tokens to send each prompt with that many") + ")"};
 }
 
 }  // namespace runara

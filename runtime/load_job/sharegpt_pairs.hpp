@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "base/result.hpp"
 #include "load_job/prompt_pool.hpp"
 
 namespace runara {
@@ -27,9 +28,8 @@ struct ShareGptPairs {
 };
 
 // The pairs of `pool` (read from a ShareGPT file) that a load sends, with `fixed_output_tokens`
-// (>= 1) as every request's output length, or -1 for each reply's own. nullopt (and `error` says
-// how many were dropped, and why a pair is) when none is left.
-std::optional<PromptPool> keep_sharegpt_pairs(const PromptPool& pool, int fixed_output_tokens,
-                                              ShareGptPairs& counts, std::string& error);
+// (>= 1) as every request's output length, or -1 for each reply's own. An Error (how many were
+// dropped, and why a pair is) when none is left.
+Result<PromptPool> keep_sharegpt_pairs(const PromptPool& pool, int fixed_output_tokens, ShareGptPairs& counts);
 
 }  // namespace runara

@@ -11,6 +11,7 @@
 #include "base/json_limits.hpp"
 #include "load_job/off_loop.hpp"
 #include "load_job/openai_url.hpp"
+#include "net/target_policy.hpp"
 #include "curl/http_client.hpp"
 #include "runara/memory_budget.hpp"
 
@@ -186,9 +187,7 @@ struct TokenizeCheck::Impl : std::enable_shared_from_this<TokenizeCheck::Impl> {
     req.max_body_bytes = a.limit;
     req.ca_file = ca_file;
     // Always set: no proxy and a connection of its own, as the load's; judged as the load's are.
-    req.allow_connect = [policy = policy, host = url_host](const sockaddr* addr, std::string& why) {
-      return !policy || policy->allows(addr, host, why);
-    };
+    req.allow_connect = connect_judge(policy, url_host);
     return req;
   }
 

@@ -402,4 +402,11 @@ int address_port(const sockaddr* addr) {
   return 0;
 }
 
+std::function<bool(const sockaddr*, std::string&)> connect_judge(std::shared_ptr<const TargetPolicy> policy,
+                                                                 std::string host) {
+  return [policy = std::move(policy), host = std::move(host)](const sockaddr* addr, std::string& why) {
+    return !policy || policy->allows(addr, host, why);
+  };
+}
+
 }  // namespace runara

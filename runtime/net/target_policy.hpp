@@ -23,6 +23,8 @@
 
 #include <sys/socket.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -138,5 +140,11 @@ class TargetPolicy {
 
 // The port of an IPv4 or IPv6 socket address (host order); 0 for other families.
 int address_port(const sockaddr* addr);
+
+// An HTTP client's allow_connect (why is set on a refusal) for a side request of a load (its
+// /tokenize check, its /metrics scrape), judged as the load's connections are: by `policy` for
+// `host` as the URL names it; no policy, any address.
+std::function<bool(const sockaddr*, std::string&)> connect_judge(std::shared_ptr<const TargetPolicy> policy,
+                                                                 std::string host);
 
 }  // namespace runara

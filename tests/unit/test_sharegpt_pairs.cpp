@@ -54,8 +54,7 @@ PromptPool read_pool() {
 TEST_CASE("ShareGPT pairs: each reply's own length, pairs vLLM would not send dropped", "[prompt_pool]") {
   const PromptPool pool = read_pool();
   ShareGptPairs counts;
-  std::string error;
-  auto kept = runara::keep_sharegpt_pairs(pool, -1, counts, error);
+  auto kept = runara::keep_sharegpt_pairs(pool, -1, counts);
   REQUIRE(kept);
   REQUIRE(kept->size() == 1);
   CHECK(kept->at(0).tokens == 10);
@@ -68,8 +67,7 @@ TEST_CASE("ShareGPT pairs: each reply's own length, pairs vLLM would not send dr
 TEST_CASE("ShareGPT pairs: a fixed output length keeps short replies and replyless prompts", "[prompt_pool]") {
   const PromptPool pool = read_pool();
   ShareGptPairs counts;
-  std::string error;
-  auto kept = runara::keep_sharegpt_pairs(pool, 16, counts, error);
+  auto kept = runara::keep_sharegpt_pairs(pool, 16, counts);
   REQUIRE(kept);
   REQUIRE(kept->size() == 4);  // all but the 3-token prompt; the long one: 1000 + 16 <= 2048
   CHECK(kept->at(0).tokens == 10);
@@ -77,7 +75,7 @@ TEST_CASE("ShareGPT pairs: a fixed output length keeps short replies and replyle
   CHECK(kept->at(2).tokens == 6);
   CHECK(kept->at(3).tokens == 1000);
   CHECK(counts.dropped == 1);
-  auto longer = runara::keep_sharegpt_pairs(pool, 1049, counts, error);  // the long one: 1000 + 1049 > 2048
+  auto longer = runara::keep_sharegpt_pairs(pool, 1049, counts);  // the long one: 1000 + 1049 > 2048
   REQUIRE(longer);
   CHECK(longer->size() == 3);
 }
@@ -87,7 +85,8 @@ TEST_CASE("ShareGPT pairs: none left is an error that says why", "[prompt_pool]"
   auto pool = PromptPool::from_text(R"([{"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello there, friend."}]}])", "sharegpt", error);
   REQUIRE(pool);
   ShareGptPairs counts;
-  CHECK_FALSE(runara::keep_sharegpt_pairs(*pool, -1, counts, error));
-  CHECK(error.find("none of its 1 conversations is a pair vLLM's ShareGPT dataset would send (a prompt of 4 to 1024 tokens") == 0);
-  CHECK(error.find("or give max_tokens") != std::string::npos);
+  const auto none = runara::keep_sharegpt_pairs(*pool, -1, counts);
+  CHECK_FALSE(none);
+  CHECK(none.error().find("none of its 1 conversations is a pair vLLM's ShareGPT dataset would send (a prompt of 4 to 1024 tokens") == 0);
+  CHECK(none.error().find("or give max_tokens") != std::string::npos);
 }
