@@ -108,8 +108,13 @@ TEST_CASE("runara bench --save-detailed writes vLLM's per-request arrays", "[htt
   CHECK(failed == load.at("failed").get<int>());
   CHECK(failed > 0);
   // Without the flag, vLLM's file has none of them; runara's keeps input_lens/output_lens only.
+  // (A server that does not fail: two requests that both failed would end the run with an error.)
+  runara::FakeLlmServer healthy(quick());
+  const int healthy_port = healthy.start(0);
+  REQUIRE(healthy_port > 0);
   const std::string plain = temp_dir("bench-plain") + "/out";
-  const ChildResult p = run_runara({"bench", url, "--model", "fake-model", "-n", "2", "--input-len", "16", "--output-len", "4", "--out", plain}, 90);
+  const ChildResult p = run_runara({"bench", "http://127.0.0.1:" + std::to_string(healthy_port), "--model", "fake-model", "-n", "2",
+                                    "--input-len", "16", "--output-len", "4", "--out", plain}, 90);
   INFO(p.out << p.err);
   REQUIRE(p.exit_code == 0);
   const auto brief = nlohmann::json::parse(read_all(plain + "/bench/results.json"), nullptr, false);

@@ -11,6 +11,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 
@@ -654,16 +655,20 @@ struct EchoServer : runara_test::LocalServer {
       res.set_content(dump, "text/plain");
     });
     // A completions server that streams the Authorization header back as the reply's text, or
-    // (with ?fail) puts it in an HTTP 500's body: server text that save_detailed keeps.
-    srv.Post("/v1/completions", [](const httplib::Request& req, httplib::Response& res) {
+    // (with ?fail, every other request: a load whose every request fails returns no table) puts
+    // it in an HTTP 500's body: server text that save_detailed keeps.
+    srv.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string header = req.get_header_value("Authorization");
-      if (req.has_param("fail")) return res.set_content("echo: " + header, "text/plain"), void(res.status = 500);
+      if (req.has_param("fail") && completions++ % 2 == 1) {
+        return res.set_content("echo: " + header, "text/plain"), void(res.status = 500);
+      }
       const json chunk = {{"id", "cmpl-echo"}, {"object", "text_completion"}, {"model", "echo"},
                           {"choices", {{{"index", 0}, {"text", header}, {"finish_reason", nullptr}}}}};
       res.set_content("data: " + chunk.dump() + "\n\ndata: [DONE]\n\n", "text/event-stream");
     });
     start();
   }
+  std::atomic<int> completions{0};
   bool saw(const std::string& text) {
     std::lock_guard<std::mutex> lock(mu);
     return std::any_of(auth.begin(), auth.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
@@ -712,15 +717,16 @@ TEST_CASE("http_load: a secret goes only where it is bound, and never to an echo
   SECTION("bound, a server that echoes it into its replies: save_detailed's texts and errors come back masked") {
     for (const std::string query : {"", "?fail"}) {
       const auto run = run_script("local r = http_load.run{ name = 'load', url = 'http://127.0.0.1:" + p +
-                                      "/v1/completions" + query + "', model = 'echo', requests = 1, max_tokens = 4, "
+                                      "/v1/completions" + query + "', model = 'echo', requests = 2, max_tokens = 4, "
                                       "save_detailed = true, api_key = runara.secret('K'), quiet = true }\n"
-                                      "print(r.generated_texts[1] .. '|' .. r.errors[1])",
+                                      "print(r.generated_texts[1] .. '|' .. r.errors[1] .. '|' .. r.generated_texts[2] .. '|' .. r.errors[2])",
                                   {"--allow-host", allow(echo.port), "--secret", "K@127.0.0.1:" + p}, env);
       INFO(query << "\n" << run.child.out << run.child.err);
       CHECK(run.child.exit_code == 0);
       CHECK(echo.saw("Bearer " + key));
       CHECK(run.child.out.find("Bearer ") != std::string::npos);  // the echo came back...
       CHECK(run.child.out.find(key) == std::string::npos);        // ...masked
+      if (!query.empty()) CHECK(run.child.out.find("echo: Bearer ") != std::string::npos);  // in errors too
     }
   }
   SECTION("the run's own simulated server gets it without any binding") {
