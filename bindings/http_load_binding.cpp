@@ -23,6 +23,7 @@
 #include "kit/raise.hpp"
 #include "kit/wait.hpp"
 #include "load/request_target.hpp"
+#include "load/result_metadata.hpp"
 #include "load_job/job.hpp"
 #include "load_job/plan.hpp"
 #include "load_job/run_loads.hpp"
@@ -378,6 +379,27 @@ void read_transport(lua_State* L, Context& rt, LoadOptions& o) {
   if (base.buffer_bytes && base.buffer_bytes < 1024) args::raise(L, "%s: option 'buffer_bytes' must be at least 1024", kRun);
 }
 
+// `metadata = { version = "0.9.2" }`: string pairs for the top level of each results.json,
+// bounded and checked against runara's own keys by load/result_metadata.hpp.
+void parse_metadata(lua_State* L, LoadSpec& base) {
+  lua_getfield(L, 1, "metadata");
+  const int t = lua_gettop(L);
+  if (lua_isnil(L, t)) return lua_pop(L, 1);
+  if (!lua_istable(L, t)) args::raise(L, "%s: option 'metadata' must be a table such as { version = \"0.9.2\" }, got %s", kRun, luaL_typename(L, t));
+  nlohmann::json metadata = nlohmann::json::object();
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    if (lua_type(L, -2) != LUA_TSTRING) args::raise(L, "%s: option 'metadata' must map names to strings; it has a %s key", kRun, luaL_typename(L, -2));
+    const std::string key(lua_tostring(L, -2), lua_objlen(L, -2));
+    if (lua_type(L, -1) != LUA_TSTRING) args::raise(L, "%s: metadata key '%s' must have a string value, got %s", kRun, key.c_str(), luaL_typename(L, -1));
+    metadata[key] = std::string(lua_tostring(L, -1), lua_objlen(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_settop(L, t - 1);
+  kit::check(L, kRun, check_result_metadata(metadata));
+  base.metadata = std::make_shared<const nlohmann::json>(std::move(metadata));
+}
+
 // The options table at index 1, read into plain values (load_job/plan.hpp makes the plan).
 LoadOptions read_options(lua_State* L, Context& rt, std::optional<RemoteAgent>& remote) {
   args::table(L, 1, kRun, "options");
@@ -387,7 +409,7 @@ LoadOptions read_options(lua_State* L, Context& rt, std::optional<RemoteAgent>& 
                      "arrival", "burstiness", "max_concurrency", "requests", "duration", "warmup", "threads",
                      "timeout", "slo", "http2", "name", "buffer_bytes", "ca_file", "give_up_after",
                      "max_request_lines", "thresholds", "quiet", "record", "gpu", "on", "ramp", "percentiles",
-                     "summary_metrics", "save_detailed"});
+                     "summary_metrics", "save_detailed", "metadata"});
   LoadOptions o;
   const std::vector<std::string> secrets = read_target(L, rt, o, remote);
   if (o.base.mode == LoadMode::kOpenAi) {
@@ -415,6 +437,7 @@ LoadOptions read_options(lua_State* L, Context& rt, std::optional<RemoteAgent>& 
   o.cores = usable_cores();
   parse_percentiles_option(L, o.base);
   o.summary_metrics = parse_summary_metrics_option(L);
+  parse_metadata(L, o.base);
   return o;
 }
 }  // namespace

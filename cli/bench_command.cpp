@@ -42,8 +42,9 @@ const char* const kUsage =
     "  ttft:MS tpot:MS e2el:MS, --percentile-metrics, --metric-percentiles, --ramp-up-strategy\n"
     "  linear|exponential with --ramp-up-start-rps/--ramp-up-end-rps, --backend/--endpoint (chat),\n"
     "  --api-key (a secret: masked, sent to URL only), --temperature, --result-dir, --save-result,\n"
-    "  --label NAME (the loads' name), --metadata KEY=VALUE... (kept in results.json), --save-detailed\n"
-    "  (each load's results.json gets vLLM's per-request ttfts, itls, generated_texts, errors).\n"
+    "  --label NAME (the loads' name), --metadata KEY=VALUE... (at the top level of each load's\n"
+    "  results.json, as vLLM), --save-detailed (each load's results.json gets vLLM's per-request\n"
+    "  ttfts, itls, generated_texts, errors).\n"
     "  Flags take their value as --flag V or --flag=V. See docs/cli.md#runara-bench.\n";
 
 int usage_error(const std::string& message) {

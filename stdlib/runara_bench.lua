@@ -136,23 +136,28 @@ local function model_of(params)
   return ids[1]
 end
 
--- vLLM's --metadata KEY=VALUE ...: kept in results.json as `bench_metadata`, for the record. Not
--- under `metadata`, the run's own facts: `runara compare` reads metadata.framework (the engine) for
--- its workload check, which --metadata framework=X must not change.
-local function keep_metadata(params)
-  if not params.metadata then return end
+-- vLLM's --metadata KEY=VALUE ...: written, as vLLM writes them, at the top level of each load's
+-- results.json (http_load's `metadata`, which refuses a key runara writes itself), and kept in
+-- the run's results.json as `bench_metadata`, for the record. Not under `metadata`, the run's own
+-- facts: `runara compare` reads metadata.framework (the engine) for its workload check, which
+-- --metadata framework=X must not change.
+local function metadata_of(params)
+  if not params.metadata then return nil end
   local metadata = {}
   for item in tostring(params.metadata):gmatch("[^,]+") do
     local key, value = item:match("^([^=]+)=(.*)$")
+    if not key then error(("runara bench: --metadata takes KEY=VALUE items, got '%s'"):format(item), 0) end
     metadata[key] = value
   end
   runara.result("bench_metadata", metadata)
+  return metadata
 end
 
 function M.run(params)
   params.model = model_of(params)
-  keep_metadata(params)
+  local metadata = metadata_of(params)
   local options = base_options(params)
+  options.metadata = metadata
   if options.requests == nil and options.duration == nil then options.duration = 60 end
   if params.saturate then return saturate(options) end
   local rate = params.rate and list(params.rate, "--rate")

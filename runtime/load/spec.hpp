@@ -30,6 +30,9 @@ struct LoadSpec {
   // value"; may hold a secret, never logged). Shared, not copied, by a sweep's points: each may
   // be large (extra_body; 64 KiB of headers) and a sweep has up to 1000 points.
   std::shared_ptr<const nlohmann::json> echo;
+  // The script's `metadata`: string pairs for the top level of each point's results.json
+  // (load/result_metadata.hpp), already checked; null: none.
+  std::shared_ptr<const nlohmann::json> metadata;
   std::string url;              // where every request goes
   std::string url_host;         // its host part (a name or a literal), for the target policy
   int url_port = 0;             // its port (80/443 when the URL has none)

@@ -17,6 +17,7 @@
 #include "load/engine.hpp"
 #include "load/report.hpp"
 #include "load/request_log.hpp"
+#include "load/result_metadata.hpp"
 #include "load_job/bpe_tokenizer.hpp"
 #include "load_job/prompt_pool.hpp"
 #include "load_job/sharegpt_pairs.hpp"
@@ -448,6 +449,7 @@ struct LoadJob::Impl : std::enable_shared_from_this<LoadJob::Impl> {
     writing = true;
     auto result = std::make_shared<nlohmann::json>(summary(*outcome));
     if (hooks.point_ended) hooks.point_ended(spec->name, *result);
+    if (spec->metadata) add_result_metadata(*result, *spec->metadata);  // last: beside every figure, over none
     auto file = std::make_shared<nlohmann::json>(written(*result));
     auto write_error = std::make_shared<std::string>();
     const std::string dir = point_dir();

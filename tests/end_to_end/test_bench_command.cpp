@@ -296,7 +296,7 @@ TEST_CASE("runara bench --saturate does not conclude from a point that never had
   CHECK(contains(results["saturation"]["note"].get<std::string>(), "not saturated"));
 }
 
-TEST_CASE("runara bench without --model sends the server's first model; --label names the loads; --metadata is kept", "[http_load][bench]") {
+TEST_CASE("runara bench without --model sends the server's first model; --label names the loads; --metadata tops each load's results.json", "[http_load][bench]") {
   runara::FakeLlmConfig config = quick();
   config.model = "served-by-the-server";
   runara::FakeLlmServer server(config);
@@ -313,6 +313,10 @@ TEST_CASE("runara bench without --model sends the server's first model; --label 
   CHECK(load.at("model_id") == "served-by-the-server");
   CHECK(load.at("label") == "tp1-run");
   CHECK(load.at("completed") == 4);
+  // As vLLM writes --metadata: each pair at the top level of the load's result file.
+  CHECK(load.value("version", "") == "0.9.2");
+  CHECK(load.value("tp", "") == "1");
+  CHECK(load.value("framework", "") == "SGLang");
   const auto record = nlohmann::json::parse(read_all(out + "/results.json"), nullptr, false);
   REQUIRE(record.is_object());
   CHECK(record["bench_metadata"] == nlohmann::json({{"version", "0.9.2"}, {"tp", "1"}, {"framework", "SGLang"}}));
@@ -322,6 +326,13 @@ TEST_CASE("runara bench without --model sends the server's first model; --label 
   CHECK_FALSE((own.is_object() && own.contains("tp")));
   CHECK_FALSE((own.is_object() && own.value("framework", nlohmann::json()) == "SGLang"));
   CHECK(record["benchmarks"]["loads"].contains("tp1-run"));
+  // A key runara writes itself would overwrite a measured figure: refused before any request.
+  const auto served = server.stats().requests_served;
+  const ChildResult clash = run_runara({"bench", "http://127.0.0.1:" + std::to_string(port), "--model", "served-by-the-server",
+                                        "--metadata", "completed=100", "-n", "4", "--out", out + "-clash"}, 60);
+  CHECK(clash.exit_code != 0);
+  CHECK(contains(clash.out + clash.err, "metadata key 'completed' is a key runara writes itself"));
+  CHECK(server.stats().requests_served == served);
   // No --model and no server: the error says to give one.
   const ChildResult none = run_runara({"bench", "http://127.0.0.1:9", "-n", "1", "--out", out + "-none"}, 60);
   CHECK(none.exit_code != 0);

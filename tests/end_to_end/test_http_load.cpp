@@ -572,6 +572,13 @@ TEST_CASE("http_load refuses targets the run may not reach, and bad options, wit
         {"url = 'http://127.0.0.1:1', concurrency = 2, max_concurrency = 3, requests = 1", "'max_concurrency' caps an open loop"},
         {"url = 'http://127.0.0.1:1', http2 = true, requests = 1", "needs libcurl 8.0 or later"},
         {"url = 'http://127.0.0.1:1', model = 'm', prompts = { file = '/etc/passwd' }, requests = 1", "prompts.file: reading '/etc/passwd' is not allowed"},
+        {"url = 'http://127.0.0.1:1', metadata = 'tp=1', requests = 1", "option 'metadata' must be a table"},
+        {"url = 'http://127.0.0.1:1', metadata = { tp = 1 }, requests = 1", "metadata key 'tp' must have a string value, got number"},
+        {"url = 'http://127.0.0.1:1', metadata = { completed = '9' }, requests = 1", "metadata key 'completed' is a key runara writes itself"},
+        {"url = 'http://127.0.0.1:1', metadata = { p99_ttft_ms = '1' }, requests = 1", "metadata key 'p99_ttft_ms' is a key runara writes itself"},
+        {"url = 'http://127.0.0.1:1', metadata = { note = string.rep('x', 1025) }, requests = 1", "metadata key 'note' has a value of 1025 bytes; at most 1024"},
+        {"url = 'http://127.0.0.1:1', metadata = (function() local m = {} for i = 1, 65 do m['k' .. i] = 'v' end return m end)(), requests = 1",
+         "metadata holds 65 keys; at most 64"},
     };
     for (const auto& [options, message] : cases) {
       const auto run = run_script("http_load.run{ " + options + " }", {"--allow-host", "127.0.0.1:1"});
