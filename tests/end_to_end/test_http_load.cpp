@@ -98,82 +98,98 @@ TEST_CASE("http_load medians match the server's TTFT and ITL at concurrency 1, 6
   // together would make the fake server (one thread, same 2 cores) answer in bursts, late.
   cfg.output_tokens_min = 4;
   cfg.output_tokens_max = 16;
-  FakeLlmServer server(cfg);
-  const int port = server.start(0);
-  REQUIRE(port > 0);
-  [[maybe_unused]] const double late_before = runara::test::timer_lateness_ms();
-  const int requests = std::max(20, 2 * point.concurrency);
-  const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) + "', model = 'fake-model', concurrency = " +
-                              std::to_string(point.concurrency) + ", warmup = " + std::to_string(point.concurrency) +
-                              ", requests = " + std::to_string(requests) + ", max_tokens = 16, prompts = { input_tokens = 32 } }",
-                              {"--allow-host", allow(port)});
-  INFO("concurrency " << point.concurrency << "\n" << run.child.err);
-  REQUIRE(run.child.exit_code == 0);
-  const json r = run.result();
-  CHECK(r["completed"] == requests);
-  CHECK(r["failed"] == 0);
-  CHECK(r["output_tokens_source"] == "usage");
-  CHECK(r["max_concurrent_requests"] == point.concurrency);
-  const auto lines = run.requests();
-  REQUIRE(lines.size() == static_cast<size_t>(requests + point.concurrency));
-  int tokens = 0;
-  std::vector<double> client_ttft, client_tpot, measured_ttft, measured_tpot;
-  for (const auto& line : lines) {
-    client_ttft.push_back(line["ttft_ms"]);
-    client_tpot.push_back(line["tpot_ms"]);
-    if (line["warmup"] == true) continue;
-    tokens += line["output_tokens"].get<int>();
-    measured_ttft.push_back(line["ttft_ms"]);
-    measured_tpot.push_back(line["tpot_ms"]);
-  }
-  CHECK(r["total_output_tokens"] == tokens);
+  // Other work on the machine can slow a whole load (below): up to kTries loads, the last one checked.
+  constexpr int kTries = 3;
+  for (int attempt = 1; attempt <= kTries; ++attempt) {
+    FakeLlmServer server(cfg);
+    const int port = server.start(0);
+    REQUIRE(port > 0);
+    [[maybe_unused]] const double late_before = runara::test::timer_lateness_ms();
+    const int requests = std::max(20, 2 * point.concurrency);
+    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) + "', model = 'fake-model', concurrency = " +
+                                std::to_string(point.concurrency) + ", warmup = " + std::to_string(point.concurrency) +
+                                ", requests = " + std::to_string(requests) + ", max_tokens = 16, prompts = { input_tokens = 32 } }",
+                                {"--allow-host", allow(port)});
+    INFO("concurrency " << point.concurrency << "\n" << run.child.err);
+    REQUIRE(run.child.exit_code == 0);
+    const json r = run.result();
+    CHECK(r["completed"] == requests);
+    CHECK(r["failed"] == 0);
+    CHECK(r["output_tokens_source"] == "usage");
+    CHECK(r["max_concurrent_requests"] == point.concurrency);
+    const auto lines = run.requests();
+    REQUIRE(lines.size() == static_cast<size_t>(requests + point.concurrency));
+    int tokens = 0;
+    std::vector<double> client_ttft, client_tpot, measured_ttft, measured_tpot;
+    for (const auto& line : lines) {
+      client_ttft.push_back(line["ttft_ms"]);
+      client_tpot.push_back(line["tpot_ms"]);
+      if (line["warmup"] == true) continue;
+      tokens += line["output_tokens"].get<int>();
+      measured_ttft.push_back(line["ttft_ms"]);
+      measured_tpot.push_back(line["tpot_ms"]);
+    }
+    CHECK(r["total_output_tokens"] == tokens);
 
-  // The reference is what the fake actually did on the wire: from the kernel's arrival time of
-  // each request to its own write() of each chunk, on the same monotonic clock. On a busy 2-core
-  // machine the fake answers a millisecond or more late, and that is not the client's error.
-  // Every request (warmup included) on both sides, from requests.jsonl's exact per-request
-  // values; ITL from results.json (measured requests only).
-  const FakeLlmTimings sent = server.sent_timings();
-  REQUIRE(sent.ttft_ms.size() == lines.size());
-  REQUIRE(sent.tpot_ms.size() == lines.size());
-  const double ttft = median(client_ttft), tpot = median(client_tpot), itl = r["median_itl_ms"];
-  const double sent_ttft = median(sent.ttft_ms), sent_tpot = median(sent.tpot_ms), sent_itl = median(sent.itl_ms);
-  INFO("median ttft " << ttft << " ms (sent " << sent_ttft << "), itl " << itl << " ms (sent " << sent_itl << "), tpot "
-                      << tpot << " ms (sent " << sent_tpot << ")");
-  // The client against the wire: what this test is for.
-  //
-  // Under AddressSanitizer both sides are instrumented and share two cores, and at 512 streams and
-  // more the machine is saturated: the fake (one thread, in this process) answers late, its TTFT
-  // most (sent TTFT 73, 80.5, 103 and 128 ms for 60 seen on this 2-core machine), and the client
-  // reads a chunk later too (median ITL 0.24 ms over the wire's here, 1.17 ms over of 40 on CI's,
-  // at 512 streams, running alone). The accuracy the issue asks for is the normal build's; the
-  // sanitizer build holds the client to 5 % of the configured gap (never less than a fixed floor)
-  // and does not hold the fake's TTFT to its setting: how late a saturated fake runs measures the
-  // machine, not runara.
+    // The reference is what the fake actually did on the wire: from the kernel's arrival time of
+    // each request to its own write() of each chunk, on the same monotonic clock. On a busy 2-core
+    // machine the fake answers a millisecond or more late, and that is not the client's error.
+    // Every request (warmup included) on both sides, from requests.jsonl's exact per-request
+    // values; ITL from results.json (measured requests only).
+    const FakeLlmTimings sent = server.sent_timings();
+    REQUIRE(sent.ttft_ms.size() == lines.size());
+    REQUIRE(sent.tpot_ms.size() == lines.size());
+    const double ttft = median(client_ttft), tpot = median(client_tpot), itl = r["median_itl_ms"];
+    const double sent_ttft = median(sent.ttft_ms), sent_tpot = median(sent.tpot_ms), sent_itl = median(sent.itl_ms);
+    INFO("median ttft " << ttft << " ms (sent " << sent_ttft << "), itl " << itl << " ms (sent " << sent_itl << "), tpot "
+                        << tpot << " ms (sent " << sent_tpot << ")");
+    // The client against the wire: what this test is for.
+    //
+    // Under AddressSanitizer both sides are instrumented and share two cores, and at 512 streams and
+    // more the machine is saturated: the fake (one thread, in this process) answers late, its TTFT
+    // most (sent TTFT 73, 80.5, 103 and 128 ms for 60 seen on this 2-core machine), and the client
+    // reads a chunk later too (median ITL 0.24 ms over the wire's here, 1.17 ms over of 40 on CI's,
+    // at 512 streams, running alone). The accuracy the issue asks for is the normal build's; the
+    // sanitizer build holds the client to 5 % of the configured gap (never less than a fixed floor)
+    // and does not hold the fake's TTFT to its setting: how late a saturated fake runs measures the
+    // machine, not runara.
 #if defined(__SANITIZE_ADDRESS__)
-  constexpr bool kSanitized = true;
-  const double kTtftMs = std::max(2.0, 0.05 * point.ttft_ms), kItlMs = std::max(0.5, 0.05 * point.itl_ms);
-  constexpr double kFakeSlack = 0.3;
+    constexpr bool kSanitized = true;
+    const double kTtftMs = std::max(2.0, 0.05 * point.ttft_ms), kItlMs = std::max(0.5, 0.05 * point.itl_ms);
+    constexpr double kFakeSlack = 0.3;
 #else
-  constexpr bool kSanitized = false;
-  constexpr double kFakeSlack = 0.1;
-  // The issue's bounds on an idle machine, plus how late this machine wakes a sleeping thread now
-  // (timer_lateness.hpp: under 0.1 ms idle; a median 1.2 ms off at 64 streams was seen with other
-  // work on the two cores, where the client's reading thread woke late, as did every other).
-  const double late = std::max(late_before, runara::test::timer_lateness_ms());
-  INFO("a 1 ms sleep wakes up to " << late << " ms late here now (p90)");
-  const double kTtftMs = 1.0 + late, kItlMs = 0.2 + late;
+    constexpr bool kSanitized = false;
+    constexpr double kFakeSlack = 0.1;
+    // The issue's bounds on an idle machine, plus how late this machine wakes a sleeping thread now
+    // (timer_lateness.hpp: under 0.1 ms idle; a median 1.2 ms off at 64 streams was seen with other
+    // work on the two cores, where the client's reading thread woke late, as did every other).
+    const double late = std::max(late_before, runara::test::timer_lateness_ms());
+    INFO("a 1 ms sleep wakes up to " << late << " ms late here now (p90)");
+    const double kTtftMs = 1.0 + late, kItlMs = 0.2 + late;
 #endif
-  CHECK(std::abs(ttft - sent_ttft) <= kTtftMs);
-  CHECK(std::abs(itl - sent_itl) <= kItlMs);
-  CHECK(std::abs(tpot - sent_tpot) <= kItlMs);
-  // The fake kept close to what it was told, so the points are the ones the issue names.
-  CHECK(std::abs(sent_itl / point.itl_ms - 1) < kFakeSlack);
-  if (!kSanitized) CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < kFakeSlack);
-  // results.json's medians are those of the measured requests' exact values, to the histogram's
-  // precision (nearest rank, bucket middle: within 0.05%).
-  CHECK(r["median_ttft_ms"].get<double>() == Approx(nearest_rank_median(measured_ttft)).epsilon(0.001));
-  CHECK(r["median_tpot_ms"].get<double>() == Approx(nearest_rank_median(measured_tpot)).epsilon(0.001));
+    // Other work on the machine (a build beside the suite) can slow the client for a whole load
+    // in a way a sleeping thread's lateness does not show (seen: 1.97 ms at 64 streams with
+    // lateness 0.08 ms): the load runs again, up to three times; a client that is off by more
+    // than the bound is off in every try.
+    const bool within = std::abs(ttft - sent_ttft) <= kTtftMs && std::abs(itl - sent_itl) <= kItlMs &&
+                        std::abs(tpot - sent_tpot) <= kItlMs;
+    if (!within && attempt < kTries) {
+      UNSCOPED_INFO("try " << attempt << ": median ttft " << ttft << " (sent " << sent_ttft << "), itl " << itl << " (sent "
+                           << sent_itl << ")");
+      continue;
+    }
+    CHECK(std::abs(ttft - sent_ttft) <= kTtftMs);
+    CHECK(std::abs(itl - sent_itl) <= kItlMs);
+    CHECK(std::abs(tpot - sent_tpot) <= kItlMs);
+    // The fake kept close to what it was told, so the points are the ones the issue names.
+    CHECK(std::abs(sent_itl / point.itl_ms - 1) < kFakeSlack);
+    if (!kSanitized) CHECK(std::abs(sent_ttft / point.ttft_ms - 1) < kFakeSlack);
+    // results.json's medians are those of the measured requests' exact values, to the histogram's
+    // precision (nearest rank, bucket middle: within 0.05%).
+    CHECK(r["median_ttft_ms"].get<double>() == Approx(nearest_rank_median(measured_ttft)).epsilon(0.001));
+    CHECK(r["median_tpot_ms"].get<double>() == Approx(nearest_rank_median(measured_tpot)).epsilon(0.001));
+    break;
+  }
 }
 
 TEST_CASE("http_load results.json carries vllm bench serve's keys, and requests.jsonl one line per request", "[http_load]") {
@@ -257,13 +273,20 @@ TEST_CASE("http_load open loop keeps its rate and measures from the intended sen
     CHECK(r["median_queue_ms"].get<double>() < 0.5);
   }
   SECTION("Poisson arrivals: the client keeps to its schedule") {
-    const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) +
-                                    "', model = 'fake-model', rate = 200, requests = 400, max_tokens = 4, seed = 7 }",
-                                {"--allow-host", allow(port)});
-    REQUIRE(run.child.exit_code == 0);
-    const json r = run.result();
-    CHECK(std::abs(r["achieved_send_rate"].get<double>() / r["scheduled_send_rate"].get<double>() - 1) < 0.01);
-    CHECK(std::abs(r["scheduled_send_rate"].get<double>() / 200 - 1) < 0.15);  // 400 exponential gaps
+    // Up to three loads: a build beside the suite once held a whole 2 s load back by 1.3 %; a
+    // client that does not keep its schedule misses in every try.
+    double off = 1;
+    for (int attempt = 1; attempt <= 3 && off >= 0.01; ++attempt) {
+      const auto run = run_script("http_load.run{ name = 'load', url = '" + url(port) +
+                                      "', model = 'fake-model', rate = 200, requests = 400, max_tokens = 4, seed = 7 }",
+                                  {"--allow-host", allow(port)});
+      REQUIRE(run.child.exit_code == 0);
+      const json r = run.result();
+      off = std::abs(r["achieved_send_rate"].get<double>() / r["scheduled_send_rate"].get<double>() - 1);
+      UNSCOPED_INFO("try " << attempt << ": achieved / scheduled send rate off by " << off);
+      CHECK(std::abs(r["scheduled_send_rate"].get<double>() / 200 - 1) < 0.15);  // 400 exponential gaps
+    }
+    CHECK(off < 0.01);
   }
   SECTION("a server slower than the rate: latency grows with the backlog (no coordinated omission)") {
     server.stop();
